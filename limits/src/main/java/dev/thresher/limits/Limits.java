@@ -1,0 +1,159 @@
+package dev.thresher.limits;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The limits of the call contract. Every default lives here and nowhere else; configuration
+ * overrides them by key ({@code limits.<key>}), and {@link #fromProperties} refuses bad values
+ * at boot with one message naming every offending key.
+ *
+ * @param callDeadlineMs default absolute deadline of one call
+ * @param maxCallDeadlineMs the largest deadline a caller may ask for
+ * @param shardConcurrency shard runs admitted at once by one coordinator
+ * @param rowsPerBatch rows in one shard's batch
+ * @param batchMaxBytes encoded bytes of one shard's batch
+ * @param emitsPerInvocation {@code emit} calls in one shard invocation
+ * @param partialEntriesPerSlot partial entries in one shard slot, and in the merged set
+ * @param coordinationSlots shard slots (partitions) one call may cover
+ * @param reduceLeaseMs the reduce lease of one call
+ * @param activationLeaseMs the demand lease that pins a cell to a host
+ * @param activationWindowMs the longest wait for a missing cell
+ * @param coordinationRetentionMs how long coordination state is kept
+ * @param nestedCallsPerRequest nested distributed calls per HTTP request
+ * @param directCallPayloadBytes bytes of a direct call's arguments
+ * @param attemptBudget attempts of one shard run in all, the first included
+ * @param partialKeyMaxBytes UTF-8 bytes of one partial key
+ * @param resultMaxBytes bytes of one reduced result
+ * @param wireMaxFrameBytes bytes of one frame of the node-to-node protocol
+ * @param pgwireMaxMessageBytes bytes of one PostgreSQL wire protocol message
+ */
+public record Limits(
+        long callDeadlineMs,
+        long maxCallDeadlineMs,
+        int shardConcurrency,
+        int rowsPerBatch,
+        int batchMaxBytes,
+        int emitsPerInvocation,
+        int partialEntriesPerSlot,
+        int coordinationSlots,
+        long reduceLeaseMs,
+        long activationLeaseMs,
+        long activationWindowMs,
+        long coordinationRetentionMs,
+        int nestedCallsPerRequest,
+        int directCallPayloadBytes,
+        int attemptBudget,
+        int partialKeyMaxBytes,
+        int resultMaxBytes,
+        int wireMaxFrameBytes,
+        int pgwireMaxMessageBytes) {
+
+    public static final Limits DEFAULTS = new Limits(
+            30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
+            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20);
+
+    public Limits {
+        List<String> p = new ArrayList<>();
+        positive(p, "callDeadlineMs", callDeadlineMs);
+        positive(p, "maxCallDeadlineMs", maxCallDeadlineMs);
+        if (callDeadlineMs > maxCallDeadlineMs) {
+            p.add("callDeadlineMs (" + callDeadlineMs + ") exceeds maxCallDeadlineMs (" + maxCallDeadlineMs + ")");
+        }
+        positive(p, "shardConcurrency", shardConcurrency);
+        positive(p, "rowsPerBatch", rowsPerBatch);
+        positive(p, "batchMaxBytes", batchMaxBytes);
+        positive(p, "emitsPerInvocation", emitsPerInvocation);
+        positive(p, "partialEntriesPerSlot", partialEntriesPerSlot);
+        positive(p, "coordinationSlots", coordinationSlots);
+        positive(p, "reduceLeaseMs", reduceLeaseMs);
+        positive(p, "activationLeaseMs", activationLeaseMs);
+        positive(p, "activationWindowMs", activationWindowMs);
+        positive(p, "coordinationRetentionMs", coordinationRetentionMs);
+        positive(p, "nestedCallsPerRequest", nestedCallsPerRequest);
+        positive(p, "directCallPayloadBytes", directCallPayloadBytes);
+        positive(p, "attemptBudget", attemptBudget);
+        positive(p, "partialKeyMaxBytes", partialKeyMaxBytes);
+        positive(p, "resultMaxBytes", resultMaxBytes);
+        positive(p, "wireMaxFrameBytes", wireMaxFrameBytes);
+        positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
+        if (wireMaxFrameBytes < batchMaxBytes) {
+            p.add("wireMaxFrameBytes (" + wireMaxFrameBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes + ")");
+        }
+        if (!p.isEmpty()) {
+            throw new IllegalArgumentException("invalid limits: " + String.join("; ", p));
+        }
+    }
+
+    private static void positive(List<String> p, String key, long v) {
+        if (v <= 0) {
+            p.add(key + " must be positive, was " + v);
+        }
+    }
+
+    /** The configuration keys and their values, in declaration order; each key reads as {@code limits.<key>}. */
+    public Map<String, Long> asMap() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (var c : Limits.class.getRecordComponents()) {
+            try {
+                m.put(c.getName(), ((Number) c.getAccessor().invoke(this)).longValue());
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return m;
+    }
+
+    /**
+     * The limits with every {@code limits.<key>} found through {@code lookup} applied over the defaults.
+     * Unknown {@code limits.*} keys are refused, so a typo cannot silently keep a default.
+     *
+     * @throws IllegalArgumentException naming every bad key and value
+     */
+    public static Limits fromProperties(Map<String, String> properties) {
+        Map<String, Long> values = DEFAULTS.asMap();
+        List<String> problems = new ArrayList<>();
+        for (var e : properties.entrySet()) {
+            if (!e.getKey().startsWith("limits.")) {
+                continue;
+            }
+            String key = e.getKey().substring("limits.".length());
+            if (!values.containsKey(key)) {
+                problems.add("unknown limit '" + e.getKey() + "'; known: " + values.keySet());
+                continue;
+            }
+            try {
+                values.put(key, Long.parseLong(e.getValue().trim().replace("_", "")));
+            } catch (NumberFormatException nfe) {
+                problems.add(e.getKey() + " is not an integer: '" + e.getValue() + "'");
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("invalid limits: " + String.join("; ", problems));
+        }
+        Function<String, Long> v = values::get;
+        try {
+            return new Limits(
+                    v.apply("callDeadlineMs"), v.apply("maxCallDeadlineMs"), toInt(v, "shardConcurrency"),
+                    toInt(v, "rowsPerBatch"), toInt(v, "batchMaxBytes"), toInt(v, "emitsPerInvocation"),
+                    toInt(v, "partialEntriesPerSlot"), toInt(v, "coordinationSlots"), v.apply("reduceLeaseMs"),
+                    v.apply("activationLeaseMs"), v.apply("activationWindowMs"), v.apply("coordinationRetentionMs"),
+                    toInt(v, "nestedCallsPerRequest"), toInt(v, "directCallPayloadBytes"), toInt(v, "attemptBudget"),
+                    toInt(v, "partialKeyMaxBytes"), toInt(v, "resultMaxBytes"), toInt(v, "wireMaxFrameBytes"),
+                    toInt(v, "pgwireMaxMessageBytes"));
+        } catch (ArithmeticException ae) {
+            throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
+        }
+    }
+
+    private static int toInt(Function<String, Long> v, String key) {
+        long value = v.apply(key);
+        if (value > Integer.MAX_VALUE || value < Integer.MIN_VALUE) {
+            throw new ArithmeticException("limits." + key + " does not fit in 32 bits: " + value);
+        }
+        return (int) value;
+    }
+}

@@ -1,0 +1,54 @@
+package dev.thresher.limits;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class LimitsTest {
+    @Test
+    void defaultsAreTheContractTable() {
+        Limits l = Limits.DEFAULTS;
+        assertThat(l.callDeadlineMs()).isEqualTo(30_000);
+        assertThat(l.shardConcurrency()).isEqualTo(8);
+        assertThat(l.rowsPerBatch()).isEqualTo(4_096);
+        assertThat(l.emitsPerInvocation()).isEqualTo(64);
+        assertThat(l.partialEntriesPerSlot()).isEqualTo(1_024);
+        assertThat(l.coordinationSlots()).isEqualTo(64);
+        assertThat(l.reduceLeaseMs()).isEqualTo(30_000);
+        assertThat(l.activationLeaseMs()).isEqualTo(60_000);
+        assertThat(l.activationWindowMs()).isEqualTo(15_000);
+        assertThat(l.coordinationRetentionMs()).isEqualTo(600_000);
+        assertThat(l.nestedCallsPerRequest()).isEqualTo(1);
+        assertThat(l.directCallPayloadBytes()).isEqualTo(1 << 20);
+        assertThat(l.attemptBudget()).isEqualTo(2);
+    }
+
+    @Test
+    void propertiesOverrideByKey() {
+        Limits l = Limits.fromProperties(Map.of("limits.shardConcurrency", "4", "limits.rowsPerBatch", "1_000", "other", "x"));
+        assertThat(l.shardConcurrency()).isEqualTo(4);
+        assertThat(l.rowsPerBatch()).isEqualTo(1000);
+        assertThat(l.emitsPerInvocation()).isEqualTo(64);
+        assertThat(Limits.fromProperties(Map.of())).isEqualTo(Limits.DEFAULTS);
+    }
+
+    @Test
+    void badValuesAreRefusedWithEveryKeyNamed() {
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.shardConcurency", "4")))
+                .hasMessageContaining("unknown limit 'limits.shardConcurency'");
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.rowsPerBatch", "many")))
+                .hasMessageContaining("limits.rowsPerBatch is not an integer");
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.emitsPerInvocation", "0", "limits.callDeadlineMs", "60000")))
+                .hasMessageContaining("emitsPerInvocation must be positive")
+                .hasMessageContaining("exceeds maxCallDeadlineMs");
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.rowsPerBatch", "99999999999")))
+                .hasMessageContaining("does not fit in 32 bits");
+    }
+
+    @Test
+    void everyComponentHasAKey() {
+        assertThat(Limits.DEFAULTS.asMap()).hasSize(Limits.class.getRecordComponents().length);
+    }
+}
