@@ -1,0 +1,49 @@
+package dev.thresher.topology;
+
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * One consistent read of the topology: partitions, leaders and hosts, as of {@code readAt}
+ * (the control database's clock).
+ */
+public record Topology(List<Partition> partitions, Map<Integer, Leadership> leaders, Map<String, Host> hosts,
+                       Instant readAt) {
+    public Topology {
+        partitions = partitions.stream().sorted(Comparator.comparingInt(Partition::id)).toList();
+        leaders = Map.copyOf(leaders);
+        hosts = Map.copyOf(hosts);
+    }
+
+    public static Topology of(List<Partition> partitions, List<Leadership> leaders, List<Host> hosts, Instant readAt) {
+        return new Topology(partitions,
+                leaders.stream().collect(Collectors.toMap(Leadership::partitionId, Function.identity())),
+                hosts.stream().collect(Collectors.toMap(Host::hostId, Function.identity())), readAt);
+    }
+
+    /** The partitions of one table, in slot order. */
+    public List<Partition> partitionsOf(String tenant, String table) {
+        return partitions.stream()
+                .filter(p -> p.tenant().equals(tenant) && p.table().equals(table))
+                .sorted(Comparator.comparingInt(Partition::slotLo))
+                .toList();
+    }
+
+    public Optional<Partition> partition(int id) {
+        return partitions.stream().filter(p -> p.id() == id).findFirst();
+    }
+
+    /** The live leader of a partition under its current epoch, if any. */
+    public Optional<Host> leaderOf(Partition p) {
+        Leadership l = leaders.get(p.id());
+        if (l == null || l.epoch() != p.epoch() || !l.leaseUntil().isAfter(readAt)) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(hosts.get(l.hostId()));
+    }
+}
