@@ -1,0 +1,104 @@
+package dev.thresher.bindings;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import net.sf.jsqlparser.JSQLParserException;
+import net.sf.jsqlparser.expression.Expression;
+import net.sf.jsqlparser.parser.CCJSqlParserUtil;
+import net.sf.jsqlparser.schema.Column;
+import net.sf.jsqlparser.schema.Table;
+import net.sf.jsqlparser.statement.Statement;
+import net.sf.jsqlparser.statement.select.PlainSelect;
+import net.sf.jsqlparser.statement.select.SelectItem;
+import net.sf.jsqlparser.util.TablesNamesFinder;
+
+/**
+ * A binding's fixed selector: one literal single-table {@code SELECT} of plain columns with an
+ * optional {@code WHERE}. Nothing that needs more than one partition's rows is allowed (no joins,
+ * grouping, ordering, limits, distinct, subqueries, set operations).
+ *
+ * @param sql the selector as declared
+ * @param table the table read
+ * @param columns the columns, in batch order
+ * @param where the filter, rendered back from the parsed tree, if any
+ */
+public record Selector(String sql, String table, List<String> columns, Optional<String> where) {
+    public Selector {
+        Objects.requireNonNull(sql, "sql");
+        Objects.requireNonNull(table, "table");
+        columns = List.copyOf(columns);
+        Objects.requireNonNull(where, "where");
+        if (columns.isEmpty()) {
+            throw new IllegalArgumentException("a selector reads at least one column");
+        }
+    }
+
+    /**
+     * Parses and checks a selector.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_SELECTOR} naming what is not allowed
+     */
+    public static Selector parse(String sql) {
+        Statement statement;
+        try {
+            statement = CCJSqlParserUtil.parse(sql);
+        } catch (JSQLParserException e) {
+            throw invalid(sql, "it does not parse as SQL");
+        }
+        if (!(statement instanceof PlainSelect select)) {
+            throw invalid(sql, "it is not one plain SELECT");
+        }
+        if (select.getWithItemsList() != null) {
+            throw invalid(sql, "WITH is not allowed");
+        }
+        if (!(select.getFromItem() instanceof Table table)) {
+            throw invalid(sql, "it must read exactly one table");
+        }
+        if (select.getJoins() != null && !select.getJoins().isEmpty()) {
+            throw invalid(sql, "joins are not allowed");
+        }
+        if (select.getDistinct() != null || select.getGroupBy() != null || select.getHaving() != null
+                || select.getOrderByElements() != null || select.getLimit() != null || select.getOffset() != null
+                || select.getFetch() != null || select.getIntoTables() != null || select.getForMode() != null) {
+            throw invalid(sql, "DISTINCT, GROUP BY, HAVING, ORDER BY, LIMIT, OFFSET, FETCH, INTO and FOR are not allowed");
+        }
+        List<String> columns = new ArrayList<>();
+        for (SelectItem<?> item : select.getSelectItems()) {
+            if (!(item.getExpression() instanceof Column c) || item.getAlias() != null) {
+                throw invalid(sql, "select items must be plain column names, not '" + item + "'");
+            }
+            String name = unquote(c.getColumnName());
+            if (columns.contains(name)) {
+                throw invalid(sql, "column '" + name + "' is selected twice");
+            }
+            columns.add(name);
+        }
+        Expression where = select.getWhere();
+        if (where != null) {
+            TablesNamesFinder<?> finder = new TablesNamesFinder<>();
+            if (!finder.getTables(where).isEmpty()) {
+                throw invalid(sql, "subqueries are not allowed");
+            }
+        }
+        if (table.getSchemaName() != null || table.getDatabaseName() != null) {
+            throw invalid(sql, "the table must be named without schema or database");
+        }
+        return new Selector(sql, unquote(table.getName()), columns,
+                Optional.ofNullable(where).map(Expression::toString));
+    }
+
+    private static String unquote(String identifier) {
+        if (identifier.length() >= 2 && identifier.startsWith("\"") && identifier.endsWith("\"")) {
+            return identifier.substring(1, identifier.length() - 1).replace("\"\"", "\"");
+        }
+        return identifier.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static ThresherException invalid(String sql, String why) {
+        return new ThresherException(ErrorCode.INVALID_SELECTOR, "invalid selector '" + sql + "': " + why);
+    }
+}
