@@ -1,0 +1,243 @@
+package dev.thresher.server;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.thresher.cellhost.Component;
+import dev.thresher.examples.ExampleComponents;
+import dev.thresher.limits.Limits;
+import dev.thresher.pgwire.AuthMode;
+import dev.thresher.store.Pools;
+import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.shard.ShardReader;
+import dev.thresher.topology.Partition;
+import dev.thresher.topology.Slots;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.postgresql.PGConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A whole cluster on one machine: embedded PostgreSQL with a control database and shard
+ * databases, the sample {@code orders} table spread over them, the sample component bound as
+ * {@value #SAMPLE_BINDING}, and nodes on loopback, one per shard database.
+ */
+public final class DevCluster implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(DevCluster.class);
+
+    public static final String TENANT = "default";
+    public static final String USER = "thresher";
+    public static final String PASSWORD = "thresher";
+    public static final String SAMPLE_BINDING = "revenue_by_region";
+    public static final String SAMPLE_SELECTOR = "SELECT region, amount FROM orders";
+    public static final List<String> REGIONS = List.of(
+            "africa", "antarctica", "asia", "europe", "middle_east", "north_america", "oceania", "south_america");
+
+    /**
+     * @param workDir where PostgreSQL's data and {@code endpoints.json} go
+     * @param pgwirePort the first node's pgwire port (the others follow it); 0 for ephemeral ports everywhere
+     * @param rows sample rows to generate
+     * @param partitions partitions of the sample table
+     * @param shards shard databases, one node each
+     * @param seed the sample data's seed
+     * @param limits the limits every node runs with
+     */
+    public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits) {
+        public static Options defaults(Path workDir) {
+            return new Options(workDir, 5433, 50_000, 16, 3, 42, Limits.DEFAULTS);
+        }
+
+        public Options withPgwirePort(int port) {
+            return new Options(workDir, port, rows, partitions, shards, seed, limits);
+        }
+
+        public Options withRows(int n) {
+            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits);
+        }
+
+        public Options withLimits(Limits l) {
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l);
+        }
+    }
+
+    private final Options options;
+    private EmbeddedPostgres postgres;
+    private final List<Node> nodes = new ArrayList<>();
+
+    private DevCluster(Options options) {
+        this.options = options;
+    }
+
+    public static DevCluster start(Options options) throws Exception {
+        DevCluster c = new DevCluster(options);
+        try {
+            c.startAll();
+            return c;
+        } catch (Exception e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    private void startAll() throws Exception {
+        long t0 = System.nanoTime();
+        Files.createDirectories(options.workDir());
+        postgres = EmbeddedPostgres.builder()
+                .setDataDirectory(options.workDir().resolve("postgres"))
+                .setCleanDataDirectory(true)
+                .setServerConfig("max_connections", "300")
+                .setServerConfig("fsync", "off")
+                .setServerConfig("synchronous_commit", "off")
+                .setServerConfig("full_page_writes", "off")
+                .start();
+        log.info("embedded PostgreSQL up on port {} in {} ms", postgres.getPort(), (System.nanoTime() - t0) / 1_000_000);
+        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + USER + " LOGIN SUPERUSER PASSWORD '" + PASSWORD + "'");
+            s.execute("CREATE DATABASE thresher_control OWNER " + USER);
+            for (int i = 1; i <= options.shards(); i++) {
+                s.execute("CREATE DATABASE thresher_shard_" + i + " OWNER " + USER);
+            }
+        }
+        try (HikariDataSource controlDb = Pools.open("dev-setup", controlUrl(), USER, PASSWORD, 2)) {
+            ControlStore.migrate(controlDb);
+            ControlStore control = new ControlStore(controlDb);
+            seed(control);
+        }
+        for (int i = 1; i <= options.shards(); i++) {
+            int pg = options.pgwirePort() == 0 ? 0 : options.pgwirePort() + i - 1;
+            int wire = options.pgwirePort() == 0 ? 0 : 7433 + i - 1;
+            int http = options.pgwirePort() == 0 ? 0 : 8433 + i - 1;
+            nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", wire, pg, http, controlUrl(), shardUrl(i),
+                    USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits())));
+        }
+        writeEndpoints();
+        log.info("dev cluster ready in {} ms", (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    private void seed(ControlStore control) throws SQLException, IOException {
+        control.ensureTenant(TENANT);
+        for (int i = 1; i <= options.shards(); i++) {
+            control.putShard(i, shardUrl(i));
+        }
+        control.putTable(TENANT, "orders", "order_id", "bigint");
+        int n = options.partitions();
+        int width = Slots.COUNT / n;
+        List<Partition> partitions = new ArrayList<>();
+        for (int p = 0; p < n; p++) {
+            int lo = p * width;
+            int hi = p == n - 1 ? Slots.COUNT - 1 : lo + width - 1;
+            Partition partition = new Partition(p, TENANT, "orders", lo, hi, p % options.shards() + 1, 1);
+            control.putPartition(partition);
+            partitions.add(partition);
+        }
+        loadOrders(partitions);
+        byte[] wasm = ExampleComponents.revenueByRegionWasm();
+        Component component = Component.of(wasm);
+        control.putPackage(component.digest(), wasm);
+        control.putBinding(TENANT, SAMPLE_BINDING, component.digest(), SAMPLE_SELECTOR);
+        log.info("bound {} to component {} with selector '{}'", SAMPLE_BINDING, component.digest(), SAMPLE_SELECTOR);
+    }
+
+    /** Generates the sample orders and copies each row into the shard database of its slot's partition. */
+    private void loadOrders(List<Partition> partitions) throws SQLException, IOException {
+        Random random = new Random(options.seed());
+        Map<Integer, StringBuilder> perShard = new LinkedHashMap<>();
+        for (long id = 1; id <= options.rows(); id++) {
+            String region = REGIONS.get(random.nextInt(REGIONS.size()));
+            double amount = Math.round(random.nextDouble() * 100_000) / 100.0;
+            int slot = Slots.ofLong(id);
+            Partition p = partitions.stream().filter(x -> x.contains(slot)).findFirst().orElseThrow();
+            perShard.computeIfAbsent(p.shardId(), k -> new StringBuilder())
+                    .append(id).append('\t').append(region).append('\t').append(amount).append('\t').append(slot).append('\n');
+        }
+        for (int i = 1; i <= options.shards(); i++) {
+            try (HikariDataSource shard = Pools.open("dev-load-" + i, shardUrl(i), USER, PASSWORD, 1);
+                 Connection c = shard.getConnection(); Statement s = c.createStatement()) {
+                s.execute("""
+                        CREATE TABLE orders (
+                            order_id bigint PRIMARY KEY,
+                            region text NOT NULL,
+                            amount double precision NOT NULL,
+                            %s integer NOT NULL)""".formatted(ShardReader.SLOT_COLUMN));
+                s.execute("CREATE INDEX orders_by_slot ON orders (" + ShardReader.SLOT_COLUMN + ")");
+                StringBuilder rows = perShard.getOrDefault(i, new StringBuilder());
+                c.unwrap(PGConnection.class).getCopyAPI().copyIn(
+                        "COPY orders (order_id, region, amount, " + ShardReader.SLOT_COLUMN + ") FROM STDIN",
+                        new StringReader(rows.toString()));
+                s.execute("ANALYZE orders");
+            }
+        }
+        log.info("loaded {} orders into {} partitions over {} shard databases", options.rows(), partitions.size(),
+                options.shards());
+    }
+
+    public String controlUrl() {
+        return postgres.getJdbcUrl(USER, "thresher_control");
+    }
+
+    public String shardUrl(int shard) {
+        return postgres.getJdbcUrl(USER, "thresher_shard_" + shard);
+    }
+
+    public List<Node> nodes() {
+        return List.copyOf(nodes);
+    }
+
+    public int postgresPort() {
+        return postgres.getPort();
+    }
+
+    /** The facts of {@code endpoints.json}, in its key order. */
+    public Map<String, Object> endpoints() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("pgwire", nodes.stream().map(Node::pgwireAddress).toList());
+        m.put("http", nodes.stream().map(Node::httpAddress).toList());
+        Map<String, Object> pg = new LinkedHashMap<>();
+        pg.put("control", controlUrl());
+        List<String> shards = new ArrayList<>();
+        for (int i = 1; i <= options.shards(); i++) {
+            shards.add(shardUrl(i));
+        }
+        pg.put("shards", shards);
+        m.put("postgres", pg);
+        m.put("user", USER);
+        m.put("password", PASSWORD);
+        return m;
+    }
+
+    public Path endpointsFile() {
+        return options.workDir().resolve("endpoints.json");
+    }
+
+    private void writeEndpoints() throws IOException {
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(endpointsFile().toFile(), endpoints());
+    }
+
+    @Override
+    public void close() {
+        for (int i = nodes.size() - 1; i >= 0; i--) {
+            nodes.get(i).close();
+        }
+        nodes.clear();
+        if (postgres != null) {
+            try {
+                postgres.close();
+            } catch (IOException e) {
+                log.warn("could not stop embedded PostgreSQL: {}", e.toString());
+            }
+            postgres = null;
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package dev.thresher.server;
+
+import dev.thresher.topology.Slots;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** The {@code thresher} command line. */
+@Command(name = "thresher", mixinStandardHelpOptions = true, version = "thresher 0.1.0",
+        description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
+        subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class})
+public final class Main implements Runnable {
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new Main()).execute(args));
+    }
+
+    @Override
+    public void run() {
+        new CommandLine(this).usage(System.out);
+    }
+
+    @Command(name = "dev", description = "Start a local cluster on embedded PostgreSQL with sample data and the sample binding.")
+    static final class Dev implements Callable<Integer> {
+        @Option(names = "--pgwire-port", defaultValue = "5433", description = "First node's pgwire port (default ${DEFAULT-VALUE}); the others follow it.")
+        int pgwirePort;
+
+        @Option(names = "--dir", defaultValue = ".thresher/dev", description = "Working directory (default ${DEFAULT-VALUE}).")
+        Path dir;
+
+        @Option(names = "--rows", defaultValue = "50000", description = "Sample orders to generate (default ${DEFAULT-VALUE}).")
+        int rows;
+
+        @Override
+        public Integer call() throws Exception {
+            DevCluster cluster = DevCluster.start(DevCluster.Options.defaults(dir.toAbsolutePath()).withPgwirePort(pgwirePort).withRows(rows));
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                System.out.println("\nstopping the dev cluster...");
+                cluster.close();
+                stopped.countDown();
+            }, "dev-cluster-shutdown"));
+            printSnippets(cluster);
+            stopped.await();
+            return 0;
+        }
+
+        private void printSnippets(DevCluster c) {
+            Node first = c.nodes().get(0);
+            String pg = first.pgwireAddress();
+            String host = pg.substring(0, pg.lastIndexOf(':'));
+            int port = first.pgwirePort();
+            System.out.printf("""
+
+                    Thresher dev cluster is up: %d nodes, table orders in 16 partitions over %d shard databases, %d rows,
+                    binding %s.
+
+                      psql:  psql -h %s -p %d -c "CALL BINDING %s('{}')"
+                      JDBC:  jdbc:postgresql://%s:%d/thresher?user=%s   then  CALL BINDING %s(?)  with '{}'
+                      HTTP:  curl -s -X POST %s/v1/bindings/%s/call -d '{}'
+                      SQL reference (each shard database):
+                             psql "postgresql://%s:%s@127.0.0.1:%d/thresher_shard_1" -c "SELECT region, sum(amount), count(*) FROM orders GROUP BY region"
+
+                    Endpoints of every part: %s
+                    Ctrl-C stops everything.
+                    """, c.nodes().size(), c.nodes().size(), rows, DevCluster.SAMPLE_BINDING, host, port,
+                    DevCluster.SAMPLE_BINDING, host, port, DevCluster.USER, DevCluster.SAMPLE_BINDING, first.httpAddress(),
+                    DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD, c.postgresPort(), c.endpointsFile());
+        }
+    }
+
+    @Command(name = "node", description = "Run one node against external PostgreSQL databases.")
+    static final class NodeCommand implements Callable<Integer> {
+        @Option(names = {"-c", "--config"}, required = true, description = "A properties file (see docs/operations.md).")
+        Path config;
+
+        @Override
+        public Integer call() throws Exception {
+            Properties props = new Properties();
+            try (InputStream in = Files.newInputStream(config)) {
+                props.load(in);
+            } catch (IOException e) {
+                System.err.println("cannot read " + config + ": " + e.getMessage());
+                return 2;
+            }
+            Map<String, String> map = new HashMap<>();
+            props.stringPropertyNames().forEach(k -> map.put(k, props.getProperty(k)));
+            System.getenv().forEach((k, v) -> {
+                if (k.startsWith("THRESHER_")) {
+                    map.put(k.substring("THRESHER_".length()).toLowerCase(java.util.Locale.ROOT).replace('_', '.'), v);
+                }
+            });
+            NodeConfig nodeConfig;
+            try {
+                nodeConfig = NodeConfig.fromProperties(map);
+            } catch (IllegalArgumentException e) {
+                System.err.println(e.getMessage());
+                return 2;
+            }
+            Node node = Node.start(nodeConfig);
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                node.close();
+                stopped.countDown();
+            }, "node-shutdown"));
+            stopped.await();
+            return 0;
+        }
+    }
+
+    @Command(name = "slot", description = "Print the slot of a bigint key, or of a text key with --text.")
+    static final class Slot implements Callable<Integer> {
+        @Parameters(index = "0", description = "The key.")
+        String key;
+
+        @Option(names = "--text", description = "Hash the key as text (UTF-8) instead of bigint.")
+        boolean text;
+
+        @Override
+        public Integer call() {
+            if (text) {
+                System.out.println(Slots.ofText(key));
+                return 0;
+            }
+            try {
+                System.out.println(Slots.ofLong(Long.parseLong(key)));
+                return 0;
+            } catch (NumberFormatException e) {
+                System.err.println("'" + key + "' is not a bigint; pass --text to hash it as text");
+                return 2;
+            }
+        }
+    }
+}

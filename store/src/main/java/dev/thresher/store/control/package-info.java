@@ -1,0 +1,2 @@
+/** The control database: catalog, topology and invocation records, behind plain SQL. */
+package dev.thresher.store.control;

@@ -1,0 +1,2 @@
+/** Connection pools and migrations shared by the control and shard stores. */
+package dev.thresher.store;

@@ -1,0 +1,59 @@
+package dev.thresher.tests;
+
+import dev.thresher.server.DevCluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/**
+ * The real three-node cluster on embedded PostgreSQL, started once per test JVM and shared by the
+ * whole-system tests; ports are ephemeral so a developer's {@code ./thresher dev} can keep running.
+ */
+final class Cluster {
+    private static DevCluster cluster;
+
+    private Cluster() {}
+
+    static synchronized DevCluster get() throws Exception {
+        if (cluster == null) {
+            Path dir = Files.createTempDirectory("thresher-it-");
+            cluster = DevCluster.start(DevCluster.Options.defaults(dir).withPgwirePort(0));
+            Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "it-cluster-stop"));
+        }
+        return cluster;
+    }
+
+    static Connection connect(int nodeIndex) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", DevCluster.USER);
+        p.setProperty("password", DevCluster.PASSWORD);
+        return DriverManager.getConnection("jdbc:postgresql://" + get().nodes().get(nodeIndex).pgwireAddress() + "/thresher", p);
+    }
+
+    /** Revenue by region straight from the shard databases: the SQL reference a call must equal. */
+    static Map<String, double[]> sqlReference() throws Exception {
+        Map<String, double[]> total = new TreeMap<>();
+        DevCluster c = get();
+        for (int shard = 1; shard <= c.nodes().size(); shard++) {
+            try (Connection conn = DriverManager.getConnection(c.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = conn.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM orders GROUP BY region")) {
+                while (rs.next()) {
+                    double[] t = total.computeIfAbsent(rs.getString(1), k -> new double[2]);
+                    t[0] += rs.getDouble(2);
+                    t[1] += rs.getLong(3);
+                }
+            } catch (SQLException e) {
+                throw new AssertionError("shard " + shard + " unreadable", e);
+            }
+        }
+        return total;
+    }
+}

@@ -1,0 +1,76 @@
+package dev.thresher.tests;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The module graph of the brief, checked on the compiled classes of every module. */
+class ModuleBoundariesTest {
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importAll() {
+        classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.thresher");
+    }
+
+    @Test
+    void onlyCellHostImportsGraalVm() {
+        noClasses().that().resideOutsideOfPackage("dev.thresher.cellhost..")
+                .should().dependOnClassesThat().resideInAPackage("org.graalvm..")
+                .check(classes);
+    }
+
+    @Test
+    void frontDoorsDoNotTouchJdbc() {
+        noClasses().that().resideInAnyPackage("dev.thresher.pgwire..", "dev.thresher.http..")
+                .should().dependOnClassesThat()
+                .resideInAnyPackage("java.sql..", "javax.sql..", "org.postgresql..", "com.zaxxer..", "dev.thresher.store..")
+                .check(classes);
+    }
+
+    @Test
+    void frontDoorsSpeakOnlyTheCallApi() {
+        noClasses().that().resideInAnyPackage("dev.thresher.pgwire..", "dev.thresher.http..")
+                .should().dependOnClassesThat()
+                .resideInAnyPackage("dev.thresher.coordinator..", "dev.thresher.cellhost..", "dev.thresher.wire..")
+                .check(classes);
+    }
+
+    @Test
+    void vocabularyModulesDependOnAlmostNothing() {
+        noClasses().that().resideInAnyPackage("dev.thresher.errors..", "dev.thresher.limits..", "dev.thresher.topology..")
+                .should().dependOnClassesThat()
+                .resideInAnyPackage("io.netty..", "java.sql..", "com.fasterxml..", "org.graalvm..",
+                        "dev.thresher.bindings..", "dev.thresher.wire..", "dev.thresher.cellhost..",
+                        "dev.thresher.store..", "dev.thresher.coordinator..", "dev.thresher.server..")
+                .check(classes);
+    }
+
+    @Test
+    void nothingDependsOnTheServerAssembly() {
+        noClasses().that().resideOutsideOfPackage("dev.thresher.server..")
+                .should().dependOnClassesThat().resideInAPackage("dev.thresher.server..")
+                .check(classes);
+    }
+
+    @Test
+    void wireProtocolAndCellHostStayLeaves() {
+        noClasses().that().resideInAnyPackage("dev.thresher.wire..", "dev.thresher.cellhost..")
+                .should().dependOnClassesThat()
+                .resideInAnyPackage("dev.thresher.coordinator..", "dev.thresher.store..", "dev.thresher.pgwire..",
+                        "dev.thresher.http..")
+                .check(classes);
+    }
+
+    @Test
+    void modulesFormNoCycles() {
+        slices().matching("dev.thresher.(*)..").should().beFreeOfCycles().check(classes);
+    }
+}
