@@ -1,0 +1,334 @@
+package dev.thresher.pgwire;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import java.util.Locale;
+
+/**
+ * A hand-written parser for the few statements pgwire serves. The grammar, with keywords
+ * case-insensitive and whitespace, {@code -- line} and (nested) {@code /* block * /} comments allowed
+ * between all tokens:
+ *
+ * <pre>
+ * statement  := ';'* ( call | set )? ';'*            -- nothing at all is the empty query
+ * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
+ * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
+ *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
+ * argument   := '\'' ( any but '\'' | '\'\'' )* '\''   -- standard_conforming_strings: no backslash escapes
+ *             | '$' tag? '$' any '$' tag? '$'          -- dollar quoting
+ *             | '$1'
+ * set        := SET (SESSION | LOCAL)? name ('.' name)* ( '=' | TO )? value
+ * </pre>
+ *
+ * <p>Example: {@code call Binding "Sales"( '{"region": ''eu''}' ) ;} parses to
+ * {@code Call("Sales", Literal("{\"region\": 'eu'}"))}.
+ *
+ * <p>Failures are {@link ThresherException}s: {@link ErrorCode#UNSUPPORTED_STATEMENT} for a statement
+ * other than {@code CALL BINDING} or {@code SET} (including several statements in one string), and
+ * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
+ */
+final class CallStatementParser {
+    static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1)";
+
+    private final String sql;
+    private int pos;
+
+    private CallStatementParser(String sql) {
+        this.sql = sql;
+    }
+
+    /**
+     * Parses one statement.
+     *
+     * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} or {@link ErrorCode#UNSUPPORTED_STATEMENT}
+     */
+    static ParsedStatement parse(String sql) {
+        return new CallStatementParser(sql).statement();
+    }
+
+    private ParsedStatement statement() {
+        skipSemicolons();
+        if (atEnd()) {
+            return new ParsedStatement.Empty();
+        }
+        int start = pos;
+        String keyword = word();
+        ParsedStatement result = switch (keyword.toUpperCase(Locale.ROOT)) {
+            case "CALL" -> call(start);
+            case "SET" -> set();
+            default -> throw unsupported(start, "statement " + describe(start) + " is not supported");
+        };
+        skipTrivia();
+        if (!atEnd() && peek() != ';') {
+            throw syntax("unexpected " + describe(pos) + " after the end of the statement");
+        }
+        skipSemicolons();
+        if (!atEnd()) {
+            throw unsupported(pos, "only one statement per query is supported");
+        }
+        return result;
+    }
+
+    private ParsedStatement call(int start) {
+        skipTrivia();
+        int bindingAt = pos;
+        String second = word();
+        if (second.isEmpty()) {
+            throw syntax("expected BINDING after CALL");
+        }
+        if (!second.equalsIgnoreCase("BINDING")) {
+            throw unsupported(start, "CALL of procedure '" + second + "' at position " + (bindingAt + 1)
+                    + " is not supported");
+        }
+        skipTrivia();
+        String name = identifier("a binding name");
+        skipTrivia();
+        expect('(');
+        skipTrivia();
+        ParsedStatement.Argument argument = argument();
+        skipTrivia();
+        if (sql.startsWith("::", pos)) {
+            pos += 2;
+            skipTrivia();
+            int typeAt = pos;
+            String type = word().toLowerCase(Locale.ROOT);
+            if (!type.equals("json") && !type.equals("jsonb")) {
+                pos = typeAt;
+                throw syntax("the argument can only be cast to json or jsonb");
+            }
+            skipTrivia();
+        }
+        expect(')');
+        return new ParsedStatement.Call(name, argument);
+    }
+
+    private ParsedStatement.Argument argument() {
+        if (atEnd()) {
+            throw syntax("expected a string literal or $1, found the end of the statement");
+        }
+        char c = peek();
+        if (c == '\'') {
+            return new ParsedStatement.Argument.Literal(quoted('\''));
+        }
+        if (c == '$' && pos + 1 < sql.length() && isDigit(sql.charAt(pos + 1))) {
+            int at = pos++;
+            while (!atEnd() && isDigit(peek())) {
+                pos++;
+            }
+            String digits = sql.substring(at + 1, pos);
+            if (!digits.equals("1")) {
+                pos = at;
+                throw syntax("only parameter $1 is supported, found $" + digits);
+            }
+            return new ParsedStatement.Argument.Parameter(1);
+        }
+        if (c == '$') {
+            return new ParsedStatement.Argument.Literal(dollarQuoted());
+        }
+        throw syntax("expected a string literal or $1, found " + describe(pos));
+    }
+
+    private ParsedStatement set() {
+        skipTrivia();
+        String name = identifier("a parameter name");
+        if (name.equals("session") || name.equals("local")) {
+            int save = pos;
+            skipTrivia();
+            if (startsIdentifier() || (!atEnd() && peek() == '"')) {
+                name = identifier("a parameter name");
+            } else {
+                pos = save;
+            }
+        }
+        while (!atEnd() && peek() == '.') {
+            pos++;
+            name = name + "." + identifier("a parameter name");
+        }
+        skipTrivia();
+        if (!atEnd() && peek() == '=') {
+            pos++;
+        } else {
+            int save = pos;
+            if (!word().equalsIgnoreCase("TO")) {
+                pos = save;
+            }
+        }
+        skipTrivia();
+        if (!atEnd() && peek() == '\'') {
+            return new ParsedStatement.Set(name, quoted('\''));
+        }
+        int valueStart = pos;
+        while (!atEnd() && peek() != ';') {
+            pos++;
+        }
+        String value = sql.substring(valueStart, pos).strip();
+        if (value.isEmpty()) {
+            throw syntax("SET " + name + " needs a value");
+        }
+        return new ParsedStatement.Set(name, value);
+    }
+
+    /** An unquoted identifier folded to lower case, or a quoted one as written. */
+    private String identifier(String what) {
+        if (atEnd()) {
+            throw syntax("expected " + what + ", found the end of the statement");
+        }
+        if (peek() == '"') {
+            int at = pos;
+            String name = quoted('"');
+            if (name.isEmpty()) {
+                pos = at;
+                throw syntax("zero-length quoted identifier");
+            }
+            return name;
+        }
+        if (!startsIdentifier()) {
+            throw syntax("expected " + what + ", found " + describe(pos));
+        }
+        return word().toLowerCase(Locale.ROOT);
+    }
+
+    /** Text between {@code quote} characters, a doubled quote standing for one. */
+    private String quoted(char quote) {
+        int open = pos++;
+        StringBuilder out = new StringBuilder();
+        while (true) {
+            int close = sql.indexOf(quote, pos);
+            if (close < 0) {
+                pos = open;
+                throw syntax(quote == '"' ? "unterminated quoted identifier" : "unterminated quoted string");
+            }
+            out.append(sql, pos, close);
+            pos = close + 1;
+            if (!atEnd() && peek() == quote) {
+                out.append(quote);
+                pos++;
+            } else {
+                return out.toString();
+            }
+        }
+    }
+
+    private String dollarQuoted() {
+        int open = pos;
+        int tagEnd = pos + 1;
+        while (tagEnd < sql.length() && isIdentifierPart(sql.charAt(tagEnd))) {
+            tagEnd++;
+        }
+        if (tagEnd >= sql.length() || sql.charAt(tagEnd) != '$') {
+            throw syntax("expected a string literal or $1, found " + describe(pos));
+        }
+        String delimiter = sql.substring(open, tagEnd + 1);
+        int close = sql.indexOf(delimiter, tagEnd + 1);
+        if (close < 0) {
+            throw syntax("unterminated dollar-quoted string");
+        }
+        pos = close + delimiter.length();
+        return sql.substring(tagEnd + 1, close);
+    }
+
+    /** A run of identifier characters (possibly empty); keywords are read with it too. */
+    private String word() {
+        int start = pos;
+        if (startsIdentifier()) {
+            pos++;
+            while (!atEnd() && isIdentifierPart(peek())) {
+                pos++;
+            }
+        }
+        return sql.substring(start, pos);
+    }
+
+    private void expect(char c) {
+        if (atEnd() || peek() != c) {
+            throw syntax("expected '" + c + "', found " + describe(pos));
+        }
+        pos++;
+    }
+
+    private void skipSemicolons() {
+        skipTrivia();
+        while (!atEnd() && peek() == ';') {
+            pos++;
+            skipTrivia();
+        }
+    }
+
+    /** Skips whitespace, {@code --} line comments and nested block comments. */
+    private void skipTrivia() {
+        while (!atEnd()) {
+            char c = peek();
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+                pos++;
+            } else if (sql.startsWith("--", pos)) {
+                int eol = sql.indexOf('\n', pos);
+                pos = eol < 0 ? sql.length() : eol + 1;
+            } else if (sql.startsWith("/*", pos)) {
+                int open = pos;
+                int depth = 0;
+                do {
+                    if (sql.startsWith("/*", pos)) {
+                        depth++;
+                        pos += 2;
+                    } else if (sql.startsWith("*/", pos)) {
+                        depth--;
+                        pos += 2;
+                    } else if (atEnd()) {
+                        pos = open;
+                        throw syntax("unterminated /* comment");
+                    } else {
+                        pos++;
+                    }
+                } while (depth > 0);
+            } else {
+                return;
+            }
+        }
+    }
+
+    private boolean startsIdentifier() {
+        if (atEnd()) {
+            return false;
+        }
+        char c = peek();
+        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+
+    private static boolean isIdentifierPart(char c) {
+        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isDigit(c);
+    }
+
+    private static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
+    }
+
+    private boolean atEnd() {
+        return pos >= sql.length();
+    }
+
+    private char peek() {
+        return sql.charAt(pos);
+    }
+
+    /** A short quote of the text at {@code at} for messages. */
+    private String describe(int at) {
+        if (at >= sql.length()) {
+            return "the end of the statement";
+        }
+        int end = at;
+        while (end < sql.length() && end - at < 20 && !Character.isWhitespace(sql.charAt(end))) {
+            end++;
+        }
+        return "'" + sql.substring(at, Math.max(end, at + 1)) + "'";
+    }
+
+    private ThresherException syntax(String message) {
+        return new ThresherException(ErrorCode.SYNTAX_ERROR,
+                "syntax error at position " + (pos + 1) + ": " + message + "; " + USAGE);
+    }
+
+    private static ThresherException unsupported(int at, String message) {
+        return new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                message + " (position " + (at + 1) + "); " + USAGE);
+    }
+}

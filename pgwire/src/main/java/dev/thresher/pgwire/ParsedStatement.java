@@ -1,0 +1,69 @@
+package dev.thresher.pgwire;
+
+import java.util.Objects;
+
+/** What {@link CallStatementParser} makes of one SQL string: the closed set of statements pgwire serves. */
+sealed interface ParsedStatement {
+
+    /** How many {@code $n} parameters the statement uses. */
+    int parameterCount();
+
+    /** Only whitespace, comments or semicolons: answered with {@code EmptyQueryResponse}. */
+    record Empty() implements ParsedStatement {
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
+    /** {@code CALL BINDING name(argument)}. */
+    record Call(String bindingName, Argument argument) implements ParsedStatement {
+        public Call {
+            Objects.requireNonNull(bindingName, "bindingName");
+            Objects.requireNonNull(argument, "argument");
+        }
+
+        @Override
+        public int parameterCount() {
+            return argument instanceof Argument.Parameter p ? p.index() : 0;
+        }
+    }
+
+    /**
+     * {@code SET name = value} (or {@code TO}). Accepted and otherwise ignored because pgjdbc sends
+     * {@code SET extra_float_digits = 3} and {@code SET application_name = '...'} while connecting; only
+     * {@code application_name} is remembered and reported back.
+     *
+     * @param value the value with quotes removed, or the raw text of an unquoted value
+     */
+    record Set(String name, String value) implements ParsedStatement {
+        public Set {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(value, "value");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
+    /** The single argument of a call. */
+    sealed interface Argument {
+        /** A string literal holding the JSON arguments, quotes removed and {@code ''} unescaped. */
+        record Literal(String json) implements Argument {
+            public Literal {
+                Objects.requireNonNull(json, "json");
+            }
+        }
+
+        /** A bind parameter {@code $index} (1-based); only {@code $1} exists today. */
+        record Parameter(int index) implements Argument {
+            public Parameter {
+                if (index != 1) {
+                    throw new IllegalArgumentException("only $1 is supported, was $" + index);
+                }
+            }
+        }
+    }
+}

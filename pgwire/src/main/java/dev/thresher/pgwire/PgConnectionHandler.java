@@ -1,0 +1,627 @@
+package dev.thresher.pgwire;
+
+import dev.thresher.bindings.CallRequest;
+import dev.thresher.bindings.CallResult;
+import dev.thresher.bindings.CallService;
+import dev.thresher.errors.Category;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One pgwire connection: the startup and authentication phases, the simple and extended query
+ * protocols, and the hand-off of calls to the {@link CallService}. All state is touched on the
+ * connection's event loop only.
+ *
+ * <p>Ordering: messages are queued and handled one at a time; while a call is in flight nothing else is
+ * handled and reading stops, so responses leave in request order even for pipelined extended-protocol
+ * batches. The call's future completes on any thread; its continuation hops back to the event loop.
+ *
+ * <p>Cancellation: the call contract has no caller cancellation, so a CancelRequest is accepted and
+ * ignored, and closing the connection while a call is in flight does not cancel the call: its result is
+ * dropped when it arrives.
+ */
+final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger log = LoggerFactory.getLogger(PgConnectionHandler.class);
+
+    static final int UNSPECIFIED_OID = 0;
+    static final int TEXT_OID = 25;
+    static final int JSON_OID = 114;
+    static final int UNKNOWN_OID = 705;
+    static final int VARCHAR_OID = 1043;
+    static final int JSONB_OID = 3802;
+    /** The version byte that starts jsonb's binary format. */
+    static final byte JSONB_VERSION = 1;
+
+    static final String SERVER_VERSION = "16.0 (Thresher 0.1)";
+    static final String RESULT_COLUMN = "result";
+    /** PostgreSQL's command tag for CALL, with or without a result row. */
+    static final String CALL_TAG = "CALL";
+
+    private static final AtomicInteger PROCESS_IDS = new AtomicInteger();
+
+    private enum Phase { STARTUP, PASSWORD, READY, CLOSED }
+
+    /** A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs. */
+    private record Prepared(ParsedStatement statement, List<Integer> parameterTypes) {
+    }
+
+    /** A bound statement; {@code argumentsJson} is null unless the statement takes {@code $1}. */
+    private record Portal(Prepared prepared, String argumentsJson, short resultFormat, boolean executed) {
+    }
+
+    private final PgWireConfig config;
+    private final CallService calls;
+    private final ArrayDeque<FrontendMessage> pending = new ArrayDeque<>();
+    private final Map<String, Prepared> statements = new HashMap<>();
+    private final Map<String, Portal> portals = new HashMap<>();
+
+    private ChannelHandlerContext ctx;
+    private Phase phase = Phase.STARTUP;
+    private String user;
+    private String pendingApplicationName = "";
+    private boolean callInFlight;
+    private boolean skipUntilSync;
+
+    PgConnectionHandler(PgWireConfig config, CallService calls) {
+        this.config = config;
+        this.calls = calls;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof FrontendMessage message)) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        pending.add(message);
+        drain();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (callInFlight) {
+            log.debug("{} closed with a call in flight; the call goes on, its result will be dropped", ctx.channel());
+        }
+        phase = Phase.CLOSED;
+        pending.clear();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        if (find(cause, IOException.class) != null) {
+            log.debug("{} I/O failure, closing: {}", ctx.channel(), cause.toString());
+            phase = Phase.CLOSED;
+            ctx.close();
+            return;
+        }
+        PgError error;
+        if (find(cause, TooLongFrameException.class) != null) {
+            error = PgError.fatal(ErrorCode.PAYLOAD_TOO_LARGE, "message exceeds limits.pgwireMaxMessageBytes ("
+                    + config.limits().pgwireMaxMessageBytes() + " bytes)");
+        } else if (find(cause, CorruptedFrameException.class) != null) {
+            error = PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "invalid message length: " + cause.getMessage());
+        } else {
+            ThresherException te = ThresherException.of(cause);
+            if (te.code().category() == Category.INTERNAL) {
+                log.warn("{} unexpected failure, closing", ctx.channel(), cause);
+            }
+            error = PgError.fatal(te.code(), te.getMessage());
+        }
+        fatal(error);
+    }
+
+    private void drain() {
+        FrontendMessage message;
+        while (!callInFlight && phase != Phase.CLOSED && (message = pending.poll()) != null) {
+            try {
+                handle(message);
+            } catch (ThresherException e) {
+                // Only for the READY phase; startup failures are fatal and handled where they happen.
+                fail(PgError.of(e));
+            }
+        }
+    }
+
+    private void handle(FrontendMessage message) {
+        switch (phase) {
+            case STARTUP -> startupPhase(message);
+            case PASSWORD -> passwordPhase(message);
+            case READY -> readyPhase(message);
+            case CLOSED -> { }
+        }
+    }
+
+    // ---- startup and authentication
+
+    private void startupPhase(FrontendMessage message) {
+        switch (message) {
+            case FrontendMessage.SslRequest r -> ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
+            case FrontendMessage.GssEncRequest r -> ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
+            case FrontendMessage.CancelRequest r -> {
+                // The call contract has no caller cancellation: accepted, ignored, and the connection closed.
+                log.debug("{} ignoring CancelRequest for process {}", ctx.channel(), r.processId());
+                phase = Phase.CLOSED;
+                ctx.close();
+            }
+            case FrontendMessage.Startup s -> startup(s);
+            default -> fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
+                    "expected a startup message, got " + message.getClass().getSimpleName()));
+        }
+    }
+
+    private void startup(FrontendMessage.Startup s) {
+        if (s.majorVersion() != 3) {
+            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unsupported frontend protocol " + s.majorVersion()
+                    + "." + s.minorVersion() + ": server supports 3.0"));
+            return;
+        }
+        List<String> unrecognized = s.parameters().keySet().stream().filter(k -> k.startsWith("_pq_.")).sorted().toList();
+        if (s.minorVersion() > 0 || !unrecognized.isEmpty()) {
+            ctx.write(new BackendMessage.NegotiateProtocolVersion(0, unrecognized));
+        }
+        user = s.parameters().get("user");
+        if (user == null || user.isEmpty()) {
+            fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "no user name specified in startup packet"));
+            return;
+        }
+        String applicationName = s.parameters().getOrDefault("application_name", "");
+        switch (config.authMode()) {
+            // Trust admits any user name, as PostgreSQL's trust method does; it is meant for loopback.
+            case TRUST -> completeStartup(applicationName);
+            case PASSWORD -> {
+                // The user name is checked with the password, so a wrong name is not told apart from a wrong password.
+                phase = Phase.PASSWORD;
+                pendingApplicationName = applicationName;
+                ctx.writeAndFlush(new BackendMessage.AuthenticationCleartextPassword());
+            }
+        }
+    }
+
+    private void passwordPhase(FrontendMessage message) {
+        if (!(message instanceof FrontendMessage.Password p)) {
+            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
+                    "expected a password message, got " + message.getClass().getSimpleName()));
+            return;
+        }
+        boolean userOk = MessageDigest.isEqual(bytes(user), bytes(config.user()));
+        boolean passwordOk = MessageDigest.isEqual(bytes(p.password()), bytes(config.password()));
+        if (!userOk || !passwordOk) {
+            fatal(authenticationFailed());
+            return;
+        }
+        completeStartup(pendingApplicationName);
+    }
+
+    private PgError authenticationFailed() {
+        return PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \"" + user + "\"");
+    }
+
+    private void completeStartup(String applicationName) {
+        phase = Phase.READY;
+        ctx.write(new BackendMessage.AuthenticationOk());
+        for (var parameter : List.of(
+                new BackendMessage.ParameterStatus("server_version", SERVER_VERSION),
+                new BackendMessage.ParameterStatus("server_encoding", "UTF8"),
+                new BackendMessage.ParameterStatus("client_encoding", "UTF8"),
+                new BackendMessage.ParameterStatus("DateStyle", "ISO, MDY"),
+                new BackendMessage.ParameterStatus("IntervalStyle", "postgres"),
+                new BackendMessage.ParameterStatus("integer_datetimes", "on"),
+                new BackendMessage.ParameterStatus("standard_conforming_strings", "on"),
+                new BackendMessage.ParameterStatus("TimeZone", "UTC"),
+                new BackendMessage.ParameterStatus("is_superuser", "off"),
+                new BackendMessage.ParameterStatus("session_authorization", user),
+                new BackendMessage.ParameterStatus("application_name", applicationName))) {
+            ctx.write(parameter);
+        }
+        ctx.write(new BackendMessage.BackendKeyData(PROCESS_IDS.incrementAndGet(), ThreadLocalRandom.current().nextInt()));
+        readyForQuery();
+        log.debug("{} authenticated user {} ({})", ctx.channel(), user, config.authMode());
+    }
+
+    // ---- query protocols
+
+    private void readyPhase(FrontendMessage message) {
+        if (skipUntilSync && !(message instanceof FrontendMessage.Sync) && !(message instanceof FrontendMessage.Terminate)) {
+            return; // after an extended-protocol error PostgreSQL discards everything up to Sync
+        }
+        switch (message) {
+            case FrontendMessage.Query q -> simpleQuery(q.sql());
+            case FrontendMessage.Parse p -> parse(p);
+            case FrontendMessage.Bind b -> bind(b);
+            case FrontendMessage.Describe d -> describe(d);
+            case FrontendMessage.Execute e -> execute(e);
+            case FrontendMessage.Close c -> close(c);
+            case FrontendMessage.Sync s -> {
+                skipUntilSync = false;
+                portals.clear(); // Sync ends the implicit transaction, and portals with it
+                readyForQuery();
+            }
+            case FrontendMessage.Flush f -> ctx.flush();
+            case FrontendMessage.Terminate t -> {
+                phase = Phase.CLOSED;
+                ctx.close();
+            }
+            case FrontendMessage.Password p -> fatal(unexpected(p));
+            case FrontendMessage.Startup s -> fatal(unexpected(s));
+            case FrontendMessage.SslRequest r -> fatal(unexpected(r));
+            case FrontendMessage.GssEncRequest r -> fatal(unexpected(r));
+            case FrontendMessage.CancelRequest r -> fatal(unexpected(r));
+        }
+    }
+
+    private static PgError unexpected(FrontendMessage message) {
+        return PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
+                "unexpected " + message.getClass().getSimpleName() + " message after startup");
+    }
+
+    private void simpleQuery(String sql) {
+        ParsedStatement statement;
+        try {
+            statement = CallStatementParser.parse(sql);
+        } catch (ThresherException e) {
+            queryFailed(PgError.of(e));
+            return;
+        }
+        switch (statement) {
+            case ParsedStatement.Empty e -> {
+                ctx.write(new BackendMessage.EmptyQueryResponse());
+                readyForQuery();
+            }
+            case ParsedStatement.Set s -> {
+                set(s);
+                readyForQuery();
+            }
+            case ParsedStatement.Call c -> {
+                if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
+                    queryFailed(PgError.of(new ThresherException(ErrorCode.SYNTAX_ERROR,
+                            "there is no parameter $1 in a simple query; use the extended query protocol to bind it")));
+                    return;
+                }
+                startCall(c.bindingName(), literal.json(), result -> {
+                    ctx.write(rowDescription((short) 0));
+                    ctx.write(dataRow(result));
+                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
+                    readyForQuery();
+                }, this::queryFailed);
+            }
+        }
+    }
+
+    private void queryFailed(PgError error) {
+        logFailure(error);
+        ctx.write(new BackendMessage.ErrorResponse(error));
+        readyForQuery();
+    }
+
+    private void parse(FrontendMessage.Parse p) {
+        ParsedStatement statement = CallStatementParser.parse(p.sql());
+        int count = statement.parameterCount();
+        if (p.parameterTypes().size() > count) {
+            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "Parse declares " + p.parameterTypes().size()
+                    + " parameter types but the statement uses " + count + " parameters");
+        }
+        List<Integer> types = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            types.add(parameterType(i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID));
+        }
+        if (!p.statementName().isEmpty() && statements.containsKey(p.statementName())) {
+            fail(PgError.protocol(SqlStates.DUPLICATE_PREPARED_STATEMENT,
+                    "prepared statement \"" + p.statementName() + "\" already exists"));
+            return;
+        }
+        statements.put(p.statementName(), new Prepared(statement, List.copyOf(types)));
+        ctx.write(new BackendMessage.ParseComplete());
+    }
+
+    /** The type a parameter is described with: what the client declared, json where it left the choice to us. */
+    private static int parameterType(int declared) {
+        return switch (declared) {
+            case UNSPECIFIED_OID, UNKNOWN_OID -> JSON_OID;
+            case JSON_OID, JSONB_OID, TEXT_OID, VARCHAR_OID -> declared;
+            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter $1 has type OID " + declared
+                    + "; the arguments must be json, jsonb, text or varchar");
+        };
+    }
+
+    private void bind(FrontendMessage.Bind b) {
+        Prepared prepared = statements.get(b.statementName());
+        if (prepared == null) {
+            fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
+                    "prepared statement \"" + b.statementName() + "\" does not exist"));
+            return;
+        }
+        int count = prepared.parameterTypes().size();
+        if (b.parameterValues().size() != count) {
+            fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message supplies " + b.parameterValues().size()
+                    + " parameters, but prepared statement \"" + b.statementName() + "\" requires " + count));
+            return;
+        }
+        List<Short> formats = b.parameterFormats();
+        if (formats.size() > 1 && formats.size() != count) {
+            fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + formats.size()
+                    + " parameter formats but " + count + " parameters"));
+            return;
+        }
+        String arguments = null;
+        if (count == 1) {
+            arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
+                    b.parameterValues().get(0));
+        }
+        int columns = prepared.statement() instanceof ParsedStatement.Call ? 1 : 0;
+        List<Short> resultFormats = b.resultFormats();
+        if (resultFormats.size() > 1 && resultFormats.size() != columns) {
+            fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + resultFormats.size()
+                    + " result formats but query has " + columns + " columns"));
+            return;
+        }
+        short resultFormat = resultFormats.isEmpty() ? 0 : format(resultFormats.get(0));
+        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false));
+        ctx.write(new BackendMessage.BindComplete());
+    }
+
+    private static short format(short code) {
+        if (code != 0 && code != 1) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unsupported format code: " + code);
+        }
+        return code;
+    }
+
+    /**
+     * The JSON text of a bound argument. Text format and the binary formats of json, text and varchar
+     * are the UTF-8 text itself; jsonb's binary format is the version byte {@code 0x01} then the text.
+     */
+    private static String argument(int typeOid, short formatCode, byte[] value) {
+        if (value == null) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the arguments of a call must not be NULL");
+        }
+        int offset = 0;
+        if (format(formatCode) == 1 && typeOid == JSONB_OID) {
+            if (value.length == 0 || value[0] != JSONB_VERSION) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unsupported jsonb binary version "
+                        + (value.length == 0 ? "(empty value)" : Byte.toString(value[0])));
+            }
+            offset = 1;
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(value, offset, value.length - offset))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the arguments are not valid UTF-8");
+        }
+    }
+
+    private void describe(FrontendMessage.Describe d) {
+        switch (d.target()) {
+            case STATEMENT -> {
+                Prepared prepared = statements.get(d.name());
+                if (prepared == null) {
+                    fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
+                            "prepared statement \"" + d.name() + "\" does not exist"));
+                    return;
+                }
+                ctx.write(new BackendMessage.ParameterDescription(prepared.parameterTypes()));
+                // Result formats are not known before Bind: described as text.
+                ctx.write(prepared.statement() instanceof ParsedStatement.Call
+                        ? rowDescription((short) 0) : new BackendMessage.NoData());
+            }
+            case PORTAL -> {
+                Portal portal = portals.get(d.name());
+                if (portal == null) {
+                    fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + d.name() + "\" does not exist"));
+                    return;
+                }
+                ctx.write(portal.prepared().statement() instanceof ParsedStatement.Call
+                        ? rowDescription(portal.resultFormat()) : new BackendMessage.NoData());
+            }
+        }
+    }
+
+    private void execute(FrontendMessage.Execute e) {
+        Portal portal = portals.get(e.portalName());
+        if (portal == null) {
+            fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + e.portalName() + "\" does not exist"));
+            return;
+        }
+        switch (portal.prepared().statement()) {
+            case ParsedStatement.Empty empty -> ctx.write(new BackendMessage.EmptyQueryResponse());
+            case ParsedStatement.Set s -> set(s);
+            case ParsedStatement.Call c -> {
+                if (portal.executed()) {
+                    // A portal runs to completion once; executing it again yields no more rows.
+                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
+                    return;
+                }
+                portals.put(e.portalName(), new Portal(portal.prepared(), portal.argumentsJson(), portal.resultFormat(), true));
+                String arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal
+                        ? literal.json() : portal.argumentsJson();
+                // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
+                startCall(c.bindingName(), arguments, result -> {
+                    ctx.write(dataRow(result));
+                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
+                }, this::fail);
+            }
+        }
+    }
+
+    private void close(FrontendMessage.Close c) {
+        switch (c.target()) {
+            case STATEMENT -> statements.remove(c.name());
+            case PORTAL -> portals.remove(c.name());
+        }
+        ctx.write(new BackendMessage.CloseComplete());
+    }
+
+    private void set(ParsedStatement.Set s) {
+        if (s.name().equals("application_name")) {
+            ctx.write(new BackendMessage.ParameterStatus("application_name", s.value()));
+        } else {
+            log.debug("{} ignoring SET {}", ctx.channel(), s.name());
+        }
+        ctx.write(new BackendMessage.CommandComplete("SET"));
+    }
+
+    // ---- calls
+
+    /**
+     * Hands the call to the service and stops handling messages until it completes. The completion runs
+     * on the event loop; if the connection is gone by then, the result is dropped (the call is not
+     * cancelled: closing a connection does not stop dispatched work).
+     */
+    private void startCall(String bindingName, String argumentsJson, Consumer<CallResult> onSuccess,
+                           Consumer<PgError> onFailure) {
+        int limit = config.limits().directCallPayloadBytes();
+        long bytes = utf8Length(argumentsJson);
+        if (bytes > limit) {
+            onFailure.accept(PgError.of(new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "the arguments of "
+                    + bindingName + " are " + bytes + " bytes; limits.directCallPayloadBytes is " + limit)));
+            return;
+        }
+        CompletableFuture<CallResult> future;
+        try {
+            future = calls.call(CallRequest.of(config.tenant(), user, bindingName, argumentsJson));
+        } catch (RuntimeException e) {
+            future = CompletableFuture.failedFuture(e);
+        }
+        if (future == null) {
+            future = CompletableFuture.failedFuture(
+                    new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service returned no future"));
+        }
+        callInFlight = true;
+        // Back-pressure: no reads while a call is in flight, so a pipelining client cannot grow the queue.
+        ctx.channel().config().setAutoRead(false);
+        future.whenComplete((result, failure) -> {
+            try {
+                ctx.executor().execute(() -> callDone(result, failure, onSuccess, onFailure));
+            } catch (RejectedExecutionException e) {
+                log.debug("event loop shut down; dropping the result of a call of {}", bindingName);
+            }
+        });
+    }
+
+    private void callDone(CallResult result, Throwable failure, Consumer<CallResult> onSuccess,
+                          Consumer<PgError> onFailure) {
+        callInFlight = false;
+        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
+            log.debug("{} closed before its call completed; dropping the result", ctx.channel());
+            return;
+        }
+        if (failure == null && result == null) {
+            failure = new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service completed with no result");
+        }
+        if (failure == null) {
+            onSuccess.accept(result);
+        } else {
+            onFailure.accept(PgError.of(failure));
+        }
+        ctx.channel().config().setAutoRead(true);
+        drain();
+    }
+
+    private static long utf8Length(String s) {
+        long bytes = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                bytes += 1;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
+    }
+
+    // ---- output helpers
+
+    private static BackendMessage.RowDescription rowDescription(short format) {
+        return new BackendMessage.RowDescription(
+                List.of(new BackendMessage.Column(RESULT_COLUMN, JSON_OID, (short) -1, format)));
+    }
+
+    /** json's binary format is its text, so the same bytes serve both result formats. */
+    private static BackendMessage.DataRow dataRow(CallResult result) {
+        return new BackendMessage.DataRow(List.of(result.resultJson().getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private void readyForQuery() {
+        ctx.writeAndFlush(new BackendMessage.ReadyForQuery('I'));
+    }
+
+    /** An error in the extended protocol: reported, then everything up to Sync is discarded. */
+    private void fail(PgError error) {
+        logFailure(error);
+        ctx.write(new BackendMessage.ErrorResponse(error));
+        skipUntilSync = true;
+    }
+
+    private void fatal(PgError error) {
+        logFailure(error);
+        phase = Phase.CLOSED;
+        pending.clear();
+        ctx.writeAndFlush(new BackendMessage.ErrorResponse(error)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private void logFailure(PgError error) {
+        if (error.code().category() == Category.INTERNAL) {
+            log.warn("{} {} {}: {}", ctx.channel(), error.sqlState(), error.code(), error.message());
+        } else {
+            log.debug("{} {} {}: {}", ctx.channel(), error.sqlState(), error.code(), error.message());
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static <T extends Throwable> T find(Throwable t, Class<T> type) {
+        for (Throwable cur = t; cur != null; cur = cur.getCause()) {
+            if (type.isInstance(cur)) {
+                return type.cast(cur);
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,123 @@
+package dev.thresher.pgwire;
+
+import dev.thresher.bindings.CallService;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PostgreSQL wire protocol front door: listens on {@link PgWireConfig#host()}:{@link PgWireConfig#port()}
+ * and serves {@code CALL BINDING} to psql, pgjdbc and node-postgres through a {@link CallService}.
+ * One acceptor thread and a small pool of I/O threads; calls never run on them (see the module README).
+ */
+public final class PgWireServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PgWireServer.class);
+
+    static final String STARTUP_DECODER = "pgwire-startup";
+    static final String ENCODER = "pgwire-encoder";
+    static final String HANDLER = "pgwire-connection";
+
+    private final EventLoopGroup acceptor;
+    private final EventLoopGroup io;
+    private final Channel channel;
+    private final int port;
+    private boolean closed;
+
+    private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel) {
+        this.acceptor = acceptor;
+        this.io = io;
+        this.channel = channel;
+        this.port = ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    /**
+     * Binds and returns once the server is listening.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
+     */
+    public static PgWireServer start(PgWireConfig config, CallService calls) throws InterruptedException {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(calls, "calls");
+        EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("pgwire-accept"),
+                NioIoHandler.newFactory());
+        EventLoopGroup io = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("pgwire-io"),
+                NioIoHandler.newFactory());
+        ChannelFuture bound = new ServerBootstrap()
+                .group(acceptor, io)
+                .channel(NioServerSocketChannel.class)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        configure(ch.pipeline(), config, calls);
+                    }
+                })
+                .bind(config.host(), config.port())
+                .await();
+        if (!bound.isSuccess()) {
+            acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw new ThresherException(ErrorCode.INVALID_CONFIGURATION,
+                    "pgwire cannot listen on " + config.host() + ":" + config.port() + ": " + bound.cause(), bound.cause());
+        }
+        PgWireServer server = new PgWireServer(acceptor, io, bound.channel());
+        if (config.authMode() == AuthMode.PASSWORD && !isLoopback(config.host())) {
+            log.warn("pgwire on {} asks for cleartext passwords on a non-loopback address; use it on loopback only",
+                    config.host());
+        }
+        log.info("pgwire listening on {}:{} (auth {}, tenant {})", config.host(), server.port, config.authMode(),
+                config.tenant());
+        return server;
+    }
+
+    /** The pipeline of a new connection; after the startup message the startup decoder replaces itself. */
+    static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
+        pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
+        pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
+        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls));
+    }
+
+    /** The port the server listens on (the ephemeral one when the configured port was 0). */
+    public int port() {
+        return port;
+    }
+
+    /** Closes the listening channel, every connection and the event loops. Calls in flight are not cancelled. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        channel.close().syncUninterruptibly();
+        io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        log.info("pgwire on port {} closed", port);
+    }
+
+    private static boolean isLoopback(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+}

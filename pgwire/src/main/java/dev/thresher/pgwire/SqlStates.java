@@ -1,0 +1,95 @@
+package dev.thresher.pgwire;
+
+import dev.thresher.errors.ErrorCode;
+
+/**
+ * The one place that maps a Thresher {@link ErrorCode} to a PostgreSQL SQLSTATE. Clients match on the
+ * SQLSTATE (and on {@code thresher_code=} in the error's detail), never on message text.
+ *
+ * <p>Rules behind the table: each SQLSTATE belongs to exactly one error category, so a client can tell
+ * the category from the SQLSTATE alone; only retryable categories get a SQLSTATE that clients and
+ * frameworks already retry ({@code 40001}); no code gets an {@code 08xxx} connection-exception state
+ * unless the connection itself is broken, because pools (HikariCP) evict connections on class 08.
+ *
+ * <table>
+ * <caption>ErrorCode to SQLSTATE</caption>
+ * <tr><th>ErrorCode</th><th>SQLSTATE</th><th>why</th></tr>
+ * <tr><td>SYNTAX_ERROR</td><td>42601 syntax_error</td><td>what PostgreSQL says for malformed SQL</td></tr>
+ * <tr><td>UNSUPPORTED_STATEMENT</td><td>0A000 feature_not_supported</td><td>valid SQL that Thresher does not serve</td></tr>
+ * <tr><td>UNKNOWN_BINDING</td><td>42883 undefined_function</td><td>what PostgreSQL says for CALL of an unknown procedure</td></tr>
+ * <tr><td>INVALID_ARGUMENTS</td><td>22023 invalid_parameter_value</td><td>the argument value, not the statement, is wrong</td></tr>
+ * <tr><td>PAYLOAD_TOO_LARGE</td><td>54000 program_limit_exceeded</td><td>the caller's input exceeds a fixed size cap</td></tr>
+ * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
+ * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
+ * <tr><td>INVALID_CONFIGURATION</td><td>F0000 config_file_error</td><td>the node's configuration, not the call, is wrong</td></tr>
+ * <tr><td>PROTOCOL_VIOLATION</td><td>08P01 protocol_violation</td><td>the client broke the wire protocol; PostgreSQL closes such connections</td></tr>
+ * <tr><td>AUTHENTICATION_FAILED</td><td>28P01 invalid_password</td><td>what PostgreSQL says for a wrong user or password</td></tr>
+ * <tr><td>PERMISSION_DENIED</td><td>42501 insufficient_privilege</td><td>what PostgreSQL says for a missing grant</td></tr>
+ * <tr><td>BATCH_TOO_MANY_ROWS, EMIT_LIMIT_EXCEEDED, SLOT_TOO_LARGE, MERGED_PARTIALS_TOO_LARGE,
+ *     TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE</td><td>53400 configuration_limit_exceeded</td>
+ *     <td>a configured {@code limits.*} bound was hit; terminal until the design or budget changes</td></tr>
+ * <tr><td>PARTIAL_MALFORMED, PARTIAL_NON_NUMERIC, PARTIAL_KEY_DUPLICATED, SLOT_MISSING</td>
+ *     <td>39000 external_routine_invocation_exception</td><td>a shard's output broke the partial contract between
+ *     run() and reduce()</td></tr>
+ * <tr><td>GUEST_TRAP, GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE</td>
+ *     <td>38000 external_routine_exception</td><td>the guest component (an external routine) failed</td></tr>
+ * <tr><td>DEADLINE_EXCEEDED</td><td>57014 query_canceled</td><td>what PostgreSQL says when statement_timeout fires</td></tr>
+ * <tr><td>CELL_UNAVAILABLE, HOST_UNREACHABLE</td><td>57P03 cannot_connect_now</td><td>a temporary capacity gap
+ *     before guest code ran; retryable (HikariCP evicts the connection on it, which only costs a reconnect)</td></tr>
+ * <tr><td>TARGET_STALE, SLOT_STALE</td><td>40001 serialization_failure</td><td>the state every client and framework
+ *     already retries; guest code did not run</td></tr>
+ * <tr><td>TRANSPORT_OUTCOME_UNKNOWN</td><td>58000 system_error</td><td>a failure outside the database whose outcome is
+ *     unknown; not 08006, which makes pools drop a healthy connection and retry layers retry</td></tr>
+ * <tr><td>INTERNAL_ERROR, STORE_UNAVAILABLE</td><td>XX000 internal_error</td><td>a fault of the node itself; the
+ *     detail's retry_class tells that a store outage is ambiguous</td></tr>
+ * </table>
+ *
+ * <p>Wire-protocol conditions that have no {@link ErrorCode} of their own are reported with
+ * {@link ErrorCode#PROTOCOL_VIOLATION} as {@code thresher_code} and the precise SQLSTATEs below.
+ */
+public final class SqlStates {
+    /** {@code 26000}: Bind, Describe or Close named a prepared statement that does not exist. */
+    public static final String INVALID_SQL_STATEMENT_NAME = "26000";
+    /** {@code 34000}: Describe or Execute named a portal that does not exist. */
+    public static final String INVALID_CURSOR_NAME = "34000";
+    /** {@code 42P05}: Parse reused the name of an existing prepared statement. */
+    public static final String DUPLICATE_PREPARED_STATEMENT = "42P05";
+
+    private SqlStates() {
+    }
+
+    /** The SQLSTATE of {@code code}; see the class comment for the table and the reasons. */
+    public static String of(ErrorCode code) {
+        return switch (code) {
+            case SYNTAX_ERROR -> "42601";
+            case UNSUPPORTED_STATEMENT -> "0A000";
+            case UNKNOWN_BINDING -> "42883";
+            case INVALID_ARGUMENTS, INVALID_DEADLINE -> "22023";
+            case PAYLOAD_TOO_LARGE -> "54000";
+            case INVALID_SELECTOR -> "42P17";
+            case INVALID_CONFIGURATION -> "F0000";
+            case PROTOCOL_VIOLATION -> "08P01";
+            case AUTHENTICATION_FAILED -> "28P01";
+            case PERMISSION_DENIED -> "42501";
+            case BATCH_TOO_MANY_ROWS, EMIT_LIMIT_EXCEEDED, SLOT_TOO_LARGE, MERGED_PARTIALS_TOO_LARGE,
+                    TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE -> "53400";
+            case PARTIAL_MALFORMED, PARTIAL_NON_NUMERIC, PARTIAL_KEY_DUPLICATED, SLOT_MISSING -> "39000";
+            case GUEST_TRAP, GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH,
+                    GUEST_INVALID_MODULE -> "38000";
+            case DEADLINE_EXCEEDED -> "57014";
+            case CELL_UNAVAILABLE, HOST_UNREACHABLE -> "57P03";
+            case TARGET_STALE, SLOT_STALE -> "40001";
+            case TRANSPORT_OUTCOME_UNKNOWN -> "58000";
+            case INTERNAL_ERROR, STORE_UNAVAILABLE -> "XX000";
+        };
+    }
+
+    /** Retry guidance for the error's hint field, from the code's retry class. */
+    static String hint(ErrorCode code) {
+        return switch (code.retryClass()) {
+            case TERMINAL -> "Do not retry: the same call fails the same way until the request, binding or limits change.";
+            case RETRYABLE -> "Safe to retry: guest code did not run; the target is resolved again on the next attempt.";
+            case AMBIGUOUS -> "Outcome unknown: guest code may have run; retry only if re-executing its effects is acceptable.";
+        };
+    }
+}

@@ -1,0 +1,137 @@
+package dev.thresher.pgwire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.pgwire.ParsedStatement.Argument.Literal;
+import dev.thresher.pgwire.ParsedStatement.Argument.Parameter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class CallStatementParserTest {
+
+    @Test
+    void parsesLiteralCall() {
+        assertThat(CallStatementParser.parse("CALL BINDING total_sales('{\"region\":\"eu\"}')"))
+                .isEqualTo(new ParsedStatement.Call("total_sales", new Literal("{\"region\":\"eu\"}")));
+    }
+
+    @Test
+    void parsesParameterCall() {
+        ParsedStatement statement = CallStatementParser.parse("call binding x($1)");
+        assertThat(statement).isEqualTo(new ParsedStatement.Call("x", new Parameter(1)));
+        assertThat(statement.parameterCount()).isEqualTo(1);
+    }
+
+    @Test
+    void keywordsAreCaseInsensitiveAndNamesFoldToLowerCase() {
+        assertThat(CallStatementParser.parse("cAlL BiNdInG Total_Sales('{}')"))
+                .isEqualTo(new ParsedStatement.Call("total_sales", new Literal("{}")));
+    }
+
+    @Test
+    void quotedIdentifiersKeepTheirSpellingAndDoubledQuotes() {
+        assertThat(CallStatementParser.parse("CALL BINDING \"Mixed\"\"Case\"('{}')"))
+                .isEqualTo(new ParsedStatement.Call("Mixed\"Case", new Literal("{}")));
+    }
+
+    @Test
+    void doubledSingleQuotesAreUnescapedAndBackslashesKept() {
+        assertThat(CallStatementParser.parse("CALL BINDING x('{\"name\": \"O''Brien\", \"p\": \"a\\\\b\"}')"))
+                .isEqualTo(new ParsedStatement.Call("x", new Literal("{\"name\": \"O'Brien\", \"p\": \"a\\\\b\"}")));
+    }
+
+    @Test
+    void dollarQuotedArguments() {
+        assertThat(CallStatementParser.parse("CALL BINDING x($$ {\"a\": \"it's\"} $$)"))
+                .isEqualTo(new ParsedStatement.Call("x", new Literal(" {\"a\": \"it's\"} ")));
+        assertThat(CallStatementParser.parse("CALL BINDING x($j${\"a\": \"$$\"}$j$)"))
+                .isEqualTo(new ParsedStatement.Call("x", new Literal("{\"a\": \"$$\"}")));
+    }
+
+    @Test
+    void whitespaceCommentsCastsAndSemicolonsAreTolerated() {
+        String sql = """
+                -- leading comment
+                /* block /* nested */ comment */ CALL
+                  BINDING\t x /* between */ ( \r\n '[1, 2]' :: JSONB -- trailing
+                ) ;  ; -- done
+                """;
+        assertThat(CallStatementParser.parse(sql)).isEqualTo(new ParsedStatement.Call("x", new Literal("[1, 2]")));
+        assertThat(CallStatementParser.parse("CALL BINDING x($1::json);"))
+                .isEqualTo(new ParsedStatement.Call("x", new Parameter(1)));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "   ", ";", " ; ;", "-- only a comment", "/* c */ \n"})
+    void emptyQueries(String sql) {
+        assertThat(CallStatementParser.parse(sql)).isEqualTo(new ParsedStatement.Empty());
+    }
+
+    @Test
+    void setStatements() {
+        assertThat(CallStatementParser.parse("SET extra_float_digits = 3"))
+                .isEqualTo(new ParsedStatement.Set("extra_float_digits", "3"));
+        assertThat(CallStatementParser.parse("SET application_name = 'PostgreSQL JDBC Driver'"))
+                .isEqualTo(new ParsedStatement.Set("application_name", "PostgreSQL JDBC Driver"));
+        assertThat(CallStatementParser.parse("set session DateStyle to ISO;"))
+                .isEqualTo(new ParsedStatement.Set("datestyle", "ISO"));
+        assertThat(CallStatementParser.parse("SET TIME ZONE 'UTC'"))
+                .isEqualTo(new ParsedStatement.Set("time", "ZONE 'UTC'"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT 1",
+        "select * from t",
+        "BEGIN",
+        "CALL my_procedure()",
+        "(SELECT 1)",
+        "CALL BINDING x('{}'); CALL BINDING y('{}')",
+        "DELETE FROM t"
+    })
+    void otherStatementsAreUnsupported(String sql) {
+        assertFails(sql, ErrorCode.UNSUPPORTED_STATEMENT);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "CALL",
+        "CALL BINDING",
+        "CALL BINDING x",
+        "CALL BINDING x(",
+        "CALL BINDING x()",
+        "CALL BINDING x('{}'",
+        "CALL BINDING x('{})",
+        "CALL BINDING x({})",
+        "CALL BINDING x($2)",
+        "CALL BINDING x($1, $2)",
+        "CALL BINDING x('{}', '{}')",
+        "CALL BINDING x('{}') extra",
+        "CALL BINDING \"\"('{}')",
+        "CALL BINDING \"x('{}')",
+        "CALL BINDING 1x('{}')",
+        "CALL BINDING x('{}'::int)",
+        "CALL BINDING x($$unterminated)",
+        "CALL BINDING x('{}') /* unterminated",
+        "SET"
+    })
+    void malformedCallsAreSyntaxErrors(String sql) {
+        assertFails(sql, ErrorCode.SYNTAX_ERROR);
+    }
+
+    @Test
+    void syntaxErrorsNameThePosition() {
+        assertThatThrownBy(() -> CallStatementParser.parse("CALL BINDING x{'{}')"))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.getMessage()).contains("position 15").contains("expected '('"));
+    }
+
+    private static void assertFails(String sql, ErrorCode code) {
+        assertThatThrownBy(() -> CallStatementParser.parse(sql))
+                .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(code));
+    }
+}

@@ -1,0 +1,453 @@
+package dev.thresher.pgwire;
+
+import static dev.thresher.pgwire.BackendReader.types;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.thresher.bindings.CallRequest;
+import dev.thresher.bindings.CallResult;
+import dev.thresher.bindings.CallService;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Limits;
+import dev.thresher.pgwire.BackendReader.Message;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The server's pipeline on an {@link EmbeddedChannel}, fed client bytes in random fragments. */
+class PgWireProtocolTest {
+    private static final Map<String, String> STARTUP = Map.of("user", "thresher", "database", "thresher",
+            "application_name", "protocol-test");
+    private static final String RESULT = "{\"total\":42}";
+
+    /** A call service that records requests and answers through a function of the request. */
+    static final class Calls implements CallService {
+        final List<CallRequest> requests = new CopyOnWriteArrayList<>();
+        final List<CompletableFuture<CallResult>> futures = new CopyOnWriteArrayList<>();
+        private final Function<CallRequest, CompletableFuture<CallResult>> answer;
+
+        Calls(Function<CallRequest, CompletableFuture<CallResult>> answer) {
+            this.answer = answer;
+        }
+
+        static Calls returning(String json) {
+            return new Calls(r -> CompletableFuture.completedFuture(new CallResult("call-1", json)));
+        }
+
+        static Calls pending() {
+            return new Calls(r -> new CompletableFuture<>());
+        }
+
+        @Override
+        public CompletableFuture<CallResult> call(CallRequest request) {
+            requests.add(request);
+            CompletableFuture<CallResult> f = answer.apply(request);
+            futures.add(f);
+            return f;
+        }
+    }
+
+    /** One connection: an embedded channel, the fragments fed into it, and what it wrote back. */
+    static final class Connection {
+        final EmbeddedChannel channel = new EmbeddedChannel();
+        final List<ByteBuf> fed = new ArrayList<>();
+        final Random random;
+
+        Connection(PgWireConfig config, CallService calls, long seed) {
+            PgWireServer.configure(channel.pipeline(), config, calls);
+            random = new Random(seed);
+        }
+
+        /** Feeds the bytes in random fragments of 1 to 40 bytes, running the event loop's tasks between them. */
+        void send(FrontendBytes bytes) {
+            byte[] all = bytes.toByteArray();
+            int at = 0;
+            while (at < all.length && channel.isOpen()) {
+                int n = Math.min(all.length - at, 1 + random.nextInt(40));
+                ByteBuf fragment = Unpooled.copiedBuffer(all, at, n);
+                fed.add(fragment);
+                channel.writeInbound(fragment);
+                channel.runPendingTasks();
+                at += n;
+            }
+        }
+
+        List<Message> receive() {
+            return receive(0);
+        }
+
+        List<Message> receive(int leadingSingleBytes) {
+            channel.runPendingTasks();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteBuf buf;
+            while ((buf = channel.readOutbound()) != null) {
+                byte[] bytes = new byte[buf.readableBytes()];
+                buf.readBytes(bytes);
+                buf.release();
+                out.writeBytes(bytes);
+            }
+            channel.readInbound(); // nothing may pass the handler
+            return BackendReader.read(out.toByteArray(), leadingSingleBytes);
+        }
+
+        void assertNoLeaks() {
+            channel.finishAndReleaseAll();
+            assertThat(fed).allSatisfy(b -> assertThat(b.refCnt()).as("fed fragment refCnt").isZero());
+        }
+    }
+
+    private static PgWireConfig config(AuthMode mode, Limits limits) {
+        return new PgWireConfig("127.0.0.1", 0, mode, "thresher", "s3cret", "acme", limits);
+    }
+
+    private static PgWireConfig trust() {
+        return config(AuthMode.TRUST, Limits.DEFAULTS);
+    }
+
+    private static Connection connected(PgWireConfig config, CallService calls, long seed) {
+        Connection c = new Connection(config, calls, seed);
+        c.send(new FrontendBytes().startup(STARTUP));
+        List<Message> hello = c.receive();
+        assertThat(types(hello)).isEqualTo("R" + "S".repeat(11) + "KZ");
+        return c;
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void startupSimpleQueryAndTerminateInRandomFragments(long seed) {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = new Connection(trust(), calls, seed);
+        c.send(new FrontendBytes().sslRequest().gssEncRequest().startup(STARTUP)
+                .query("CALL BINDING total_sales('{\"region\": ''eu''}')").terminate());
+        List<Message> messages = c.receive(2);
+
+        assertThat(types(messages)).isEqualTo("NNR" + "S".repeat(11) + "KZTDCZ");
+        assertThat(messages.get(2).buffer().getInt()).isZero(); // AuthenticationOk
+        List<List<String>> statuses = messages.subList(3, 14).stream().map(Message::strings).toList();
+        assertThat(statuses).contains(List.of("server_version", PgConnectionHandler.SERVER_VERSION),
+                List.of("client_encoding", "UTF8"), List.of("server_encoding", "UTF8"), List.of("DateStyle", "ISO, MDY"),
+                List.of("integer_datetimes", "on"), List.of("standard_conforming_strings", "on"),
+                List.of("TimeZone", "UTC"), List.of("application_name", "protocol-test"));
+        assertThat(messages.get(15).body()).containsExactly('I');
+        Message row = messages.get(16);
+        assertThat(new String(row.body(), 2, 6, StandardCharsets.UTF_8)).isEqualTo("result");
+        assertThat(row.buffer().position(2 + 7 + 6).getInt()).isEqualTo(114); // type OID json
+        assertThat(messages.get(17).firstColumn()).isEqualTo(RESULT);
+        assertThat(messages.get(18).strings()).containsExactly("CALL");
+
+        assertThat(calls.requests).containsExactly(
+                CallRequest.of("acme", "thresher", "total_sales", "{\"region\": 'eu'}"));
+        assertThat(c.channel.isOpen()).isFalse();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void passwordAuthenticationAcceptsTheRightPassword() {
+        Connection c = new Connection(config(AuthMode.PASSWORD, Limits.DEFAULTS), Calls.returning(RESULT), 11);
+        c.send(new FrontendBytes().startup(STARTUP));
+        List<Message> ask = c.receive();
+        assertThat(types(ask)).isEqualTo("R");
+        assertThat(ask.get(0).buffer().getInt()).isEqualTo(3);
+        c.send(new FrontendBytes().password("s3cret").query("CALL BINDING x('{}')"));
+        assertThat(types(c.receive())).isEqualTo("R" + "S".repeat(11) + "KZ" + "TDCZ");
+        c.assertNoLeaks();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"wrong", ""})
+    void passwordAuthenticationRejectsAWrongPasswordAndCloses(String password) {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = new Connection(config(AuthMode.PASSWORD, Limits.DEFAULTS), calls, 12);
+        c.send(new FrontendBytes().startup(STARTUP).password(password).query("CALL BINDING x('{}')"));
+        List<Message> messages = c.receive();
+        assertThat(types(messages)).isEqualTo("RE");
+        assertThat(messages.get(1).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "28P01");
+        assertThat(c.channel.isOpen()).isFalse();
+        assertThat(calls.requests).isEmpty();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void trustRejectsAnotherUser() {
+        Connection c = new Connection(trust(), Calls.returning(RESULT), 13);
+        c.send(new FrontendBytes().startup(Map.of("user", "mallory")));
+        List<Message> messages = c.receive();
+        assertThat(types(messages)).isEqualTo("E");
+        assertThat(messages.get(0).sqlState()).isEqualTo("28P01");
+        assertThat(c.channel.isOpen()).isFalse();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void unsupportedProtocolVersionIsRefused() {
+        Connection c = new Connection(trust(), Calls.returning(RESULT), 14);
+        c.send(new FrontendBytes().startup(2, 0, STARTUP));
+        List<Message> messages = c.receive();
+        assertThat(types(messages)).isEqualTo("E");
+        assertThat(messages.get(0).sqlState()).isEqualTo("08P01");
+        assertThat(c.channel.isOpen()).isFalse();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void newerMinorVersionIsNegotiatedDown() {
+        Connection c = new Connection(trust(), Calls.returning(RESULT), 15);
+        c.send(new FrontendBytes().startup(3, 2, Map.of("user", "thresher", "_pq_.option", "x")));
+        List<Message> messages = c.receive();
+        assertThat(types(messages)).isEqualTo("vR" + "S".repeat(11) + "KZ");
+        assertThat(messages.get(0).buffer().getInt()).isZero();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void cancelRequestIsIgnoredAndClosesTheConnection() {
+        Connection c = new Connection(trust(), Calls.returning(RESULT), 16);
+        c.send(new FrontendBytes().cancelRequest(1, 2));
+        assertThat(c.receive()).isEmpty();
+        assertThat(c.channel.isOpen()).isFalse();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void simpleQueryErrorsKeepTheConnectionServing() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 17);
+        c.send(new FrontendBytes().query("SELECT 1").query("CALL BINDING x('{}'").query("CALL BINDING x($1)")
+                .query(" -- nothing\n").query("SET application_name = 'renamed'").query("CALL BINDING x('[]')"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZ" + "EZ" + "EZ" + "IZ" + "SCZ" + "TDCZ");
+        assertThat(m.get(0).errorFields()).containsEntry('S', "ERROR").containsEntry('V', "ERROR")
+                .containsEntry('C', "0A000");
+        assertThat(m.get(0).errorFields().get('D')).contains("thresher_code=1002").contains("retry_class=TERMINAL");
+        assertThat(m.get(0).errorFields().get('H')).startsWith("Do not retry");
+        assertThat(m.get(2).sqlState()).isEqualTo("42601");
+        assertThat(m.get(4).sqlState()).isEqualTo("42601");
+        assertThat(m.get(8).strings()).containsExactly("application_name", "renamed");
+        assertThat(m.get(9).strings()).containsExactly("SET");
+        assertThat(calls.requests).hasSize(1);
+        assertThat(c.channel.isOpen()).isTrue();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void serviceFailuresMapToSqlStates() {
+        Calls calls = new Calls(r -> CompletableFuture.failedFuture(
+                new ThresherException(ErrorCode.valueOf(r.bindingName().toUpperCase()), "failed: " + r.bindingName())));
+        Connection c = connected(trust(), calls, 18);
+        c.send(new FrontendBytes().query("CALL BINDING target_stale('{}')").query("CALL BINDING guest_trap('{}')")
+                .query("CALL BINDING unknown_binding('{}')"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZEZEZ");
+        assertThat(m.get(0).errorFields()).containsEntry('C', "40001").containsEntry('M', "failed: target_stale");
+        assertThat(m.get(0).errorFields().get('D')).isEqualTo("thresher_code=7001 category=TARGET_STALE retry_class=RETRYABLE");
+        assertThat(m.get(2).sqlState()).isEqualTo("38000");
+        assertThat(m.get(4).sqlState()).isEqualTo("42883");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void unexpectedServiceExceptionsAreInternalErrors() {
+        Calls calls = new Calls(r -> {
+            throw new IllegalStateException("boom");
+        });
+        Connection c = connected(trust(), calls, 19);
+        c.send(new FrontendBytes().query("CALL BINDING x('{}')").query("CALL BINDING x('{}')"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZEZ");
+        assertThat(m.get(0).sqlState()).isEqualTo("XX000");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void pipelinedExtendedBatchesAreAnsweredInOrderOneCallAtATime() {
+        Calls calls = Calls.pending();
+        Connection c = connected(trust(), calls, 20);
+        FrontendBytes batch = new FrontendBytes();
+        for (String args : List.of("{\"n\":1}", "{\"n\":2}")) {
+            batch.parse("", "CALL BINDING x($1)", 0).bindText("", "", args).describe('P', "").execute("").sync();
+        }
+        c.send(batch);
+        assertThat(c.receive()).isEmpty(); // nothing is flushed before the first Sync
+        assertThat(calls.requests).hasSize(1);
+        assertThat(c.channel.config().isAutoRead()).isFalse();
+
+        calls.futures.get(0).complete(new CallResult("c1", "1"));
+        List<Message> first = c.receive();
+        assertThat(types(first)).isEqualTo("12TDCZ");
+        assertThat(first.get(3).firstColumn()).isEqualTo("1");
+        assertThat(calls.requests).hasSize(2);
+        assertThat(calls.requests.get(1).argumentsJson()).isEqualTo("{\"n\":2}");
+
+        calls.futures.get(1).complete(new CallResult("c2", "2"));
+        List<Message> second = c.receive();
+        assertThat(types(second)).isEqualTo("12TDCZ");
+        assertThat(second.get(3).firstColumn()).isEqualTo("2");
+        assertThat(c.channel.config().isAutoRead()).isTrue();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void namedStatementsDescribeAndClose() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 21);
+        c.send(new FrontendBytes().parse("S_1", "CALL BINDING x($1)", 1043).describe('S', "S_1").sync()
+                .bindText("P_1", "S_1", "{}").execute("P_1").execute("P_1").close('S', "S_1").sync()
+                .parse("S_2", "CALL BINDING x('{}')").describe('S', "S_2").parse("S_3", "SET a = 1").describe('S', "S_3")
+                .sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("1tTZ" + "2DCC3Z" + "1tT1tnZ");
+        assertThat(m.get(1).buffer().getShort()).isEqualTo((short) 1);
+        assertThat(m.get(1).buffer().position(2).getInt()).isEqualTo(1043);
+        assertThat(m.get(11).buffer().getShort()).isZero();
+        assertThat(calls.requests).hasSize(1); // the second Execute of a finished portal runs nothing
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void unspecifiedParameterTypesAreDescribedAsJson() {
+        Connection c = connected(trust(), Calls.returning(RESULT), 22);
+        c.send(new FrontendBytes().parse("", "CALL BINDING x($1)").describe('S', "").sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("1tTZ");
+        assertThat(m.get(1).buffer().position(2).getInt()).isEqualTo(114);
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void errorsInExtendedModeDiscardUntilSync() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 23);
+        c.send(new FrontendBytes().parse("", "SELECT 1").bindText("", "").execute("").sync()
+                .parse("", "CALL BINDING x($1)").bindText("", "", "{}").execute("").sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZ12DCZ");
+        assertThat(m.get(0).sqlState()).isEqualTo("0A000");
+        assertThat(calls.requests).hasSize(1);
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void extendedProtocolConditions() {
+        Connection c = connected(trust(), Calls.returning(RESULT), 24);
+        c.send(new FrontendBytes()
+                .bindText("", "missing").sync()
+                .describe('P', "missing").sync()
+                .parse("S", "CALL BINDING x($1)").parse("S", "CALL BINDING x($1)").sync()
+                .bindText("", "S").sync()
+                .parse("", "CALL BINDING x($1)", 23).sync()
+                .bind("", "S", (short) 0, (short) 0, (byte[]) null).sync()
+                .bind("", "S", (short) 0, (short) 0, new byte[] {(byte) 0xff}).sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZ" + "EZ" + "1EZ" + "EZ" + "EZ" + "EZ" + "EZ");
+        assertThat(m.get(0).sqlState()).isEqualTo("26000");
+        assertThat(m.get(2).sqlState()).isEqualTo("34000");
+        assertThat(m.get(5).sqlState()).isEqualTo("42P05");
+        assertThat(m.get(7).sqlState()).isEqualTo("08P01");
+        assertThat(m.get(9).sqlState()).isEqualTo("22023");
+        assertThat(m.get(11).sqlState()).isEqualTo("22023");
+        assertThat(m.get(13).sqlState()).isEqualTo("22023");
+        assertThat(c.channel.isOpen()).isTrue();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void binaryParametersAndResults() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 25);
+        byte[] jsonb = "\u0001{\"a\":1}".getBytes(StandardCharsets.UTF_8);
+        c.send(new FrontendBytes()
+                .parse("", "CALL BINDING x($1)", 3802).bind("", "", (short) 1, (short) 1, jsonb).describe('P', "")
+                .execute("").sync()
+                .parse("", "CALL BINDING x($1)", 114).bind("", "", (short) 1, (short) 0, "[1]".getBytes(StandardCharsets.UTF_8))
+                .execute("").sync()
+                .parse("", "CALL BINDING x($1)", 3802).bind("", "", (short) 1, (short) 0, "{}".getBytes(StandardCharsets.UTF_8))
+                .sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("12TDCZ" + "12DCZ" + "1EZ");
+        assertThat(m.get(2).buffer().position(m.get(2).body().length - 2).getShort()).isEqualTo((short) 1);
+        assertThat(m.get(3).firstColumn()).isEqualTo(RESULT); // json's binary format is its text
+        assertThat(m.get(12).sqlState()).isEqualTo("22023"); // jsonb binary without its version byte
+        assertThat(calls.requests).extracting(CallRequest::argumentsJson).containsExactly("{\"a\":1}", "[1]");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void argumentsOverThePayloadLimitAreRefusedBeforeTheService() {
+        Limits limits = Limits.fromProperties(Map.of("limits.directCallPayloadBytes", "16"));
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(config(AuthMode.TRUST, limits), calls, 26);
+        String big = "{\"k\":\"" + "é".repeat(8) + "\"}"; // 14 characters, 24 bytes
+        c.send(new FrontendBytes().query("CALL BINDING x('" + big + "')")
+                .parse("", "CALL BINDING x($1)").bindText("", "", big).execute("").sync()
+                .query("CALL BINDING x('{\"k\":1}')"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZ" + "12EZ" + "TDCZ");
+        assertThat(m.get(0).sqlState()).isEqualTo("54000");
+        assertThat(m.get(4).sqlState()).isEqualTo("54000");
+        assertThat(calls.requests).hasSize(1);
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void oversizedMessagesAreRefusedAndClose() {
+        Limits limits = Limits.fromProperties(Map.of("limits.pgwireMaxMessageBytes", "256"));
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(config(AuthMode.TRUST, limits), calls, 27);
+        c.send(new FrontendBytes().query("CALL BINDING x('" + "x".repeat(300) + "')"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("E");
+        assertThat(m.get(0).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "54000");
+        assertThat(c.channel.isOpen()).isFalse();
+        assertThat(calls.requests).isEmpty();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void unknownMessageTypesAreProtocolViolations() {
+        Connection c = connected(trust(), Calls.returning(RESULT), 28);
+        c.send(new FrontendBytes().message('F', b -> b.write(0)));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("E");
+        assertThat(m.get(0).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "08P01");
+        assertThat(c.channel.isOpen()).isFalse();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void malformedLengthIsAProtocolViolation() {
+        Connection c = connected(trust(), Calls.returning(RESULT), 29);
+        c.send(new FrontendBytes().raw(new byte[] {'Q', 0, 0, 0, 2}));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("E");
+        assertThat(m.get(0).sqlState()).isEqualTo("08P01");
+        assertThat(c.channel.isOpen()).isFalse();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void closingWithACallInFlightDoesNotCancelIt() {
+        Calls calls = Calls.pending();
+        Connection c = connected(trust(), calls, 30);
+        c.send(new FrontendBytes().query("CALL BINDING x('{}')").query("CALL BINDING y('{}')"));
+        assertThat(calls.requests).hasSize(1);
+        c.channel.close();
+        calls.futures.get(0).complete(new CallResult("c1", "{}"));
+        c.channel.runPendingTasks();
+        assertThat(calls.futures.get(0).isCancelled()).isFalse();
+        assertThat(calls.requests).hasSize(1); // the queued second call is dropped with the connection
+        assertThat(c.receive()).isEmpty();
+        c.assertNoLeaks();
+    }
+}

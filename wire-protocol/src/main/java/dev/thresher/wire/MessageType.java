@@ -1,0 +1,80 @@
+package dev.thresher.wire;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The type id of every message, grouped by family in the high byte: {@code 0x01xx} handshake,
+ * {@code 0x02xx} shard run. Ids are never reused or renumbered; a semantic change to a message
+ * gets a new id and the version that introduces it in {@link #sinceVersion}.
+ */
+public enum MessageType {
+    HELLO(0x0101, Family.HANDSHAKE, 1),
+    HELLO_ACK(0x0102, Family.HANDSHAKE, 1),
+    HELLO_REJECT(0x0103, Family.HANDSHAKE, 1),
+    SHARD_RUN_REQUEST(0x0201, Family.SHARD_RUN, 1),
+    SHARD_RUN_RESULT(0x0202, Family.SHARD_RUN, 1),
+    SHARD_RUN_FAILURE(0x0203, Family.SHARD_RUN, 1);
+
+    /** A group of messages with one codec. */
+    public enum Family {
+        /** Version-independent: readable before a version is agreed, never changed. */
+        HANDSHAKE,
+        /** Readable only once the handshake agreed a version. */
+        SHARD_RUN
+    }
+
+    private static final Map<Integer, MessageType> BY_ID =
+            Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(MessageType::id, Function.identity()));
+
+    private final int id;
+    private final Family family;
+    private final int sinceVersion;
+
+    MessageType(int id, Family family, int sinceVersion) {
+        this.id = id;
+        this.family = family;
+        this.sinceVersion = sinceVersion;
+    }
+
+    /** The 2-byte type id written after the frame length. */
+    public int id() {
+        return id;
+    }
+
+    public Family family() {
+        return family;
+    }
+
+    /** The first protocol version in which this message exists. */
+    public int sinceVersion() {
+        return sinceVersion;
+    }
+
+    /** The type with this id, or {@code null} for an id this build does not know. */
+    static MessageType ofId(int id) {
+        return BY_ID.get(id);
+    }
+
+    /** The type of a message. */
+    public static MessageType of(WireMessage message) {
+        return switch (message) {
+            case WireMessage.Hello m -> HELLO;
+            case WireMessage.HelloAck m -> HELLO_ACK;
+            case WireMessage.HelloReject m -> HELLO_REJECT;
+            case WireMessage.ShardRunRequest m -> SHARD_RUN_REQUEST;
+            case WireMessage.ShardRunResult m -> SHARD_RUN_RESULT;
+            case WireMessage.ShardRunFailure m -> SHARD_RUN_FAILURE;
+        };
+    }
+
+    /** Whether a connection that agreed on {@code version} (0: not yet agreed) may carry this message. */
+    public boolean allowedAt(int version) {
+        return switch (family) {
+            case HANDSHAKE -> true;
+            case SHARD_RUN -> version >= sinceVersion;
+        };
+    }
+}

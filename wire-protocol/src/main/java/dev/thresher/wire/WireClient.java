@@ -1,0 +1,121 @@
+package dev.thresher.wire;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Limits;
+import dev.thresher.wire.WireMessage.ShardRunRequest;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Sends shard-run requests to other nodes over pooled connections: one per {@code host:port},
+ * opened on first use, handshaken once, shared by any number of concurrent requests and
+ * replaced on the next {@link #send} after it closes. Thread-safe.
+ *
+ * <p>How the returned future ends (the coordinator relies on this):
+ * <ul>
+ *   <li>with the {@link WireMessage.ShardRunResult} or {@link WireMessage.ShardRunFailure} the
+ *       peer answered; a failure reply is a normal completion;</li>
+ *   <li>{@link ErrorCode#HOST_UNREACHABLE} (retryable) when the connection could not be opened
+ *       or handshaken, or closed, before the request was written: the request provably never left;</li>
+ *   <li>{@link ErrorCode#TRANSPORT_OUTCOME_UNKNOWN} (ambiguous) when the request was written, or
+ *       its write failed midway, and the connection then closed or errored before the reply: guest
+ *       code may have run;</li>
+ *   <li>the encoder's code, {@link ErrorCode#PAYLOAD_TOO_LARGE}, when the request's frame exceeds
+ *       {@code limits.wireMaxFrameBytes}: nothing was sent and the connection stays open;</li>
+ *   <li>{@link ErrorCode#INTERNAL_ERROR} when the same {@code requestId} is already in flight to
+ *       that peer: nothing was sent.</li>
+ * </ul>
+ * The client sets no deadline of its own: the caller bounds the wait (for example with
+ * {@link CompletableFuture#orTimeout}); a future completed or cancelled by the caller frees its
+ * slot and a late reply is dropped.
+ *
+ * <p>Threads: one event-loop group owned by the client ({@code thresher-wire-client-*}). Futures
+ * complete on an event loop, so callers must not block in their continuations; use the
+ * {@code *Async} variants with an executor of their own for real work.
+ */
+public final class WireClient implements AutoCloseable {
+    /** How long opening a TCP connection may take. */
+    static final int CONNECT_TIMEOUT_MS = 5_000;
+    /** How long the peer may take to answer {@code Hello}. */
+    static final long HANDSHAKE_TIMEOUT_MS = 5_000;
+
+    private final String nodeId;
+    private final int maxFrameBytes;
+    private final EventLoopGroup group;
+    private final Bootstrap bootstrap;
+    private final ConcurrentMap<Peer, ClientConnection> connections = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private record Peer(String host, int port) {}
+
+    /**
+     * @param nodeId this node's id, sent in the handshake
+     * @param limits {@code wireMaxFrameBytes} caps frames in both directions
+     */
+    public WireClient(String nodeId, Limits limits) {
+        this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+        this.maxFrameBytes = limits.wireMaxFrameBytes();
+        this.group = new MultiThreadIoEventLoopGroup(
+                0, new DefaultThreadFactory("thresher-wire-client"), NioIoHandler.newFactory());
+        this.bootstrap = new Bootstrap()
+                .group(group)
+                .channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MS);
+    }
+
+    /**
+     * Sends {@code request} to the node at {@code host:port}; see the class comment for how the
+     * future ends. Never blocks; connecting and the handshake happen in the background.
+     */
+    public CompletableFuture<WireMessage> send(String host, int port, ShardRunRequest request) {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(request, "request");
+        CompletableFuture<WireMessage> result = new CompletableFuture<>();
+        if (closed) {
+            result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
+                    "wire client is closed; request " + request.requestId() + " not sent"));
+            return result;
+        }
+        Peer peer = new Peer(host, port);
+        ClientConnection connection = connections.get(peer);
+        if (connection == null || connection.isClosed()) {
+            ClientConnection fresh = new ClientConnection(host, port, nodeId, maxFrameBytes, HANDSHAKE_TIMEOUT_MS,
+                    c -> connections.remove(peer, c));
+            connection = connections.compute(peer, (p, old) -> old != null && !old.isClosed() ? old : fresh);
+            if (connection == fresh) {
+                // outside compute: a connect that fails at once removes the entry from its listener
+                fresh.connect(bootstrap);
+            }
+        }
+        connection.send(request, result);
+        return result;
+    }
+
+    /**
+     * Closes every connection and the event-loop group; requests in flight end as described in the
+     * class comment. Must not be called from one of the client's event loops.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        connections.values().forEach(ClientConnection::close);
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        connections.clear();
+    }
+}
