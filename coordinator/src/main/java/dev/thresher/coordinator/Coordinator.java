@@ -15,9 +15,9 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.topology.Topology;
-import dev.thresher.wire.ShardRunFailure;
-import dev.thresher.wire.ShardRunRequest;
-import dev.thresher.wire.ShardRunResult;
+import dev.thresher.wire.WireMessage.ShardRunFailure;
+import dev.thresher.wire.WireMessage.ShardRunRequest;
+import dev.thresher.wire.WireMessage.ShardRunResult;
 import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireMessage;
 import java.io.IOException;
@@ -59,11 +59,16 @@ public final class Coordinator implements CallService {
     private final ComponentCache components;
     private final Limits limits;
     private final ExecutorService callExecutor;
+    private final ExecutorService guestExecutor;
     private final Semaphore shardPool;
     private final AtomicLong requestIds = new AtomicLong();
 
+    /**
+     * @param callExecutor runs each call from acceptance to publication (virtual threads fit: calls mostly wait)
+     * @param guestExecutor platform threads that run guest code (polyglot contexts stay off virtual threads)
+     */
     public Coordinator(String hostId, ControlStore control, WireClient wire, CellHost cells, Limits limits,
-                       ExecutorService callExecutor) {
+                       ExecutorService callExecutor, ExecutorService guestExecutor) {
         this.hostId = hostId;
         this.control = control;
         this.wire = wire;
@@ -71,6 +76,7 @@ public final class Coordinator implements CallService {
         this.components = new ComponentCache(control);
         this.limits = limits;
         this.callExecutor = callExecutor;
+        this.guestExecutor = guestExecutor;
         this.shardPool = new Semaphore(limits.shardConcurrency(), true);
     }
 
@@ -100,8 +106,10 @@ public final class Coordinator implements CallService {
             Map<Integer, ShardRunResult> results = dispatch(plan, request, deadlineNanos);
             List<Partial> merged = SlotValidator.validate(plan, results, limits);
             checkDeadline(deadlineNanos, "before reduce");
-            ReduceOutcome reduced = cells.reduce(components.get(binding.componentDigest()),
-                    PartialsCodec.encode(merged), request.argumentsJson(), deadlineNanos);
+            byte[] partials = PartialsCodec.encode(merged);
+            ReduceOutcome reduced = CompletableFuture.supplyAsync(() -> cells.reduce(
+                    components.get(binding.componentDigest()), partials, request.argumentsJson(), deadlineNanos),
+                    guestExecutor).join();
             if (reduced.resultJson().length() > limits.resultMaxBytes()) {
                 throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result exceeds "
                         + limits.resultMaxBytes() + " bytes");
@@ -193,9 +201,16 @@ public final class Coordinator implements CallService {
             case ShardRunFailure f -> new ThresherException(ErrorCode.ofCode(f.errorCode()),
                     "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + "): "
                             + f.message());
-            default -> new ThresherException(ErrorCode.INTERNAL_ERROR, "slot " + t.slotIndex()
-                    + " answered with an unexpected message " + reply.getClass().getSimpleName());
+            case WireMessage.Hello h -> unexpected(t, h);
+            case WireMessage.HelloAck h -> unexpected(t, h);
+            case WireMessage.HelloReject h -> unexpected(t, h);
+            case ShardRunRequest r -> unexpected(t, r);
         };
+    }
+
+    private static ThresherException unexpected(ShardTarget t, WireMessage reply) {
+        return new ThresherException(ErrorCode.INTERNAL_ERROR, "slot " + t.slotIndex()
+                + " answered with an unexpected message " + reply.getClass().getSimpleName());
     }
 
     private static ThresherException asShardFailure(ShardTarget t, Throwable error) {

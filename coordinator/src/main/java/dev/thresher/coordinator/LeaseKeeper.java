@@ -7,10 +7,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +24,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class LeaseKeeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+    private static final long RELEASE_WAIT_MS = 2_000;
 
     private record Held(Partition partition, long validUntilNanos) {}
 
@@ -88,11 +93,14 @@ public final class LeaseKeeper implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
-        try {
-            control.releaseLeadership(hostId);
-        } catch (RuntimeException e) {
-            log.warn("could not release the leases of {}: {}", hostId, e.toString());
-        }
         held.clear();
+        // Bounded: when the control database is already gone the leases simply expire.
+        try {
+            CompletableFuture.runAsync(() -> control.releaseLeadership(hostId)).get(RELEASE_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("could not release the leases of {}; they expire on their own: {}", hostId, e.getCause() == null ? e : e.getCause());
+        }
     }
 }

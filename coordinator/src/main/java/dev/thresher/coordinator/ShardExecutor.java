@@ -11,10 +11,10 @@ import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
-import dev.thresher.wire.ShardRunFailure;
+import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.wire.ShardRunHandler;
-import dev.thresher.wire.ShardRunRequest;
-import dev.thresher.wire.ShardRunResult;
+import dev.thresher.wire.WireMessage.ShardRunRequest;
+import dev.thresher.wire.WireMessage.ShardRunResult;
 import dev.thresher.wire.WireMessage;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -80,9 +80,8 @@ public final class ShardExecutor implements ShardRunHandler {
             if (te.code() == ErrorCode.INTERNAL_ERROR) {
                 log.error("shard run {} failed", request.wireId(), e);
             }
-            // Before cells.run the guest provably did not start; inside it, a refusal at the
-            // deadline check also happens before guest code, which CellHost reports as such.
-            boolean started = guestStarted && !(te.code() == ErrorCode.DEADLINE_EXCEEDED && te.getMessage().contains("before"));
+            // Before cells.run the guest provably did not start; inside it, CellHost marks its refusals.
+            boolean started = guestStarted && !CellHost.refusedBeforeGuest(e);
             return new ShardRunFailure(request.requestId(), request.wireId(), te.code().code(), started, te.getMessage());
         }
     }

@@ -4,7 +4,7 @@ import dev.thresher.bindings.Partial;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
-import dev.thresher.wire.ShardRunResult;
+import dev.thresher.wire.WireMessage.ShardRunResult;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -97,6 +97,8 @@ public final class DevCluster implements AutoCloseable {
         postgres = EmbeddedPostgres.builder()
                 .setDataDirectory(options.workDir().resolve("postgres"))
                 .setCleanDataDirectory(true)
+                // Stopped by close(), after the nodes, so they can release their leases first.
+                .setRegisterShutdownHook(false)
                 .setServerConfig("max_connections", "300")
                 .setServerConfig("fsync", "off")
                 .setServerConfig("synchronous_commit", "off")
@@ -117,9 +119,8 @@ public final class DevCluster implements AutoCloseable {
         }
         for (int i = 1; i <= options.shards(); i++) {
             int pg = options.pgwirePort() == 0 ? 0 : options.pgwirePort() + i - 1;
-            int wire = options.pgwirePort() == 0 ? 0 : 7433 + i - 1;
-            int http = options.pgwirePort() == 0 ? 0 : 8433 + i - 1;
-            nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", wire, pg, http, controlUrl(), shardUrl(i),
+            // Node-to-node and HTTP ports are ephemeral; endpoints.json and the banner name them.
+            nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", 0, pg, 0, controlUrl(), shardUrl(i),
                     USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits())));
         }
         writeEndpoints();

@@ -90,7 +90,8 @@ public final class Node implements AutoCloseable {
         ExecutorService callExecutor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name(config.hostId() + "-call-", 0).factory());
         closers.push(callExecutor::shutdownNow);
-        Coordinator coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor);
+        Coordinator coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor,
+                shardExecutor);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), coordinator);

@@ -84,8 +84,8 @@ class CallBindingIT {
     void badInputGetsTypedErrorsAndTheConnectionKeepsServing() throws Exception {
         try (Connection c = Cluster.connect(0); Statement s = c.createStatement()) {
             assertSqlState(s, "CALL BINDING no_such_binding('{}')", "42883");
-            assertSqlState(s, "CALL BINDING revenue_by_region('{not json')", "22P02");
-            assertSqlState(s, "CALL BINDING revenue_by_region('{} {}')", "22P02");
+            assertSqlState(s, "CALL BINDING revenue_by_region('{not json')", "22023");
+            assertSqlState(s, "CALL BINDING revenue_by_region('{} {}')", "22023");
             assertSqlState(s, "SELECT 1", "0A000");
             assertSqlState(s, "CALL BINDING revenue_by_region(", "42601");
             try (ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
@@ -97,7 +97,7 @@ class CallBindingIT {
              PreparedStatement ps = c.prepareStatement("CALL BINDING revenue_by_region(?)")) {
             ps.setString(1, "nope");
             assertThatThrownBy(ps::executeQuery).isInstanceOfSatisfying(SQLException.class,
-                    e -> assertThat(e.getSQLState()).isEqualTo("22P02"));
+                    e -> assertThat(e.getSQLState()).isEqualTo("22023"));
             ps.setString(1, "{}");
             try (ResultSet rs = ps.executeQuery()) {
                 assertThat(rs.next()).isTrue();

@@ -1,0 +1,318 @@
+package dev.thresher.bindings.abi;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Builds one row batch in the guest ABI v1 encoding (see {@code docs/guest-abi.md} and {@link RowBatch}).
+ * Rows are appended one at a time: {@link #startRow()}, then at most one {@code set*} per column; a column
+ * left unset is null, which only a nullable column accepts. The limits are checked as rows arrive, so a
+ * reader can stream rows in and stop at the first refusal.
+ *
+ * <p>Not thread-safe; one builder builds one batch.
+ */
+public final class RowBatchBuilder {
+    private final int partitionId;
+    private final List<Column> columns;
+    private final int maxRows;
+    private final int maxBytes;
+    private final long headerSize;
+    private final ColumnData[] data;
+    private final boolean[] setInRow;
+    private int rows;
+    private boolean rowOpen;
+    private boolean finished;
+
+    /**
+     * @param partitionId the partition the rows come from, written as a u32 (must not be negative)
+     * @param columns the selector's columns, in order
+     * @param maxRows the most rows the batch may hold ({@code limits.rowsPerBatch})
+     * @param maxBytes the most encoded bytes the batch may have ({@code limits.batchMaxBytes})
+     */
+    public RowBatchBuilder(int partitionId, List<Column> columns, int maxRows, int maxBytes) {
+        if (partitionId < 0) {
+            throw new IllegalArgumentException("partitionId must not be negative: " + partitionId);
+        }
+        if (maxRows < 0 || maxBytes < 0) {
+            throw new IllegalArgumentException("maxRows and maxBytes must not be negative");
+        }
+        this.partitionId = partitionId;
+        this.columns = List.copyOf(columns);
+        this.maxRows = maxRows;
+        this.maxBytes = maxBytes;
+        this.headerSize = RowBatchLayout.headerSize(this.columns);
+        this.data = new ColumnData[this.columns.size()];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = new ColumnData(this.columns.get(i));
+        }
+        this.setInRow = new boolean[data.length];
+        if (encodedSize(0) > maxBytes) {
+            throw new ThresherException(ErrorCode.BATCH_TOO_LARGE,
+                    "an empty batch of these columns already exceeds " + maxBytes + " bytes");
+        }
+    }
+
+    /**
+     * Opens the next row, closing the current one.
+     *
+     * @throws ThresherException {@link ErrorCode#BATCH_TOO_MANY_ROWS} past {@code maxRows},
+     *         {@link ErrorCode#BATCH_TOO_LARGE} when the fixed-width part of the row no longer fits
+     * @throws IllegalArgumentException when the row being closed left a non-nullable column unset
+     */
+    public void startRow() {
+        checkOpen();
+        closeRow();
+        if (rows + 1 > maxRows) {
+            throw new ThresherException(ErrorCode.BATCH_TOO_MANY_ROWS, "batch exceeds " + maxRows + " rows");
+        }
+        rows++;
+        rowOpen = true;
+        Arrays.fill(setInRow, false);
+        checkBytes();
+    }
+
+    public RowBatchBuilder setLong(int column, long value) {
+        ColumnData c = slot(column, ColumnType.INT64);
+        c.appendFixed(value);
+        return this;
+    }
+
+    /** Stores the value's exact bit pattern, NaN payloads included. */
+    public RowBatchBuilder setDouble(int column, double value) {
+        ColumnData c = slot(column, ColumnType.FLOAT64);
+        c.appendFixed(Double.doubleToRawLongBits(value));
+        return this;
+    }
+
+    /** @throws IllegalArgumentException for a string that is not valid Unicode (an unpaired surrogate) */
+    public RowBatchBuilder setText(int column, String value) {
+        Objects.requireNonNull(value, "value (use setNull)");
+        byte[] utf8 = Utf8.encode(value, "text value");
+        ColumnData c = slot(column, ColumnType.TEXT);
+        c.appendVar(utf8, 0, utf8.length);
+        checkBytes();
+        return this;
+    }
+
+    public RowBatchBuilder setBool(int column, boolean value) {
+        ColumnData c = slot(column, ColumnType.BOOL);
+        c.appendBool(value);
+        return this;
+    }
+
+    public RowBatchBuilder setBytes(int column, byte[] value) {
+        Objects.requireNonNull(value, "value (use setNull)");
+        return setBytes(column, value, 0, value.length);
+    }
+
+    public RowBatchBuilder setBytes(int column, byte[] value, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, value.length);
+        ColumnData c = slot(column, ColumnType.BYTES);
+        c.appendVar(value, offset, length);
+        checkBytes();
+        return this;
+    }
+
+    /** @throws IllegalArgumentException when the column is not nullable */
+    public RowBatchBuilder setNull(int column) {
+        ColumnData c = slot(column, null);
+        if (!c.column.nullable()) {
+            throw new IllegalArgumentException("column " + column + " (" + c.column.name() + ") is not nullable");
+        }
+        c.appendNull(rows - 1);
+        return this;
+    }
+
+    /** Rows started so far, the open one included. */
+    public int rowCount() {
+        return rows;
+    }
+
+    /** The encoded size the batch would have if finished now. */
+    public long encodedSize() {
+        return encodedSize(rows);
+    }
+
+    /**
+     * Closes the open row and returns the encoded batch. The builder accepts nothing afterwards.
+     *
+     * @throws IllegalArgumentException when the open row left a non-nullable column unset
+     */
+    public byte[] finish() {
+        checkOpen();
+        closeRow();
+        finished = true;
+        long size = encodedSize(rows);
+        ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(size)).order(ByteOrder.LITTLE_ENDIAN);
+        out.putInt(RowBatchLayout.MAGIC).putInt(partitionId).putInt(rows).putInt(columns.size());
+        for (Column c : columns) {
+            byte[] name = c.nameUtf8();
+            out.put((byte) c.type().tag())
+                    .put((byte) (c.nullable() ? RowBatchLayout.FLAG_NULLABLE : 0))
+                    .putShort((short) name.length)
+                    .put(name);
+        }
+        out.position(Math.toIntExact(headerSize));
+        for (ColumnData c : data) {
+            c.writeTo(out, rows);
+        }
+        if (out.position() != size) {
+            throw new IllegalStateException("encoded " + out.position() + " bytes, computed " + size);
+        }
+        return out.array();
+    }
+
+    private long encodedSize(int rowCount) {
+        long n = headerSize;
+        for (ColumnData c : data) {
+            n += RowBatchLayout.sectionSize(c.column, rowCount, c.varLen);
+        }
+        return n;
+    }
+
+    private void checkBytes() {
+        long size = encodedSize(rows);
+        if (size > maxBytes) {
+            throw new ThresherException(ErrorCode.BATCH_TOO_LARGE,
+                    "batch exceeds " + maxBytes + " bytes at row " + rows);
+        }
+    }
+
+    private void checkOpen() {
+        if (finished) {
+            throw new IllegalStateException("batch already finished");
+        }
+    }
+
+    private ColumnData slot(int column, ColumnType expected) {
+        checkOpen();
+        if (!rowOpen) {
+            throw new IllegalStateException("no row started");
+        }
+        Objects.checkIndex(column, data.length);
+        ColumnData c = data[column];
+        if (expected != null && c.column.type() != expected) {
+            throw new IllegalArgumentException("column " + column + " (" + c.column.name() + ") is "
+                    + c.column.type() + ", not " + expected);
+        }
+        if (setInRow[column]) {
+            throw new IllegalStateException("column " + column + " already set in row " + (rows - 1));
+        }
+        setInRow[column] = true;
+        return c;
+    }
+
+    private void closeRow() {
+        if (!rowOpen) {
+            return;
+        }
+        for (int i = 0; i < data.length; i++) {
+            if (!setInRow[i]) {
+                ColumnData c = data[i];
+                if (!c.column.nullable()) {
+                    throw new IllegalArgumentException("column " + i + " (" + c.column.name()
+                            + ") is not nullable but was not set in row " + (rows - 1));
+                }
+                setInRow[i] = true;
+                c.appendNull(rows - 1);
+            }
+        }
+        rowOpen = false;
+    }
+
+    /** One column's values, appended row by row; a null row holds zero, false or an empty value. */
+    private static final class ColumnData {
+        final Column column;
+        final BitSet nulls = new BitSet();
+        long[] fixed = new long[0];
+        byte[] bools = new byte[0];
+        int[] ends = new int[0];
+        byte[] varBytes = new byte[0];
+        int count;
+        long varLen;
+
+        ColumnData(Column column) {
+            this.column = column;
+        }
+
+        void appendFixed(long bits) {
+            if (count == fixed.length) {
+                fixed = Arrays.copyOf(fixed, Math.max(16, count * 2));
+            }
+            fixed[count++] = bits;
+        }
+
+        void appendBool(boolean v) {
+            if (count == bools.length) {
+                bools = Arrays.copyOf(bools, Math.max(16, count * 2));
+            }
+            bools[count++] = (byte) (v ? 1 : 0);
+        }
+
+        void appendVar(byte[] src, int off, int len) {
+            long end = varLen + len;
+            if (end > Integer.MAX_VALUE - 16) {
+                throw new ThresherException(ErrorCode.BATCH_TOO_LARGE, "column " + column.name() + " exceeds 2 GiB");
+            }
+            if (end > varBytes.length) {
+                varBytes = Arrays.copyOf(varBytes, (int) Math.min(Integer.MAX_VALUE - 16, Math.max(end, varBytes.length * 2L)));
+            }
+            System.arraycopy(src, off, varBytes, (int) varLen, len);
+            varLen = end;
+            if (count == ends.length) {
+                ends = Arrays.copyOf(ends, Math.max(16, count * 2));
+            }
+            ends[count++] = (int) end;
+        }
+
+        void appendNull(int row) {
+            nulls.set(row);
+            switch (column.type()) {
+                case INT64, FLOAT64 -> appendFixed(0);
+                case BOOL -> appendBool(false);
+                case TEXT, BYTES -> appendVar(varBytes, 0, 0);
+            }
+        }
+
+        void writeTo(ByteBuffer out, int rows) {
+            if (column.nullable()) {
+                int start = out.position();
+                byte[] bitmap = new byte[(rows + 7) / 8];
+                for (int r = nulls.nextSetBit(0); r >= 0 && r < rows; r = nulls.nextSetBit(r + 1)) {
+                    bitmap[r >>> 3] |= (byte) (1 << (r & 7));
+                }
+                out.put(bitmap);
+                out.position(start + (int) RowBatchLayout.bitmapSize(rows));
+            }
+            switch (column.type()) {
+                case INT64, FLOAT64 -> {
+                    for (int r = 0; r < rows; r++) {
+                        out.putLong(fixed[r]);
+                    }
+                }
+                case BOOL -> {
+                    int start = out.position();
+                    out.put(bools, 0, rows);
+                    out.position(start + (int) RowBatchLayout.pad8(rows));
+                }
+                case TEXT, BYTES -> {
+                    int start = out.position();
+                    out.putInt(0);
+                    for (int r = 0; r < rows; r++) {
+                        out.putInt(ends[r]);
+                    }
+                    out.position(start + (int) RowBatchLayout.offsetsSize(rows));
+                    start = out.position();
+                    out.put(varBytes, 0, (int) varLen);
+                    out.position(start + (int) RowBatchLayout.pad8(varLen));
+                }
+            }
+        }
+    }
+}

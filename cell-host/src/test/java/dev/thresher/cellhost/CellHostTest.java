@@ -1,0 +1,332 @@
+package dev.thresher.cellhost;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.thresher.bindings.Partial;
+import dev.thresher.cellhost.TestGuests.Script;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Limits;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class CellHostTest {
+    private static CellHost host;
+
+    @BeforeAll
+    static void start() {
+        host = CellHost.create(Limits.DEFAULTS);
+    }
+
+    @AfterAll
+    static void stop() {
+        host.close();
+    }
+
+    private static long inSeconds(long s) {
+        return System.nanoTime() + TimeUnit.SECONDS.toNanos(s);
+    }
+
+    private static RunOutcome run(Component c, Script s) {
+        return host.run(c, s.bytes(), "{}", inSeconds(30));
+    }
+
+    private static ReduceOutcome reduce(Script s) {
+        return host.reduce(TestGuests.scriptGuest(), s.bytes(), "{}", inSeconds(30));
+    }
+
+    private static void assertCode(ThrowingCallable call, ErrorCode code) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(code));
+    }
+
+    @Test
+    void engineIsNamed() {
+        assertThat(host.engineName()).isNotBlank();
+        assertThat(host.optimizing()).isEqualTo(!"Interpreted".equals(host.engineName()));
+    }
+
+    @Test
+    void emitRoundTripKeepsKeysValuesOrderAndNanBits() {
+        double nan = Double.longBitsToDouble(0x7ff8_0000_0000_0123L);
+        double signalling = Double.longBitsToDouble(0x7ff0_0000_0000_0001L);
+        Script s = new Script().emit("p1/eu/sum", 12.5).emit("ключ/ü", -0.0).emit("nan", nan)
+                .emit("snan", signalling).emit("inf", Double.NEGATIVE_INFINITY).emitArguments();
+        RunOutcome out = host.run(TestGuests.scriptGuest(), s.bytes(), "{\"limit\":10}", inSeconds(30));
+        assertThat(out.partials()).extracting(Partial::key)
+                .containsExactly("p1/eu/sum", "ключ/ü", "nan", "snan", "inf", "{\"limit\":10}");
+        assertThat(out.partials()).extracting(p -> Double.doubleToRawLongBits(p.value())).containsExactly(
+                Double.doubleToRawLongBits(12.5), Double.doubleToRawLongBits(-0.0), 0x7ff8_0000_0000_0123L,
+                0x7ff0_0000_0000_0001L, Double.doubleToRawLongBits(Double.NEGATIVE_INFINITY), Double.doubleToRawLongBits(12.0));
+        assertThat(out.emitCount()).isEqualTo(6);
+        assertThat(out.guestNanos()).isPositive();
+
+        // The same cell again, with other input: nothing of the previous invocation leaks in.
+        RunOutcome again = host.run(TestGuests.scriptGuest(), new Script().emitArguments().bytes(), "[]", inSeconds(30));
+        assertThat(again.partials()).containsExactly(new Partial("[]", 2.0));
+    }
+
+    @Test
+    void emitLimitFailsTheRunWhateverTheGuestDoesNext() {
+        Script ignoring = new Script();
+        for (int i = 0; i < 65; i++) {
+            ignoring.emit("k" + i, i);
+        }
+        assertCode(() -> run(TestGuests.scriptGuest(), ignoring), ErrorCode.EMIT_LIMIT_EXCEEDED);
+
+        Script stopping = new Script();
+        for (int i = 0; i < 100; i++) {
+            stopping.emitOrStop("k" + i, i);
+        }
+        assertCode(() -> run(TestGuests.scriptGuest(), stopping), ErrorCode.EMIT_LIMIT_EXCEEDED);
+
+        Script thenFailing = new Script();
+        for (int i = 0; i < 65; i++) {
+            thenFailing.emit("k" + i, i);
+        }
+        thenFailing.trap();
+        assertCode(() -> run(TestGuests.scriptGuest(), thenFailing), ErrorCode.EMIT_LIMIT_EXCEEDED);
+
+        Script exactly64 = new Script();
+        for (int i = 0; i < 64; i++) {
+            exactly64.emit("k" + i, i);
+        }
+        assertThat(run(TestGuests.scriptGuest(), exactly64).partials()).hasSize(64);
+    }
+
+    @Test
+    void malformedKeysAreRefused() {
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().emit("x".repeat(1025), 1)), ErrorCode.PARTIAL_MALFORMED);
+        assertThat(run(TestGuests.scriptGuest(), new Script().emit("x".repeat(1024), 1)).partials()).hasSize(1);
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().emit(new byte[] {'a', (byte) 0xff}, 1)),
+                ErrorCode.PARTIAL_MALFORMED);
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().emit(new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80}, 1)),
+                ErrorCode.PARTIAL_MALFORMED);
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().emit("", 1)), ErrorCode.PARTIAL_MALFORMED);
+    }
+
+    @Test
+    void trapsAreGuestTrapsAndTheNextCallWorks() {
+        for (Script s : List.of(new Script().trap(), new Script().outOfBounds(), new Script().recurseForever())) {
+            long starts = host.guestStarts();
+            assertThatThrownBy(() -> run(TestGuests.scriptGuest(), s)).isInstanceOfSatisfying(ThresherException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+                assertThat(e.getMessage()).isNotBlank();
+                assertThat(CellHost.refusedBeforeGuest(e)).isFalse();
+            });
+            assertThat(host.guestStarts()).isEqualTo(starts + 1);
+            assertThat(run(TestGuests.scriptGuest(), new Script().emit("ok", 1)).partials())
+                    .containsExactly(new Partial("ok", 1));
+        }
+    }
+
+    @Test
+    void guestReportedFailureCarriesTheMessage() {
+        assertThatThrownBy(() -> run(TestGuests.scriptGuest(), new Script().fail("region column missing")))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.GUEST_REPORTED_FAILURE);
+                    assertThat(e.getMessage()).isEqualTo("region column missing");
+                });
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().status(3)), ErrorCode.GUEST_REPORTED_FAILURE);
+    }
+
+    @Test
+    void infiniteLoopStopsAtTheDeadlineAndTheCellStaysUsable() {
+        long before = System.nanoTime();
+        assertCode(() -> host.run(TestGuests.scriptGuest(), new Script().loopForever().bytes(), "{}",
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300)), ErrorCode.DEADLINE_EXCEEDED);
+        assertThatThrownBy(() -> host.run(TestGuests.scriptGuest(), new Script().loopForever().bytes(), "{}",
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100)))
+                .satisfies(e -> assertThat(CellHost.refusedBeforeGuest(e)).as("stopped mid-run: the guest ran").isFalse());
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before);
+        assertThat(tookMs).isBetween(250L, 5_000L);
+        assertThat(run(TestGuests.scriptGuest(), new Script().emit("after", 2)).partials())
+                .containsExactly(new Partial("after", 2));
+    }
+
+    @Test
+    void pastDeadlineNeverStartsTheGuest() {
+        run(TestGuests.scriptGuest(), new Script());
+        long starts = host.guestStarts();
+        assertCode(() -> host.run(TestGuests.scriptGuest(), new Script().emit("x", 1).bytes(), "{}", System.nanoTime() - 1),
+                ErrorCode.DEADLINE_EXCEEDED);
+        assertCode(() -> host.reduce(TestGuests.scriptGuest(), new Script().nul().bytes(), "{}", System.nanoTime()),
+                ErrorCode.DEADLINE_EXCEEDED);
+        // Also for a component that has no cell yet: it is not even instantiated.
+        assertCode(() -> host.run(TestGuests.compile(";; fresh\n" + "(module)"), new byte[0], "{}", System.nanoTime() - 1),
+                ErrorCode.DEADLINE_EXCEEDED);
+        assertThat(host.guestStarts()).isEqualTo(starts);
+        assertThatThrownBy(() -> host.run(TestGuests.scriptGuest(), new Script().bytes(), "{}", System.nanoTime() - 1))
+                .satisfies(e -> assertThat(CellHost.refusedBeforeGuest(e)).isTrue());
+    }
+
+    @Test
+    void wrongAbiVersionIsAMismatch() {
+        assertThatThrownBy(() -> run(TestGuests.scriptGuest(2), new Script())).isInstanceOfSatisfying(ThresherException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.GUEST_ABI_MISMATCH);
+            assertThat(e.getMessage()).contains("2");
+        });
+        assertCode(() -> run(TestGuests.compile("(module (memory (export \"memory\") 1))"), new Script()),
+                ErrorCode.GUEST_ABI_MISMATCH);
+        assertCode(() -> run(TestGuests.compile("""
+                (module (memory (export "memory") 1)
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32 i32) (result i32) (i32.const 0)))"""), new Script()),
+                ErrorCode.GUEST_ABI_MISMATCH);
+        assertCode(() -> run(TestGuests.compile("""
+                (module (memory (export "memory") 1)
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32) (result i32) (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))"""), new Script()),
+                ErrorCode.GUEST_ABI_MISMATCH);
+    }
+
+    @Test
+    void invalidModulesAndDigestMismatchesAreRefused() {
+        byte[] wasm = TestGuests.scriptGuest().wasm();
+        assertCode(() -> new Component("sha256:" + "0".repeat(64), wasm), ErrorCode.GUEST_INVALID_MODULE);
+        assertCode(() -> new Component("md5:abc", wasm), ErrorCode.GUEST_INVALID_MODULE);
+        assertThat(Component.of(wasm).digest()).matches("sha256:[0-9a-f]{64}").isEqualTo(TestGuests.scriptGuest().digest());
+        assertCode(() -> run(Component.of(new byte[] {0, 'a', 's', 'm', 1, 0, 0, 0, 9}), new Script()),
+                ErrorCode.GUEST_INVALID_MODULE);
+        assertCode(() -> run(Component.of("not wasm at all".getBytes()), new Script()), ErrorCode.GUEST_INVALID_MODULE);
+        assertCode(() -> run(TestGuests.compile("""
+                (module (import "thresher" "no_such_import" (func)) (memory (export "memory") 1))"""), new Script()),
+                ErrorCode.GUEST_INVALID_MODULE);
+    }
+
+    @Test
+    void jsonWriterBuildsTheResult() {
+        ReduceOutcome out = reduce(new Script().beginObject()
+                .key("eu").beginObject().key("sum").number(12.5).key("count").integer(3).endObject()
+                .key("tags").beginArray().string("a\"b\n").string("ü€𝄞").bool(true).bool(false).nul().endArray()
+                .key("big").integer(Long.MIN_VALUE).key("tiny").number(5e-324)
+                .endObject());
+        assertThat(out.resultJson()).isEqualTo(
+                "{\"eu\":{\"sum\":12.5,\"count\":3},\"tags\":[\"a\\\"b\\n\",\"ü€𝄞\",true,false,null],"
+                        + "\"big\":-9223372036854775808,\"tiny\":4.9E-324}");
+        assertThat(reduce(new Script().number(1)).resultJson()).isEqualTo("1.0");
+        assertThat(reduce(new Script().beginObject().endObject()).resultJson()).isEqualTo("{}");
+        assertThat(reduce(new Script().resultJson(" {\"a\": [1, 2.50]} ")).resultJson()).isEqualTo("{\"a\": [1, 2.50]}");
+    }
+
+    @Test
+    void jsonWriterMisuseIsAnInvalidResult() {
+        List<Script> misuse = new ArrayList<>(List.of(
+                new Script(),                                                     // no result at all
+                new Script().beginObject(),                                       // unbalanced
+                new Script().beginObject().endArray(),                            // mismatched close
+                new Script().endObject(),                                         // close at top level
+                new Script().key("a"),                                            // key outside an object
+                new Script().beginArray().key("a").endArray(),                    // key inside an array
+                new Script().beginObject().number(1).endObject(),                 // value without key
+                new Script().beginObject().key("a").key("b").endObject(),         // key after key
+                new Script().beginObject().key("a").nul().key("a").nul().endObject(), // duplicate key
+                new Script().number(1).number(2),                                 // two top-level values
+                new Script().beginObject().endObject().beginObject().endObject(), // two top-level values
+                new Script().number(Double.NaN),                                  // non-finite
+                new Script().number(Double.POSITIVE_INFINITY),                    // non-finite
+                new Script().stringBytes(new byte[] {(byte) 0xc3}),               // invalid UTF-8
+                new Script().resultJson("{\"a\":"),                               // not JSON
+                new Script().resultJson("1 2"),                                   // two values
+                new Script().resultJson(""),                                      // empty
+                new Script().resultJson("NaN"),                                   // not JSON
+                new Script().nul().resultJson("1"),                               // both ways
+                new Script().resultJson("1").nul(),                               // both ways
+                new Script().emit("k", 1).nul()));                                // emit during reduce
+        for (Script s : misuse) {
+            assertCode(() -> reduce(s), ErrorCode.GUEST_INVALID_RESULT);
+        }
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().beginObject()), ErrorCode.GUEST_INVALID_RESULT);
+        assertCode(() -> run(TestGuests.scriptGuest(), new Script().resultJson("1")), ErrorCode.GUEST_INVALID_RESULT);
+        // The cell is still fine for well-behaved calls.
+        assertThat(reduce(new Script().bool(true)).resultJson()).isEqualTo("true");
+    }
+
+    @Test
+    void resultLargerThanTheLimitIsRefused() {
+        Limits small = new Limits(30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000,
+                600_000, 1, 1 << 20, 2, 1_024, 100, 16 << 20, 8 << 20);
+        try (CellHost smallHost = CellHost.create(small)) {
+            Script big = new Script().beginArray();
+            for (int i = 0; i < 40; i++) {
+                big.integer(i);
+            }
+            big.endArray();
+            assertCode(() -> smallHost.reduce(TestGuests.scriptGuest(), big.bytes(), "{}", inSeconds(30)),
+                    ErrorCode.RESULT_TOO_LARGE);
+            assertCode(() -> smallHost.reduce(TestGuests.scriptGuest(), new Script().resultJson("\"" + "x".repeat(120) + "\"").bytes(),
+                    "{}", inSeconds(30)), ErrorCode.RESULT_TOO_LARGE);
+            assertThat(smallHost.reduce(TestGuests.scriptGuest(), new Script().integer(7).bytes(), "{}", inSeconds(30))
+                    .resultJson()).isEqualTo("7");
+        }
+    }
+
+    @Test
+    void oneCellPerDigestAndBrokenCellsAreReplaced() {
+        try (CellHost fresh = CellHost.create(Limits.DEFAULTS)) {
+            Component c = TestGuests.scriptGuest();
+            fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
+            fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
+            assertThat(fresh.liveCells()).isEqualTo(1);
+            assertCode(() -> fresh.run(c, new Script().trap().bytes(), "{}", inSeconds(30)), ErrorCode.GUEST_TRAP);
+            assertThat(fresh.liveCells()).isZero();
+            fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
+            assertThat(fresh.liveCells()).isEqualTo(1);
+            assertThat(fresh.guestStarts()).isEqualTo(4);
+        }
+    }
+
+    @Test
+    void callersQueueForABusyCellAndGiveUpAtTheirDeadline() throws Exception {
+        try (CellHost fresh = CellHost.create(Limits.DEFAULTS)) {
+            Component c = TestGuests.scriptGuest();
+            fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
+            var looping = java.util.concurrent.CompletableFuture.runAsync(() -> fresh.run(c, new Script().loopForever().bytes(),
+                    "{}", System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
+            while (fresh.guestStarts() < 2) {
+                Thread.onSpinWait();
+            }
+            assertCode(() -> fresh.run(c, new Script().bytes(), "{}", System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200)),
+                    ErrorCode.DEADLINE_EXCEEDED);
+            assertThat(fresh.guestStarts()).isEqualTo(2);
+            assertThatThrownBy(looping::join).hasCauseInstanceOf(ThresherException.class)
+                    .cause().satisfies(e -> assertThat(((ThresherException) e).code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+            assertThat(fresh.run(c, new Script().emit("next", 1).bytes(), "{}", inSeconds(30)).partials()).hasSize(1);
+        }
+    }
+
+    @Test
+    void onlyTheEngineAdapterImportsGraalVm() throws Exception {
+        try (var files = java.nio.file.Files.walk(java.nio.file.Path.of("src/main/java"))) {
+            List<String> importing = files.filter(f -> f.toString().endsWith(".java"))
+                    .filter(f -> {
+                        try {
+                            return java.nio.file.Files.readString(f).contains("import org.graalvm");
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    })
+                    .map(f -> f.getFileName().toString()).toList();
+            assertThat(importing).containsExactly("GraalWasmEngine.java");
+        }
+    }
+
+    @Test
+    void procExitIsAGuestReportedFailure() {
+        Component exiting = TestGuests.compile("""
+                (module
+                  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+                  (memory (export "memory") 1)
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32 i32) (result i32) (call $exit (i32.const 9)) (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""");
+        assertCode(() -> run(exiting, new Script()), ErrorCode.GUEST_REPORTED_FAILURE);
+        assertCode(() -> run(exiting, new Script()), ErrorCode.GUEST_REPORTED_FAILURE);
+    }
+}

@@ -1,0 +1,122 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's first command, as a user runs it: {@code ./thresher dev} in its own process, then
+ * psql against it, then Ctrl-C (SIGTERM) stopping everything it started.
+ */
+class LauncherIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    void devClusterAnswersPsqlOnTheOptimizingRuntimeAndStopsCleanly() throws Exception {
+        Path repo = Path.of(System.getProperty("thresher.repo", ".")).toAbsolutePath();
+        Path dir = Files.createTempDirectory("thresher-launcher-");
+        Path log = dir.resolve("dev.log");
+        int port = freePortRun();
+        ProcessBuilder pb = new ProcessBuilder(repo.resolve("thresher").toString(), "dev", "--pgwire-port",
+                String.valueOf(port), "--dir", dir.resolve("dev").toString())
+                .directory(repo.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("THRESHER_SKIP_BUILD", "1");
+        Process p = pb.start();
+        try {
+            Path endpoints = dir.resolve("dev/endpoints.json");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
+            while (!Files.exists(endpoints) || !Files.readString(log).contains("Ctrl-C stops everything")) {
+                assertThat(p.isAlive()).as("./thresher dev exited early:%n%s", Files.readString(log)).isTrue();
+                assertThat(System.nanoTime() - until).as("./thresher dev not up in 150 s:%n%s", Files.readString(log)).isNegative();
+                p.waitFor(200, TimeUnit.MILLISECONDS);
+            }
+            String out = Files.readString(log);
+            assertThat(out).contains("psql -h 127.0.0.1 -p " + port);
+            assertThat(out.lines().filter(l -> l.contains("guest engine")).toList())
+                    .hasSize(3)
+                    .allSatisfy(l -> assertThat(l).contains("optimizing runtime on").doesNotContain("Interpreted"));
+
+            JsonNode ep = JSON.readTree(endpoints.toFile());
+            assertThat(ep.get("pgwire")).hasSize(3);
+            assertThat(ep.get("pgwire").get(0).asText()).isEqualTo("127.0.0.1:" + port);
+            assertThat(ep.get("http")).hasSize(3);
+            assertThat(ep.path("postgres").get("shards")).hasSize(3);
+
+            Process psql = new ProcessBuilder("psql", "-h", "127.0.0.1", "-p", String.valueOf(port), "-At", "-c",
+                    "CALL BINDING revenue_by_region('{}')").redirectErrorStream(true).start();
+            assertThat(psql.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            String printed = new String(psql.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertThat(psql.exitValue()).as(printed).isZero();
+            assertMatchesShards(JSON.readTree(printed), ep);
+        } finally {
+            p.destroy();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        }
+        assertThat(p.exitValue()).as(Files.readString(log)).isIn(0, 143);
+        assertThat(Files.readString(log)).contains("stopping the dev cluster");
+        assertThat(listening(port)).as("pgwire still listening after stop").isFalse();
+    }
+
+    private static void assertMatchesShards(JsonNode result, JsonNode ep) throws Exception {
+        Map<String, double[]> ref = new TreeMap<>();
+        for (JsonNode url : ep.path("postgres").get("shards")) {
+            try (Connection c = DriverManager.getConnection(url.asText(), ep.get("user").asText(), ep.get("password").asText());
+                 Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM orders GROUP BY region")) {
+                while (rs.next()) {
+                    double[] t = ref.computeIfAbsent(rs.getString(1), k -> new double[2]);
+                    t[0] += rs.getDouble(2);
+                    t[1] += rs.getLong(3);
+                }
+            }
+        }
+        assertThat(ref).hasSize(8);
+        assertThat(result.size()).isEqualTo(ref.size());
+        for (var e : ref.entrySet()) {
+            JsonNode r = result.get(e.getKey());
+            assertThat(r).as(e.getKey()).isNotNull();
+            assertThat(r.get("count").asLong()).isEqualTo((long) e.getValue()[1]);
+            assertThat(r.get("sum").asDouble()).isCloseTo(e.getValue()[0], within(Math.abs(e.getValue()[0]) * 1e-9));
+        }
+    }
+
+    /** A port p such that p, p+1 and p+2 are free right now. */
+    private static int freePortRun() throws IOException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            int p;
+            try (ServerSocket s = new ServerSocket(0)) {
+                p = s.getLocalPort();
+            }
+            if (p < 65_000 && !listening(p) && !listening(p + 1) && !listening(p + 2)) {
+                return p;
+            }
+        }
+        throw new IOException("no run of three free ports");
+    }
+
+    private static boolean listening(int port) {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
