@@ -1,6 +1,7 @@
 package dev.thresher.coordinator;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.CallRequest;
@@ -11,27 +12,39 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.ReduceOutcome;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.RetryClass;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.JournalEntry;
+import dev.thresher.store.control.PublishOutcome;
+import dev.thresher.topology.Host;
+import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
+import dev.thresher.wire.WireClient;
+import dev.thresher.wire.WireMessage;
 import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import dev.thresher.wire.WireMessage.ShardRunResult;
-import dev.thresher.wire.WireClient;
-import dev.thresher.wire.WireMessage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -41,9 +54,14 @@ import org.slf4j.LoggerFactory;
  * Coordinates calls accepted on this node.
  *
  * <pre>
- *  call ─► check arguments ─► resolve binding ─► read topology ─► plan (no rows read)
- *       ─► record invocation ─► dispatch shards through the bounded pool (stop admitting on failure)
- *       ─► settle started shards ─► validate every slot ─► reduce here ─► publish once ─► result
+ *  call ─► check deadline and arguments ─► resolve binding ─► read topology ─► plan (no rows read;
+ *       waits for a missing leader up to min(deadline, activation window))
+ *       ─► record invocation ─► dispatch shards in slot order through the bounded pool
+ *            (a retryable failure that provably ran no guest code is retried on a re-resolved
+ *             target while the attempt budget lasts; any other failure stops admission)
+ *       ─► settle started shards ─► read the published slots ─► validate every slot
+ *       ─► take the reduce lease ─► reduce (journaled by the reduce wire identity)
+ *       ─► publish once, fenced by the reduce lease ─► result
  * </pre>
  *
  * One absolute deadline bounds every step; it crosses the wire as remaining budget.
@@ -51,6 +69,7 @@ import org.slf4j.LoggerFactory;
 public final class Coordinator implements CallService {
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long ACTIVATION_POLL_MS = 100;
 
     private final String hostId;
     private final ControlStore control;
@@ -60,15 +79,17 @@ public final class Coordinator implements CallService {
     private final Limits limits;
     private final ExecutorService callExecutor;
     private final ExecutorService guestExecutor;
+    private final Failpoints failpoints;
     private final Semaphore shardPool;
     private final AtomicLong requestIds = new AtomicLong();
+    private final AtomicLong shardRetries = new AtomicLong();
 
     /**
-     * @param callExecutor runs each call from acceptance to publication (virtual threads fit: calls mostly wait)
+     * @param callExecutor runs each call and each of its slots (virtual threads fit: they mostly wait)
      * @param guestExecutor platform threads that run guest code (polyglot contexts stay off virtual threads)
      */
     public Coordinator(String hostId, ControlStore control, WireClient wire, CellHost cells, Limits limits,
-                       ExecutorService callExecutor, ExecutorService guestExecutor) {
+                       ExecutorService callExecutor, ExecutorService guestExecutor, Failpoints failpoints) {
         this.hostId = hostId;
         this.control = control;
         this.wire = wire;
@@ -77,6 +98,7 @@ public final class Coordinator implements CallService {
         this.limits = limits;
         this.callExecutor = callExecutor;
         this.guestExecutor = guestExecutor;
+        this.failpoints = failpoints;
         this.shardPool = new Semaphore(limits.shardConcurrency(), true);
     }
 
@@ -84,6 +106,11 @@ public final class Coordinator implements CallService {
     public CompletableFuture<CallResult> call(CallRequest request) {
         long startNanos = System.nanoTime();
         return CompletableFuture.supplyAsync(() -> run(request, startNanos), callExecutor);
+    }
+
+    /** Shard runs this coordinator retried automatically. */
+    public long shardRetries() {
+        return shardRetries.get();
     }
 
     private CallResult run(CallRequest request, long startNanos) {
@@ -98,32 +125,32 @@ public final class Coordinator implements CallService {
         Binding binding = control.currentBinding(request.tenant(), request.bindingName())
                 .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '" + request.bindingName()
                         + "' does not exist for tenant '" + request.tenant() + "'"));
-        Topology topology = control.readTopology();
         UUID callId = UUID.randomUUID();
-        CallPlan plan = CallPlanner.plan(callId, binding, topology, limits);
-        control.insertInvocation(callId, binding, request.principal(), hostId, plan.targets().size(), deadlineEpochMs);
+        CallPlan plan = planWithActivationWait(callId, binding, startNanos, deadlineNanos);
+        control.insertInvocation(callId, binding, request.principal(), hostId, plan.targets().size(), deadlineEpochMs,
+                deadlineMs);
+        AtomicInteger attempts = new AtomicInteger();
         try {
-            Map<Integer, ShardRunResult> results = dispatch(plan, request, deadlineNanos);
-            List<Partial> merged = SlotValidator.validate(plan, results, limits);
+            List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, startNanos, attempts);
+            List<Partial> merged = SlotValidator.validate(targets, control.slots(callId), limits);
             checkDeadline(deadlineNanos, "before reduce");
-            byte[] partials = PartialsCodec.encode(merged);
-            ReduceOutcome reduced = CompletableFuture.supplyAsync(() -> cells.reduce(
-                    components.get(binding.componentDigest()), partials, request.argumentsJson(), deadlineNanos),
-                    guestExecutor).join();
-            if (reduced.resultJson().length() > limits.resultMaxBytes()) {
-                throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result exceeds "
-                        + limits.resultMaxBytes() + " bytes");
+            if (!control.takeReduceLease(callId, hostId, plan.reduceWireId(), limits.reduceLeaseMs())) {
+                throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of " + callId);
             }
-            if (!control.publishResult(callId, reduced.resultJson())) {
-                throw new ThresherException(ErrorCode.INTERNAL_ERROR, "call " + callId + " finished twice");
-            }
+            Site site = new Site(hostId, -1, -1, plan.reduceWireId());
+            failpoints.hit(Failpoint.BEFORE_REDUCE, site);
+            String result = reduce(plan, request, merged, deadlineNanos);
+            failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, site);
+            PublishOutcome published = control.publishResult(callId, hostId, result, attempts.get());
+            String visible = published.visibleResult().orElseThrow(() -> new ThresherException(
+                    ErrorCode.REDUCE_LEASE_LOST, "the reduce lease of " + callId + " ended before its result was published"));
             log.debug("call {} of {} published after {} µs", callId, binding.name(),
                     TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos));
-            return new CallResult(callId.toString(), reduced.resultJson());
+            return new CallResult(callId.toString(), visible);
         } catch (RuntimeException e) {
             ThresherException te = ThresherException.of(e);
             try {
-                control.failInvocation(callId, te.code(), te.getMessage());
+                control.failInvocation(callId, te.code(), te.getMessage(), attempts.get());
             } catch (RuntimeException recordFailure) {
                 log.warn("could not record the failure of call {}: {}", callId, recordFailure.toString());
             }
@@ -132,14 +159,37 @@ public final class Coordinator implements CallService {
     }
 
     /**
-     * Sends every shard through the bounded pool in slot order. Once one fails or the deadline
-     * passes no new shard is admitted; started shards settle; the failure of the lowest slot surfaces.
+     * Plans the call; when a partition has no live leader, reads the topology again until one
+     * appears or the earlier of the deadline and the activation window passes.
      */
-    private Map<Integer, ShardRunResult> dispatch(CallPlan plan, CallRequest request, long deadlineNanos) {
-        Map<Integer, ShardRunResult> results = new ConcurrentHashMap<>();
-        Map<Integer, ThresherException> failures = new ConcurrentHashMap<>();
+    private CallPlan planWithActivationWait(UUID callId, Binding binding, long startNanos, long deadlineNanos) {
+        long giveUp = Math.min(deadlineNanos, startNanos + TimeUnit.MILLISECONDS.toNanos(limits.activationWindowMs()));
+        while (true) {
+            try {
+                return CallPlanner.plan(callId, binding, control.readTopology(), limits);
+            } catch (ThresherException e) {
+                if (e.code() != ErrorCode.CELL_UNAVAILABLE || System.nanoTime() + msToNanos(ACTIVATION_POLL_MS) - giveUp >= 0) {
+                    throw e;
+                }
+                pause(ACTIVATION_POLL_MS);
+            }
+        }
+    }
+
+    /** The outcome of one slot after its attempts. */
+    private record SlotOutcome(ShardTarget target, ThresherException failure) {}
+
+    /**
+     * Sends every shard through the bounded pool in slot order. Once one fails for good or the
+     * deadline passes, no new shard is admitted; started shards settle; the failure of the lowest
+     * slot surfaces, whatever order failures arrived in.
+     *
+     * @return the targets as finally dispatched
+     */
+    private List<ShardTarget> dispatch(CallPlan plan, CallRequest request, long deadlineNanos, long startNanos,
+                                       AtomicInteger attempts) {
         AtomicReference<ThresherException> stop = new AtomicReference<>();
-        List<CompletableFuture<Void>> started = new ArrayList<>();
+        Map<Integer, CompletableFuture<SlotOutcome>> started = new TreeMap<>();
         for (ShardTarget t : plan.targets()) {
             if (stop.get() != null) {
                 break;
@@ -157,72 +207,158 @@ public final class Coordinator implements CallService {
                         "deadline passed before slot " + t.slotIndex() + " was admitted"));
                 break;
             }
-            long remainingMicros = TimeUnit.NANOSECONDS.toMicros(deadlineNanos - System.nanoTime());
-            ShardRunRequest req = new ShardRunRequest(requestIds.incrementAndGet(), plan.callId().toString(), t.wireId(),
-                    request.tenant(), plan.binding().name(), plan.binding().componentDigest(), t.slotIndex(),
-                    t.partition().id(), t.partition().epoch(), Math.max(0, remainingMicros), 1, request.argumentsJson());
-            CompletableFuture<Void> f;
-            try {
-                f = wire.send(t.leader().wireHost(), t.leader().wirePort(), req)
-                        .orTimeout(Math.max(1, remainingMicros), TimeUnit.MICROSECONDS)
-                        .handle((reply, error) -> {
-                            shardPool.release();
-                            ThresherException failure = error != null ? asShardFailure(t, error) : settle(t, reply, results);
-                            if (failure != null) {
-                                failures.put(t.slotIndex(), failure);
-                                stop.compareAndSet(null, failure);
-                            }
-                            return null;
-                        });
-            } catch (RuntimeException e) {
-                shardPool.release();
-                failures.put(t.slotIndex(), ThresherException.of(e));
-                stop.compareAndSet(null, ThresherException.of(e));
-                break;
-            }
-            started.add(f);
+            started.put(t.slotIndex(), CompletableFuture.supplyAsync(() -> {
+                try {
+                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, startNanos, stop, attempts);
+                    if (o.failure() != null) {
+                        stop.compareAndSet(null, o.failure());
+                    }
+                    return o;
+                } finally {
+                    shardPool.release();
+                }
+            }, callExecutor));
         }
-        CompletableFuture.allOf(started.toArray(CompletableFuture[]::new)).join();
-        if (!failures.isEmpty()) {
-            throw new TreeMap<>(failures).firstEntry().getValue();
+        List<ShardTarget> targets = new ArrayList<>();
+        ThresherException first = null;
+        for (CompletableFuture<SlotOutcome> f : started.values()) {
+            SlotOutcome o = f.join();
+            targets.add(o.target());
+            if (first == null && o.failure() != null) {
+                first = o.failure();
+            }
+        }
+        if (first != null) {
+            throw first;
         }
         if (stop.get() != null) {
             throw stop.get();
         }
-        return results;
+        return targets;
     }
 
-    private static ThresherException settle(ShardTarget t, WireMessage reply, Map<Integer, ShardRunResult> results) {
-        return switch (reply) {
-            case ShardRunResult r -> {
-                results.put(t.slotIndex(), r);
-                yield null;
+    /** Runs one slot, retrying only what the contract allows. */
+    private SlotOutcome runSlot(CallPlan plan, ShardTarget target, CallRequest request, long deadlineNanos,
+                                long startNanos, AtomicReference<ThresherException> stop, AtomicInteger attempts) {
+        ShardTarget t = target;
+        for (int attempt = 1; ; attempt++) {
+            attempts.incrementAndGet();
+            ThresherException failure;
+            boolean provablyNotStarted;
+            long remainingMicros = TimeUnit.NANOSECONDS.toMicros(deadlineNanos - System.nanoTime());
+            if (remainingMicros <= 0) {
+                return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                        "deadline passed before slot " + t.slotIndex() + " was sent"));
             }
-            case ShardRunFailure f -> new ThresherException(ErrorCode.ofCode(f.errorCode()),
-                    "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + "): "
-                            + f.message());
-            case WireMessage.Hello h -> unexpected(t, h);
-            case WireMessage.HelloAck h -> unexpected(t, h);
-            case WireMessage.HelloReject h -> unexpected(t, h);
-            case ShardRunRequest r -> unexpected(t, r);
-        };
+            ShardRunRequest req = new ShardRunRequest(requestIds.incrementAndGet(), plan.callId().toString(), t.wireId(),
+                    request.tenant(), plan.binding().name(), plan.binding().componentDigest(), t.slotIndex(),
+                    t.partition().id(), t.partition().epoch(), remainingMicros, attempt, request.argumentsJson());
+            try {
+                WireMessage reply = wire.send(t.leader().wireHost(), t.leader().wirePort(), req)
+                        .get(remainingMicros, TimeUnit.MICROSECONDS);
+                switch (reply) {
+                    case ShardRunResult r -> {
+                        return new SlotOutcome(t, null);
+                    }
+                    case ShardRunFailure f -> {
+                        failure = new ThresherException(f.code(), describe(t) + ": " + f.message());
+                        provablyNotStarted = !f.guestStarted();
+                    }
+                    case WireMessage.Hello m -> throw unexpected(t, m);
+                    case WireMessage.HelloAck m -> throw unexpected(t, m);
+                    case WireMessage.HelloReject m -> throw unexpected(t, m);
+                    case ShardRunRequest m -> throw unexpected(t, m);
+                }
+            } catch (TimeoutException e) {
+                return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                        "deadline passed waiting for " + describe(t)));
+            } catch (ExecutionException | CompletionException e) {
+                ThresherException te = ThresherException.of(e.getCause() == null ? e : e.getCause());
+                failure = new ThresherException(te.code(), describe(t) + ": " + te.getMessage(), te);
+                // The client proves a request never left only for HOST_UNREACHABLE.
+                provablyNotStarted = te.code() == ErrorCode.HOST_UNREACHABLE;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new SlotOutcome(t, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e));
+            } catch (ThresherException e) {
+                return new SlotOutcome(t, e);
+            }
+            boolean retry = failure.code().retryClass() == RetryClass.RETRYABLE && provablyNotStarted
+                    && attempt < limits.attemptBudget() && stop.get() == null && System.nanoTime() < deadlineNanos;
+            if (!retry) {
+                return new SlotOutcome(t, failure);
+            }
+            shardRetries.incrementAndGet();
+            log.debug("retrying {} after {} (attempt {} of {})", describe(t), failure.code(), attempt + 1,
+                    limits.attemptBudget());
+            try {
+                t = reresolve(t, startNanos, deadlineNanos);
+            } catch (ThresherException e) {
+                return new SlotOutcome(t, e);
+            }
+        }
+    }
+
+    /** The slot's partition and leader read again from the topology, waiting for a leader like planning does. */
+    private ShardTarget reresolve(ShardTarget t, long startNanos, long deadlineNanos) {
+        long giveUp = Math.min(deadlineNanos, System.nanoTime() + msToNanos(limits.activationWindowMs()));
+        while (true) {
+            Topology topology = control.readTopology();
+            Partition p = topology.partition(t.partition().id()).orElseThrow(() -> new ThresherException(
+                    ErrorCode.TARGET_STALE, "partition " + t.partition().id() + " no longer exists"));
+            Optional<Host> leader = topology.leaderOf(p);
+            if (leader.isPresent()) {
+                return new ShardTarget(t.slotIndex(), p, leader.get(), t.wireId());
+            }
+            if (System.nanoTime() + msToNanos(ACTIVATION_POLL_MS) - giveUp >= 0) {
+                throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "partition " + p.id() + " has no live leader");
+            }
+            pause(ACTIVATION_POLL_MS);
+        }
+    }
+
+    /** Runs reduce here, or replays its journaled outcome for the call's reduce wire identity. */
+    private String reduce(CallPlan plan, CallRequest request, List<Partial> merged, long deadlineNanos) {
+        Optional<JournalEntry> journaled = control.journaled(request.tenant(), plan.reduceWireId());
+        JournalEntry outcome;
+        if (journaled.isPresent()) {
+            outcome = journaled.get();
+        } else {
+            byte[] partials = PartialsCodec.encode(merged);
+            try {
+                ReduceOutcome reduced = CompletableFuture.supplyAsync(() -> cells.reduce(
+                        components.get(plan.binding().componentDigest()), partials, request.argumentsJson(),
+                        deadlineNanos), guestExecutor).join();
+                byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
+                if (json.length > limits.resultMaxBytes()) {
+                    throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result is " + json.length
+                            + " bytes; the limit is " + limits.resultMaxBytes());
+                }
+                outcome = control.journal(new JournalEntry(request.tenant(), plan.reduceWireId(), plan.callId(),
+                        JournalEntry.REDUCE, hostId, -1, -1, true, 0, null, 0, 0, json,
+                        TimeUnit.NANOSECONDS.toMicros(reduced.guestNanos())));
+            } catch (RuntimeException e) {
+                if (CellHost.refusedBeforeGuest(e)) {
+                    throw ThresherException.of(e);
+                }
+                ThresherException te = ThresherException.of(e);
+                outcome = control.journal(new JournalEntry(request.tenant(), plan.reduceWireId(), plan.callId(),
+                        JournalEntry.REDUCE, hostId, -1, -1, false, te.code().code(), te.getMessage(), 0, 0, null, 0));
+            }
+        }
+        if (!outcome.succeeded()) {
+            throw new ThresherException(ErrorCode.ofCode(outcome.errorCode()), "reduce: " + outcome.errorMessage());
+        }
+        return new String(outcome.payload(), StandardCharsets.UTF_8);
+    }
+
+    private static String describe(ShardTarget t) {
+        return "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + ")";
     }
 
     private static ThresherException unexpected(ShardTarget t, WireMessage reply) {
-        return new ThresherException(ErrorCode.INTERNAL_ERROR, "slot " + t.slotIndex()
-                + " answered with an unexpected message " + reply.getClass().getSimpleName());
-    }
-
-    private static ThresherException asShardFailure(ShardTarget t, Throwable error) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
-        if (cause instanceof java.util.concurrent.TimeoutException) {
-            return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for slot "
-                    + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + ")");
-        }
-        ThresherException te = ThresherException.of(cause);
-        return new ThresherException(te.code(), "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on "
-                + t.leader().hostId() + "): " + te.getMessage(), te);
+        return new ThresherException(ErrorCode.INTERNAL_ERROR, describe(t) + " answered with an unexpected message "
+                + reply.getClass().getSimpleName());
     }
 
     private void checkArguments(String argumentsJson) {
@@ -239,7 +375,7 @@ public final class Coordinator implements CallService {
             if (p.nextToken() != null) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "arguments hold more than one JSON value");
             }
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "arguments are not valid JSON: "
                     + e.getOriginalMessage());
         } catch (IOException e) {
@@ -250,6 +386,19 @@ public final class Coordinator implements CallService {
     private static void checkDeadline(long deadlineNanos, String when) {
         if (System.nanoTime() - deadlineNanos >= 0) {
             throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed " + when);
+        }
+    }
+
+    private static long msToNanos(long ms) {
+        return TimeUnit.MILLISECONDS.toNanos(ms);
+    }
+
+    private static void pause(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e);
         }
     }
 }

@@ -1,32 +1,50 @@
 package dev.thresher.coordinator;
 
 import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.ControlStore.SlotFence;
+import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.wire.ShardRunHandler;
+import dev.thresher.wire.WireMessage;
+import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import dev.thresher.wire.WireMessage.ShardRunResult;
-import dev.thresher.wire.WireMessage;
 import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the shards sent to this node: re-checks leadership, epoch, binding and deadline here,
- * reads the partition's batch from the local replica, runs the guest and answers with its partials.
+ * Runs the shards sent to this node.
+ *
+ * <pre>
+ * request ─► journaled (tenant, wire id)? ── yes ─► re-publish the journaled slot, answer it (no guest)
+ *             │ no
+ *             ▼
+ *   lead the partition under that epoch? binding at that digest known? deadline left?   (else: refused, guest not started)
+ *   read ≤ rowsPerBatch rows from the local replica ─► [shard.before-guest-start] ─► run(batch, args)
+ *   [shard.after-guest-start] ─► journal the outcome ─► [shard.before-slot-publish]
+ *   ─► publish the slot under a lease, fenced by the partition lease ─► answer
+ * </pre>
  */
 public final class ShardExecutor implements ShardRunHandler {
     private static final Logger log = LoggerFactory.getLogger(ShardExecutor.class);
@@ -39,10 +57,12 @@ public final class ShardExecutor implements ShardRunHandler {
     private final ComponentCache components;
     private final Limits limits;
     private final ExecutorService executor;
+    private final Failpoints failpoints;
     private final Map<String, Binding> bindings = new ConcurrentHashMap<>();
+    private final AtomicLong replays = new AtomicLong();
 
     public ShardExecutor(String hostId, ControlStore control, LeaseKeeper leases, ShardReader reader, CellHost cells,
-                         Limits limits, ExecutorService executor) {
+                         Limits limits, ExecutorService executor, Failpoints failpoints) {
         this.hostId = hostId;
         this.control = control;
         this.leases = leases;
@@ -51,6 +71,7 @@ public final class ShardExecutor implements ShardRunHandler {
         this.components = new ComponentCache(control);
         this.limits = limits;
         this.executor = executor;
+        this.failpoints = failpoints;
     }
 
     @Override
@@ -59,31 +80,95 @@ public final class ShardExecutor implements ShardRunHandler {
         return CompletableFuture.supplyAsync(() -> execute(request, deadlineNanos), executor);
     }
 
+    /** Deliveries answered from the journal, without running the guest. */
+    public long replays() {
+        return replays.get();
+    }
+
     private WireMessage execute(ShardRunRequest request, long deadlineNanos) {
-        boolean guestStarted = false;
+        Site site = new Site(hostId, request.partitionId(), request.slotIndex(), request.wireId());
+        Optional<JournalEntry> journaled;
         try {
-            Partition partition = leases.ledPartition(request.partitionId(), request.epoch())
+            journaled = control.journaled(request.tenant(), request.wireId());
+        } catch (RuntimeException e) {
+            return refusal(request, e);
+        }
+        if (journaled.isPresent()) {
+            replays.incrementAndGet();
+            return publishAndAnswer(request, journaled.get(), 0, false);
+        }
+        Partition partition;
+        Binding binding;
+        Component component;
+        ShardBatch batch;
+        try {
+            partition = leases.ledPartition(request.partitionId(), request.epoch())
                     .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
                             + " does not lead partition " + request.partitionId() + " under epoch " + request.epoch()));
-            Binding binding = binding(request);
-            Component component = components.get(binding.componentDigest());
+            binding = binding(request);
+            component = components.get(binding.componentDigest());
             checkDeadline(deadlineNanos, "before reading partition " + partition.id());
-            ShardBatch batch = reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(),
-                    deadlineNanos);
-            guestStarted = true;
-            RunOutcome outcome = cells.run(component, batch.bytes(), request.argumentsJson(), deadlineNanos);
-            return new ShardRunResult(request.requestId(), request.wireId(), partition.id(), partition.epoch(),
-                    batch.rowCount(), outcome.emitCount(), TimeUnit.NANOSECONDS.toMicros(batch.readNanos()),
-                    TimeUnit.NANOSECONDS.toMicros(outcome.guestNanos()), outcome.partials());
+            batch = reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadlineNanos);
+            failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
         } catch (RuntimeException e) {
+            return refusal(request, e);
+        }
+        JournalEntry outcome;
+        try {
+            RunOutcome run = cells.run(component, batch.bytes(), request.argumentsJson(), deadlineNanos);
+            failpoints.hit(Failpoint.AFTER_GUEST_START, site);
+            outcome = new JournalEntry(request.tenant(), request.wireId(), UUID.fromString(request.callId()),
+                    JournalEntry.SHARD, hostId, partition.id(), partition.epoch(), true, 0, null, batch.rowCount(),
+                    run.emitCount(), PartialsCodec.encode(run.partials()), TimeUnit.NANOSECONDS.toMicros(run.guestNanos()));
+        } catch (RuntimeException e) {
+            if (CellHost.refusedBeforeGuest(e)) {
+                return refusal(request, e);
+            }
             ThresherException te = ThresherException.of(e);
             if (te.code() == ErrorCode.INTERNAL_ERROR) {
-                log.error("shard run {} failed", request.wireId(), e);
+                log.error("shard run {} failed after the guest started", request.wireId(), e);
             }
-            // Before cells.run the guest provably did not start; inside it, CellHost marks its refusals.
-            boolean started = guestStarted && !CellHost.refusedBeforeGuest(e);
-            return new ShardRunFailure(request.requestId(), request.wireId(), te.code().code(), started, te.getMessage());
+            // A component outcome all the same: journaled, so a redelivery replays the failure.
+            outcome = new JournalEntry(request.tenant(), request.wireId(), UUID.fromString(request.callId()),
+                    JournalEntry.SHARD, hostId, partition.id(), partition.epoch(), false, te.code().code(),
+                    te.getMessage(), batch.rowCount(), 0, null, 0);
         }
+        return publishAndAnswer(request, outcome, TimeUnit.NANOSECONDS.toMicros(batch.readNanos()), true);
+    }
+
+    /** Journals (first writer wins) and publishes the standing outcome, then answers with it. */
+    private WireMessage publishAndAnswer(ShardRunRequest request, JournalEntry outcome, long readMicros, boolean ranNow) {
+        Site site = new Site(hostId, request.partitionId(), request.slotIndex(), request.wireId());
+        Map.Entry<JournalEntry, SlotFence> published;
+        try {
+            failpoints.hit(Failpoint.BEFORE_SLOT_PUBLISH, site);
+            published = control.publishShardOutcome(outcome, request.slotIndex(), limits.reduceLeaseMs());
+        } catch (RuntimeException e) {
+            ThresherException te = ThresherException.of(e);
+            return ShardRunFailure.of(request, te, ranNow);
+        }
+        JournalEntry standing = published.getKey();
+        if (!standing.succeeded()) {
+            return new ShardRunFailure(request.requestId(), request.wireId(), standing.errorCode(), ranNow,
+                    standing.errorMessage() == null ? "guest failed" : standing.errorMessage());
+        }
+        if (published.getValue() == SlotFence.NOT_LEADER) {
+            return new ShardRunFailure(request.requestId(), request.wireId(), ErrorCode.TARGET_STALE.code(), ranNow,
+                    "node " + hostId + " lost the lease of partition " + standing.partitionId() + " under epoch "
+                            + standing.epoch() + " before publishing the slot");
+        }
+        return new ShardRunResult(request.requestId(), request.wireId(), standing.partitionId(), standing.epoch(),
+                standing.rowCount(), standing.emitCount(), readMicros, standing.guestMicros(),
+                PartialsCodec.decode(standing.payload()));
+    }
+
+    /** A refusal before any guest code ran: the coordinator may retry it when its code is retryable. */
+    private ShardRunFailure refusal(ShardRunRequest request, RuntimeException e) {
+        ThresherException te = ThresherException.of(e);
+        if (te.code() == ErrorCode.INTERNAL_ERROR) {
+            log.error("shard run {} refused", request.wireId(), e);
+        }
+        return ShardRunFailure.of(request, te, false);
     }
 
     private Binding binding(ShardRunRequest request) {

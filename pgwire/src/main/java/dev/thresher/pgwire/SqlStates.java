@@ -36,8 +36,8 @@ import dev.thresher.errors.ErrorCode;
  * <tr><td>DEADLINE_EXCEEDED</td><td>57014 query_canceled</td><td>what PostgreSQL says when statement_timeout fires</td></tr>
  * <tr><td>CELL_UNAVAILABLE, HOST_UNREACHABLE</td><td>57P03 cannot_connect_now</td><td>a temporary capacity gap
  *     before guest code ran; retryable (HikariCP evicts the connection on it, which only costs a reconnect)</td></tr>
- * <tr><td>TARGET_STALE, SLOT_STALE</td><td>40001 serialization_failure</td><td>the state every client and framework
- *     already retries; guest code did not run</td></tr>
+ * <tr><td>TARGET_STALE, SLOT_STALE, SLOT_EXPIRED, REDUCE_LEASE_LOST</td><td>40001 serialization_failure</td><td>the
+ *     state every client and framework already retries; the target is resolved again and no result was published</td></tr>
  * <tr><td>TRANSPORT_OUTCOME_UNKNOWN</td><td>58000 system_error</td><td>a failure outside the database whose outcome is
  *     unknown; not 08006, which makes pools drop a healthy connection and retry layers retry</td></tr>
  * <tr><td>INTERNAL_ERROR, STORE_UNAVAILABLE</td><td>XX000 internal_error</td><td>a fault of the node itself; the
@@ -78,7 +78,7 @@ public final class SqlStates {
                     GUEST_INVALID_MODULE -> "38000";
             case DEADLINE_EXCEEDED -> "57014";
             case CELL_UNAVAILABLE, HOST_UNREACHABLE -> "57P03";
-            case TARGET_STALE, SLOT_STALE -> "40001";
+            case TARGET_STALE, SLOT_STALE, SLOT_EXPIRED, REDUCE_LEASE_LOST -> "40001";
             case TRANSPORT_OUTCOME_UNKNOWN -> "58000";
             case INTERNAL_ERROR, STORE_UNAVAILABLE -> "XX000";
         };

@@ -45,6 +45,8 @@ class SqlStatesTest {
             case HOST_UNREACHABLE -> "57P03";
             case TARGET_STALE -> "40001";
             case SLOT_STALE -> "40001";
+            case SLOT_EXPIRED -> "40001";
+            case REDUCE_LEASE_LOST -> "40001";
             case TRANSPORT_OUTCOME_UNKNOWN -> "58000";
             case INTERNAL_ERROR -> "XX000";
             case STORE_UNAVAILABLE -> "XX000";

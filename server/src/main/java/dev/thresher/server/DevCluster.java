@@ -54,21 +54,31 @@ public final class DevCluster implements AutoCloseable {
      * @param seed the sample data's seed
      * @param limits the limits every node runs with
      */
-    public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits) {
+    public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
+                          boolean failpoints) {
         public static Options defaults(Path workDir) {
-            return new Options(workDir, 5433, 50_000, 16, 3, 42, Limits.DEFAULTS);
+            return new Options(workDir, 5433, 50_000, 16, 3, 42, Limits.DEFAULTS, false);
         }
 
         public Options withPgwirePort(int port) {
-            return new Options(workDir, port, rows, partitions, shards, seed, limits);
+            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints);
         }
 
         public Options withRows(int n) {
-            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits);
+            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints);
+        }
+
+        public Options withPartitions(int n) {
+            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints);
         }
 
         public Options withLimits(Limits l) {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints);
+        }
+
+        /** Nodes whose failpoints tests can arm. */
+        public Options withFailpoints() {
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true);
         }
     }
 
@@ -121,7 +131,7 @@ public final class DevCluster implements AutoCloseable {
             int pg = options.pgwirePort() == 0 ? 0 : options.pgwirePort() + i - 1;
             // Node-to-node and HTTP ports are ephemeral; endpoints.json and the banner name them.
             nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", 0, pg, 0, controlUrl(), shardUrl(i),
-                    USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits())));
+                    USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits(), options.failpoints())));
         }
         writeEndpoints();
         log.info("dev cluster ready in {} ms", (System.nanoTime() - t0) / 1_000_000);

@@ -2,9 +2,11 @@ package dev.thresher.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.cellhost.CellHost;
+import dev.thresher.coordinator.CoordinationJanitor;
 import dev.thresher.coordinator.Coordinator;
 import dev.thresher.coordinator.LeaseKeeper;
 import dev.thresher.coordinator.ShardExecutor;
+import dev.thresher.failpoints.Failpoints;
 import dev.thresher.http.HttpFront;
 import dev.thresher.pgwire.PgWireConfig;
 import dev.thresher.pgwire.PgWireServer;
@@ -43,6 +45,10 @@ public final class Node implements AutoCloseable {
     private WireServer wireServer;
     private PgWireServer pgwire;
     private HttpFront http;
+    private Failpoints failpoints;
+    private ShardExecutor shards;
+    private Coordinator coordinator;
+    private ControlStore control;
 
     private Node(NodeConfig config) {
         this.config = config;
@@ -69,7 +75,11 @@ public final class Node implements AutoCloseable {
                 config.dbPassword(), limits.shardConcurrency());
         closers.push(shardDb);
         ControlStore.migrate(controlDb);
-        ControlStore control = new ControlStore(controlDb);
+        control = new ControlStore(controlDb);
+        failpoints = config.failpointsEnabled() ? Failpoints.enabled() : Failpoints.disabled();
+        if (failpoints.isEnabled()) {
+            log.warn("node {}: failpoints are enabled; this node is for tests only", config.hostId());
+        }
 
         cells = CellHost.create(limits);
         closers.push(cells);
@@ -80,18 +90,18 @@ public final class Node implements AutoCloseable {
                 Thread.ofPlatform().name(config.hostId() + "-shard-", 0).daemon().factory());
         closers.push(shardExecutor::shutdownNow);
         LeaseKeeper leases = new LeaseKeeper(control, config.hostId(), config.shardId(), limits.activationLeaseMs());
-        ShardExecutor shards = new ShardExecutor(config.hostId(), control, leases, new ShardReader(shardDb), cells,
-                limits, shardExecutor);
-        wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, shards);
+        shards = new ShardExecutor(config.hostId(), control, leases, new ShardReader(shardDb), cells, limits,
+                shardExecutor, failpoints);
+        wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, shards, failpoints);
         closers.push(wireServer);
 
-        WireClient wireClient = new WireClient(config.hostId(), limits);
+        WireClient wireClient = new WireClient(config.hostId(), limits, failpoints);
         closers.push(wireClient);
         ExecutorService callExecutor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name(config.hostId() + "-call-", 0).factory());
         closers.push(callExecutor::shutdownNow);
-        Coordinator coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor,
-                shardExecutor);
+        coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor,
+                shardExecutor, failpoints);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), coordinator);
@@ -103,6 +113,9 @@ public final class Node implements AutoCloseable {
                 pgwireAddress(), httpAddress());
         leases.start();
         closers.push(leases);
+        CoordinationJanitor janitor = new CoordinationJanitor(control, config.hostId(), limits.coordinationRetentionMs());
+        janitor.start();
+        closers.push(janitor);
         ready.set(true);
         log.info("node {} ready: pgwire {}, http {}, wire {}:{}, shard {}, leading {} partitions", config.hostId(),
                 pgwireAddress(), httpAddress(), config.bindHost(), wireServer.port(), config.shardId(), leases.ledCount());
@@ -126,6 +139,23 @@ public final class Node implements AutoCloseable {
 
     public CellHost cells() {
         return cells;
+    }
+
+    /** This node's failpoints; armable only when the configuration enables them. */
+    public Failpoints failpoints() {
+        return failpoints;
+    }
+
+    public ShardExecutor shardExecutor() {
+        return shards;
+    }
+
+    public Coordinator coordinator() {
+        return coordinator;
+    }
+
+    public ControlStore control() {
+        return control;
     }
 
     public boolean ready() {

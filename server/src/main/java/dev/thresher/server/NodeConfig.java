@@ -12,11 +12,13 @@ import java.util.Objects;
  * {@code node.bindHost}, {@code node.wirePort}, {@code node.pgwirePort}, {@code node.httpPort},
  * {@code control.jdbcUrl}, {@code shard.jdbcUrl}, {@code db.user}, {@code db.password},
  * {@code pgwire.auth} ({@code trust} or {@code password}), {@code pgwire.user}, {@code pgwire.password},
- * {@code tenant}, and every {@code limits.*} key of {@link Limits}.
+ * {@code tenant}, {@code failpoints.enabled} (tests only; default false), and every {@code limits.*} key of
+ * {@link Limits}.
  */
 public record NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
                          String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
-                         AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits) {
+                         AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
+                         boolean failpointsEnabled) {
     public NodeConfig {
         Objects.requireNonNull(hostId, "hostId");
         Objects.requireNonNull(bindHost, "bindHost");
@@ -57,7 +59,8 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         }
         return new NodeConfig(id, shardId, p.getOrDefault("node.bindHost", "127.0.0.1"), wirePort, pgPort, httpPort,
                 control, shard, p.get("db.user"), p.get("db.password"), auth, p.getOrDefault("pgwire.user", "thresher"),
-                p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits);
+                p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits,
+                Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")));
     }
 
     private static String required(Map<String, String> p, String key, List<String> problems) {

@@ -7,6 +7,9 @@ import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
 import dev.thresher.wire.WireMessage.ShardRunFailure;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import dev.thresher.wire.WireMessage.ShardRunResult;
 import io.netty.channel.Channel;
@@ -36,9 +39,12 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
     private final int maxFrameBytes;
     private final ShardRunHandler handler;
     private final Executor dispatch;
+    private final Failpoints failpoints;
 
-    private ServerConnection(String nodeId, int maxFrameBytes, ShardRunHandler handler, Executor dispatch) {
+    private ServerConnection(String nodeId, int maxFrameBytes, ShardRunHandler handler, Executor dispatch,
+                             Failpoints failpoints) {
         super(WireMessage.class);
+        this.failpoints = failpoints;
         this.nodeId = nodeId;
         this.maxFrameBytes = maxFrameBytes;
         this.handler = handler;
@@ -47,9 +53,9 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
 
     /** Installs the codec and a server end on a freshly accepted channel. */
     static void configure(ChannelPipeline pipeline, String nodeId, int maxFrameBytes, ShardRunHandler handler,
-            Executor dispatch) {
+            Executor dispatch, Failpoints failpoints) {
         WirePipeline.addCodec(pipeline, maxFrameBytes);
-        pipeline.addLast("wire-server", new ServerConnection(nodeId, maxFrameBytes, handler, dispatch));
+        pipeline.addLast("wire-server", new ServerConnection(nodeId, maxFrameBytes, handler, dispatch, failpoints));
     }
 
     @Override
@@ -102,6 +108,17 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     private void invoke(Channel ch, ShardRunRequest request, long receivedNanos) {
+        try {
+            Site site = new Site(nodeId, request.partitionId(), request.slotIndex(), request.wireId());
+            if (failpoints.hit(Failpoint.WIRE_RECEIVE, site) == Failpoints.Outcome.DROP) {
+                // As if the connection broke after the request arrived: the sender cannot tell whether it ran.
+                ch.close();
+                return;
+            }
+        } catch (ThresherException e) {
+            write(ch, request, ShardRunFailure.of(request, e, false), false);
+            return;
+        }
         CompletableFuture<WireMessage> future;
         try {
             future = handler.handle(request, receivedNanos);

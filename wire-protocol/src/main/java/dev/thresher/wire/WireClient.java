@@ -2,6 +2,9 @@ package dev.thresher.wire;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import io.netty.bootstrap.Bootstrap;
@@ -45,6 +48,7 @@ import java.util.concurrent.TimeUnit;
  * {@code *Async} variants with an executor of their own for real work.
  */
 public final class WireClient implements AutoCloseable {
+    private final Failpoints failpoints;
     /** How long opening a TCP connection may take. */
     static final int CONNECT_TIMEOUT_MS = 5_000;
     /** How long the peer may take to answer {@code Hello}. */
@@ -64,6 +68,17 @@ public final class WireClient implements AutoCloseable {
      * @param limits {@code wireMaxFrameBytes} caps frames in both directions
      */
     public WireClient(String nodeId, Limits limits) {
+        this(nodeId, limits, Failpoints.disabled());
+    }
+
+    /**
+     * @param failpoints {@code wire.send} is hit for every request before it is handed to its
+     *     connection: a failure ends the future with that code and nothing is sent; a drop ends it
+     *     with {@link ErrorCode#TRANSPORT_OUTCOME_UNKNOWN}, as a request lost on the way would; a delay
+     *     or halt holds the calling thread
+     */
+    public WireClient(String nodeId, Limits limits, Failpoints failpoints) {
+        this.failpoints = Objects.requireNonNull(failpoints, "failpoints");
         this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
         this.maxFrameBytes = limits.wireMaxFrameBytes();
         this.group = new MultiThreadIoEventLoopGroup(
@@ -87,6 +102,17 @@ public final class WireClient implements AutoCloseable {
         if (closed) {
             result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
                     "wire client is closed; request " + request.requestId() + " not sent"));
+            return result;
+        }
+        try {
+            if (failpoints.hit(Failpoint.WIRE_SEND, new Site(nodeId, request.partitionId(), request.slotIndex(),
+                    request.wireId())) == Failpoints.Outcome.DROP) {
+                result.completeExceptionally(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
+                        "request " + request.requestId() + " to " + host + ":" + port + " was lost (failpoint)"));
+                return result;
+            }
+        } catch (ThresherException e) {
+            result.completeExceptionally(e);
             return result;
         }
         Peer peer = new Peer(host, port);

@@ -2,6 +2,7 @@ package dev.thresher.wire;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoints;
 import dev.thresher.limits.Limits;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -64,7 +65,18 @@ public final class WireServer implements AutoCloseable {
      */
     public static WireServer start(String host, int port, String nodeId, Limits limits, ShardRunHandler handler)
             throws InterruptedException {
+        return start(host, port, nodeId, limits, handler, Failpoints.disabled());
+    }
+
+    /**
+     * Binds and starts serving, with the node's failpoints: {@code wire.receive} is hit for every
+     * request before its handler runs (a drop closes the connection without an answer; a failure
+     * answers with that code and {@code guestStarted = false}).
+     */
+    public static WireServer start(String host, int port, String nodeId, Limits limits, ShardRunHandler handler,
+                                   Failpoints failpoints) throws InterruptedException {
         Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(failpoints, "failpoints");
         Objects.requireNonNull(nodeId, "nodeId");
         Objects.requireNonNull(handler, "handler");
         int maxFrameBytes = limits.wireMaxFrameBytes();
@@ -83,7 +95,7 @@ public final class WireServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         channels.add(ch);
-                        ServerConnection.configure(ch.pipeline(), nodeId, maxFrameBytes, handler, dispatch);
+                        ServerConnection.configure(ch.pipeline(), nodeId, maxFrameBytes, handler, dispatch, failpoints);
                     }
                 });
         ChannelFuture bound = bootstrap.bind(host, port).await();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.thresher.bindings.Partial;
+import dev.thresher.failpoints.Failpoints;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.wire.WireMessage.Hello;
@@ -162,7 +163,8 @@ class WirePipelineTest {
         assertThat(unknown.refCnt()).isZero();
 
         EmbeddedChannel small = new EmbeddedChannel();
-        ServerConnection.configure(small.pipeline(), "node-b", 64, (r, n) -> new CompletableFuture<>(), Runnable::run);
+        ServerConnection.configure(small.pipeline(), "node-b", 64, (r, n) -> new CompletableFuture<>(), Runnable::run,
+                Failpoints.disabled());
         ByteBuf big = Unpooled.buffer().writeInt(65).writeShort(0x0101).writeZero(20);
         small.writeInbound(big);
         assertThat(small.isOpen()).isFalse();
@@ -237,7 +239,7 @@ class WirePipelineTest {
             }
             return CompletableFuture.completedFuture(
                     new ShardRunResult(request.requestId(), request.wireId(), 0, 0, 0, 100, 0, 0, many));
-        }, Runnable::run);
+        }, Runnable::run, Failpoints.disabled());
         ch.writeInbound(frame(new Hello(1, 1, "a")));
         ((ByteBuf) ch.readOutbound()).release();
         ch.writeInbound(frame(WireFixtures.REQUEST));
@@ -262,7 +264,7 @@ class WirePipelineTest {
 
     private static EmbeddedChannel serverChannel(ShardRunHandler handler) {
         EmbeddedChannel ch = new EmbeddedChannel();
-        ServerConnection.configure(ch.pipeline(), "node-b", MAX, handler, Runnable::run);
+        ServerConnection.configure(ch.pipeline(), "node-b", MAX, handler, Runnable::run, Failpoints.disabled());
         return ch;
     }
 

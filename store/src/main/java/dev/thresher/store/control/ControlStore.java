@@ -16,6 +16,7 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -230,37 +231,201 @@ public final class ControlStore {
 
     /** Records the start of a call. */
     public void insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                 int shardCount, long deadlineEpochMs) {
+                                 int shardCount, long deadlineEpochMs, long deadlineMs) {
         update("""
                 INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal,
-                  coordinator_host, shard_count, deadline_at, state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')""",
+                  coordinator_host, shard_count, deadline_at, deadline_ms, state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')""",
                 callId, binding.tenant(), binding.name(), binding.version(), binding.componentDigest(), principal,
-                coordinatorHost, shardCount, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)));
-    }
-
-    /**
-     * Publishes a call's result: visible once or never.
-     *
-     * @return false when the call was already finished (the result stays the first one)
-     */
-    public boolean publishResult(UUID callId, String resultJson) {
-        return update("""
-                UPDATE invocations SET state = 'succeeded', result_json = ?, finished_at = now()
-                WHERE call_id = ? AND state = 'running'""", resultJson, callId) == 1;
+                coordinatorHost, shardCount, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)), deadlineMs);
     }
 
     /** Records a call's failure, unless it already finished. */
-    public boolean failInvocation(UUID callId, ErrorCode code, String message) {
+    public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
         return update("""
-                UPDATE invocations SET state = 'failed', error_code = ?, error_message = ?, finished_at = now()
-                WHERE call_id = ? AND state = 'running'""", code.code(), message, callId) == 1;
+                UPDATE invocations SET state = 'failed', error_code = ?, error_message = ?, finished_at = now(),
+                  attempts = ?
+                WHERE call_id = ? AND state = 'running'""", code.code(), message, attempts, callId) == 1;
     }
 
     /** The published result of a call, if it succeeded. */
     public Optional<String> result(UUID callId) {
         return queryOne("SELECT result_json FROM invocations WHERE call_id = ? AND state = 'succeeded'",
                 rs -> rs.getString(1), callId);
+    }
+
+    // ---- coordination: journal, slots, reduce leases, results --------------------------------------
+
+    /** The journaled outcome of a wire identity, if any. */
+    public Optional<JournalEntry> journaled(String tenant, String wireId) {
+        return inTransaction(c -> journaled(c, tenant, wireId));
+    }
+
+    private static Optional<JournalEntry> journaled(Connection c, String tenant, String wireId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT call_id, kind, host_id, partition_id, epoch, succeeded, error_code, error_message, row_count,
+                       emit_count, payload, guest_micros
+                FROM journal WHERE tenant = ? AND wire_id = ?""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, wireId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new JournalEntry(tenant, wireId, rs.getObject(1, UUID.class), rs.getString(2),
+                        rs.getString(3), rs.getInt(4), rs.getLong(5), rs.getBoolean(6), rs.getInt(7), rs.getString(8),
+                        rs.getInt(9), rs.getInt(10), rs.getBytes(11), rs.getLong(12)));
+            }
+        }
+    }
+
+    /**
+     * Journals an outcome unless one is already journaled under its (tenant, wire identity), then
+     * returns the one that stands: the first writer wins, so every delivery of a wire identity
+     * sees the same outcome.
+     */
+    public JournalEntry journal(JournalEntry e) {
+        return inTransaction(c -> journal(c, e));
+    }
+
+    private static JournalEntry journal(Connection c, JournalEntry e) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, partition_id, epoch, succeeded,
+                  error_code, error_message, row_count, emit_count, payload, guest_micros)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, wire_id) DO NOTHING""")) {
+            bind(ps, e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(), e.succeeded(),
+                    e.errorCode(), e.errorMessage(), e.rowCount(), e.emitCount(), e.payload(), e.guestMicros());
+            ps.executeUpdate();
+        }
+        return journaled(c, e.tenant(), e.wireId()).orElseThrow();
+    }
+
+    /** Why a slot was not published. */
+    public enum SlotFence { PUBLISHED, NOT_LEADER }
+
+    /**
+     * Journals a shard outcome (first writer wins) and, when the standing outcome succeeded,
+     * publishes it as the call's slot under a lease, in one transaction. The publication is
+     * fenced: it happens only while {@code hostId} holds a live lease on the partition under the
+     * outcome's epoch.
+     *
+     * @return the standing outcome, and whether its slot is published
+     */
+    public Map.Entry<JournalEntry, SlotFence> publishShardOutcome(JournalEntry outcome, int slotIndex, long leaseMs) {
+        return inTransaction(c -> {
+            JournalEntry standing = journal(c, outcome);
+            if (!standing.succeeded()) {
+                return Map.entry(standing, SlotFence.PUBLISHED);
+            }
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
+                      row_count, emit_count, entry_count, partials, lease_until)
+                    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => ? / 1000.0)
+                    WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
+                                  AND l.epoch = ? AND l.lease_until > now())
+                    ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
+                      WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
+                int entries = standing.payload().length < 8 ? 0 : java.nio.ByteBuffer.wrap(standing.payload())
+                        .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(4);
+                bind(ps, standing.callId(), slotIndex, standing.tenant(), standing.partitionId(), standing.epoch(),
+                        standing.wireId(), outcome.hostId(), standing.rowCount(), standing.emitCount(), entries,
+                        standing.payload(), leaseMs, standing.partitionId(), outcome.hostId(), standing.epoch());
+                return Map.entry(standing, ps.executeUpdate() == 1 ? SlotFence.PUBLISHED : SlotFence.NOT_LEADER);
+            }
+        });
+    }
+
+    /** Every published slot of a call, with its lease state and its partition's current epoch. */
+    public List<SlotRow> slots(UUID callId) {
+        return inTransaction(c -> {
+            try (PreparedStatement ps = c.prepareStatement("""
+                    SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
+                           s.entry_count, s.partials, s.lease_until > now(), coalesce(p.epoch, -1)
+                    FROM shard_slots s LEFT JOIN partitions p ON p.partition_id = s.partition_id
+                    WHERE s.call_id = ? ORDER BY s.slot_index""")) {
+                ps.setObject(1, callId);
+                List<SlotRow> rows = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(new SlotRow(rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getString(4), rs.getString(5),
+                                rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getBytes(9), rs.getBoolean(10), rs.getLong(11)));
+                    }
+                }
+                return rows;
+            }
+        });
+    }
+
+    /**
+     * Takes the reduce lease of a call: granted when free, expired, or already this host's.
+     *
+     * @return whether this host holds the lease now
+     */
+    public boolean takeReduceLease(UUID callId, String hostId, String wireId, long leaseMs) {
+        return update("""
+                INSERT INTO reduce_leases (call_id, host_id, wire_id, lease_until)
+                VALUES (?, ?, ?, now() + make_interval(secs => ? / 1000.0))
+                ON CONFLICT (call_id) DO UPDATE SET host_id = EXCLUDED.host_id, lease_until = EXCLUDED.lease_until,
+                  taken_at = now()
+                WHERE reduce_leases.host_id = EXCLUDED.host_id OR reduce_leases.lease_until < now()""",
+                callId, hostId, wireId, leaseMs) == 1;
+    }
+
+    /**
+     * Publishes a call's result: visible once or never. It succeeds only while {@code hostId}
+     * holds a live reduce lease and the call is still running; when the call already has a
+     * published result, that result stays and is returned.
+     */
+    public PublishOutcome publishResult(UUID callId, String hostId, String resultJson, int attempts) {
+        return inTransaction(c -> {
+            try (PreparedStatement ps = c.prepareStatement("""
+                    UPDATE invocations SET state = 'succeeded', result_json = ?, finished_at = now(), published_by = ?,
+                      attempts = ?
+                    WHERE call_id = ? AND state = 'running'
+                      AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = ? AND r.host_id = ?
+                                  AND r.lease_until > now())""")) {
+                bind(ps, resultJson, hostId, attempts, callId, callId, hostId);
+                if (ps.executeUpdate() == 1) {
+                    return new PublishOutcome(true, Optional.of(resultJson));
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT result_json FROM invocations WHERE call_id = ? AND state = 'succeeded'")) {
+                ps.setObject(1, callId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return new PublishOutcome(false, rs.next() ? Optional.of(rs.getString(1)) : Optional.empty());
+                }
+            }
+        });
+    }
+
+    /**
+     * Deletes coordination state older than the retention: journal entries, slots, reduce leases
+     * and finished invocations.
+     *
+     * @return rows deleted
+     */
+    public int cleanup(long retentionMs) {
+        return inTransaction(c -> {
+            int n = 0;
+            for (String sql : List.of(
+                    "DELETE FROM journal WHERE recorded_at < now() - make_interval(secs => ? / 1000.0)",
+                    "DELETE FROM shard_slots WHERE published_at < now() - make_interval(secs => ? / 1000.0)",
+                    "DELETE FROM reduce_leases WHERE taken_at < now() - make_interval(secs => ? / 1000.0)",
+                    "DELETE FROM invocations WHERE state <> 'running' AND finished_at < now() - make_interval(secs => ? / 1000.0)",
+                    "DELETE FROM invocations WHERE created_at < now() - make_interval(secs => ? / 1000.0) - interval '1 hour'")) {
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    ps.setLong(1, retentionMs);
+                    n += ps.executeUpdate();
+                }
+            }
+            return n;
+        });
+    }
+
+    /** Invocation rows of a state, for operators and tests. */
+    public int countInvocations(String state) {
+        return queryOne("SELECT count(*) FROM invocations WHERE state = ?", rs -> rs.getInt(1), state).orElse(0);
     }
 
     // ---- plumbing ------------------------------------------------------------------------------

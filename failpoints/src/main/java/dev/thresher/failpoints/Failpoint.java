@@ -1,0 +1,29 @@
+package dev.thresher.failpoints;
+
+/** The named points of a node. Names are stable: tests and operators refer to them. */
+public enum Failpoint {
+    /** Receiving node, every check passed, immediately before the guest's {@code run} is invoked. */
+    BEFORE_GUEST_START("shard.before-guest-start"),
+    /** Receiving node, the guest's {@code run} returned, before its outcome is journaled. */
+    AFTER_GUEST_START("shard.after-guest-start"),
+    /** Receiving node, outcome in hand, before the slot is published under its lease. */
+    BEFORE_SLOT_PUBLISH("shard.before-slot-publish"),
+    /** Coordinator, every slot validated, before {@code reduce}. */
+    BEFORE_REDUCE("call.before-reduce"),
+    /** Coordinator, {@code reduce} returned, before the result is published. */
+    AFTER_REDUCE_BEFORE_PUBLISH("call.after-reduce-before-publish"),
+    /** Sending node, before a request frame is written. */
+    WIRE_SEND("wire.send"),
+    /** Receiving node, a request frame decoded, before it is handled. */
+    WIRE_RECEIVE("wire.receive");
+
+    private final String id;
+
+    Failpoint(String id) {
+        this.id = id;
+    }
+
+    public String id() {
+        return id;
+    }
+}

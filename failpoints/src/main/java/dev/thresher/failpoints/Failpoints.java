@@ -1,0 +1,184 @@
+package dev.thresher.failpoints;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+
+/**
+ * The failpoints of one node. A disabled instance (production) answers every {@link #hit} with one
+ * read of a final field and cannot be armed. An enabled instance (tests) counts hits and applies
+ * the action armed at a point to the hits its filter selects, a bounded number of times.
+ *
+ * <pre>
+ * failpoints.arm(Failpoint.BEFORE_GUEST_START, site -&gt; site.partitionId() == 3, 1, Action.fail(ErrorCode.TARGET_STALE));
+ * </pre>
+ */
+public final class Failpoints {
+    /** What an armed failpoint does to the hits it selects. */
+    public sealed interface Action {
+        /** Waits, then proceeds. */
+        record Delay(Duration duration) implements Action {}
+
+        /** Throws a {@link ThresherException} with this code. */
+        record Fail(ErrorCode code) implements Action {}
+
+        /** Tells the caller to drop what it was doing (a wire message, a connection). */
+        record Drop() implements Action {}
+
+        /** Blocks until {@link Failpoints#release} or a safety bound of 60 s, then proceeds. */
+        record Halt(CountDownLatch released) implements Action {}
+
+        public static Action delay(Duration d) {
+            return new Delay(d);
+        }
+
+        public static Action fail(ErrorCode code) {
+            return new Fail(code);
+        }
+
+        public static Action drop() {
+            return new Drop();
+        }
+
+        public static Action halt() {
+            return new Halt(new CountDownLatch(1));
+        }
+    }
+
+    /** The caller's next step after a hit. */
+    public enum Outcome { PROCEED, DROP }
+
+    private record Armed(Predicate<Site> filter, AtomicInteger remaining, Action action) {}
+
+    private static final long HALT_BOUND_SECONDS = 60;
+    private static final Failpoints DISABLED = new Failpoints(false);
+
+    private final boolean enabled;
+    private final Map<Failpoint, Armed> armed = new EnumMap<>(Failpoint.class);
+    private final Map<Failpoint, AtomicLong> hits = new EnumMap<>(Failpoint.class);
+    private final Map<Failpoint, AtomicLong> fired = new EnumMap<>(Failpoint.class);
+
+    private Failpoints(boolean enabled) {
+        this.enabled = enabled;
+        for (Failpoint f : Failpoint.values()) {
+            hits.put(f, new AtomicLong());
+            fired.put(f, new AtomicLong());
+        }
+    }
+
+    /** The production instance: never armed, free to hit. */
+    public static Failpoints disabled() {
+        return DISABLED;
+    }
+
+    /** A fresh armable instance, for tests. */
+    public static Failpoints enabled() {
+        return new Failpoints(true);
+    }
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /** The point is reached: counts the hit and applies an armed action that selects it. */
+    public Outcome hit(Failpoint point, Site site) {
+        if (!enabled) {
+            return Outcome.PROCEED;
+        }
+        hits.get(point).incrementAndGet();
+        Armed a;
+        synchronized (armed) {
+            a = armed.get(point);
+            if (a == null || !a.filter().test(site) || a.remaining().get() == 0) {
+                return Outcome.PROCEED;
+            }
+            if (a.remaining().decrementAndGet() == 0) {
+                armed.remove(point);
+            }
+        }
+        fired.get(point).incrementAndGet();
+        return switch (a.action()) {
+            case Action.Delay d -> {
+                sleep(d.duration());
+                yield Outcome.PROCEED;
+            }
+            case Action.Fail f -> throw new ThresherException(f.code(), "failpoint " + point.id() + " fired at " + site);
+            case Action.Drop d -> Outcome.DROP;
+            case Action.Halt h -> {
+                try {
+                    h.released().await(HALT_BOUND_SECONDS, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                yield Outcome.PROCEED;
+            }
+        };
+    }
+
+    /**
+     * Arms a point; it fires at most {@code times} times (a negative count: until disarmed).
+     *
+     * @throws IllegalStateException on a disabled instance
+     */
+    public void arm(Failpoint point, Predicate<Site> filter, int times, Action action) {
+        if (!enabled) {
+            throw new IllegalStateException("failpoints are disabled on this node");
+        }
+        synchronized (armed) {
+            armed.put(point, new Armed(filter, new AtomicInteger(times), action));
+        }
+    }
+
+    public void arm(Failpoint point, int times, Action action) {
+        arm(point, s -> true, times, action);
+    }
+
+    /** Disarms a point and releases whatever it halted. */
+    public void disarm(Failpoint point) {
+        Armed a;
+        synchronized (armed) {
+            a = armed.remove(point);
+        }
+        if (a != null && a.action() instanceof Action.Halt h) {
+            h.released().countDown();
+        }
+    }
+
+    public void disarmAll() {
+        for (Failpoint f : Failpoint.values()) {
+            disarm(f);
+        }
+    }
+
+    /** Releases the hits a halt action holds at that point, without disarming it. */
+    public void release(Action halt) {
+        if (halt instanceof Action.Halt h) {
+            h.released().countDown();
+        }
+    }
+
+    /** Times the point was reached since this instance was made. */
+    public long hits(Failpoint point) {
+        return hits.get(point).get();
+    }
+
+    /** Times an armed action fired at the point. */
+    public long fired(Failpoint point) {
+        return fired.get(point).get();
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,15 @@
+package dev.thresher.failpoints;
+
+/**
+ * Where a failpoint was reached, so an armed failpoint can pick the hits it applies to.
+ *
+ * @param hostId the node
+ * @param partitionId the partition involved, or -1
+ * @param slotIndex the call's coordination slot involved, or -1
+ * @param wireId the wire identity involved, or empty
+ */
+public record Site(String hostId, int partitionId, int slotIndex, String wireId) {
+    public static Site of(String hostId) {
+        return new Site(hostId, -1, -1, "");
+    }
+}
