@@ -207,6 +207,11 @@ public final class Coordinator implements CallService {
                         "deadline passed before slot " + t.slotIndex() + " was admitted"));
                 break;
             }
+            if (stop.get() != null) {
+                // A failure settled while this slot waited for the pool: it is not admitted.
+                shardPool.release();
+                break;
+            }
             started.put(t.slotIndex(), CompletableFuture.supplyAsync(() -> {
                 try {
                     SlotOutcome o = runSlot(plan, t, request, deadlineNanos, startNanos, stop, attempts);

@@ -60,6 +60,7 @@ public final class ShardExecutor implements ShardRunHandler {
     private final Failpoints failpoints;
     private final Map<String, Binding> bindings = new ConcurrentHashMap<>();
     private final AtomicLong replays = new AtomicLong();
+    private final AtomicLong refusals = new AtomicLong();
 
     public ShardExecutor(String hostId, ControlStore control, LeaseKeeper leases, ShardReader reader, CellHost cells,
                          Limits limits, ExecutorService executor, Failpoints failpoints) {
@@ -78,6 +79,11 @@ public final class ShardExecutor implements ShardRunHandler {
     public CompletableFuture<WireMessage> handle(ShardRunRequest request, long receivedNanos) {
         long deadlineNanos = receivedNanos + TimeUnit.MICROSECONDS.toNanos(request.remainingBudgetMicros());
         return CompletableFuture.supplyAsync(() -> execute(request, deadlineNanos), executor);
+    }
+
+    /** Deliveries refused before any guest code ran (stale target, deadline, failpoint, ...). */
+    public long refusals() {
+        return refusals.get();
     }
 
     /** Deliveries answered from the journal, without running the guest. */
@@ -164,6 +170,7 @@ public final class ShardExecutor implements ShardRunHandler {
 
     /** A refusal before any guest code ran: the coordinator may retry it when its code is retryable. */
     private ShardRunFailure refusal(ShardRunRequest request, RuntimeException e) {
+        refusals.incrementAndGet();
         ThresherException te = ThresherException.of(e);
         if (te.code() == ErrorCode.INTERNAL_ERROR) {
             log.error("shard run {} refused", request.wireId(), e);

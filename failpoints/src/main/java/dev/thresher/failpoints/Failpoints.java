@@ -3,7 +3,9 @@ package dev.thresher.failpoints;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -26,8 +28,8 @@ public final class Failpoints {
         /** Waits, then proceeds. */
         record Delay(Duration duration) implements Action {}
 
-        /** Throws a {@link ThresherException} with this code. */
-        record Fail(ErrorCode code) implements Action {}
+        /** Waits {@code after}, then throws a {@link ThresherException} with this code. */
+        record Fail(ErrorCode code, Duration after) implements Action {}
 
         /** Tells the caller to drop what it was doing (a wire message, a connection). */
         record Drop() implements Action {}
@@ -40,7 +42,11 @@ public final class Failpoints {
         }
 
         public static Action fail(ErrorCode code) {
-            return new Fail(code);
+            return new Fail(code, Duration.ZERO);
+        }
+
+        public static Action failAfter(Duration after, ErrorCode code) {
+            return new Fail(code, after);
         }
 
         public static Action drop() {
@@ -61,7 +67,7 @@ public final class Failpoints {
     private static final Failpoints DISABLED = new Failpoints(false);
 
     private final boolean enabled;
-    private final Map<Failpoint, Armed> armed = new EnumMap<>(Failpoint.class);
+    private final Map<Failpoint, List<Armed>> armed = new EnumMap<>(Failpoint.class);
     private final Map<Failpoint, AtomicLong> hits = new EnumMap<>(Failpoint.class);
     private final Map<Failpoint, AtomicLong> fired = new EnumMap<>(Failpoint.class);
 
@@ -93,14 +99,20 @@ public final class Failpoints {
             return Outcome.PROCEED;
         }
         hits.get(point).incrementAndGet();
-        Armed a;
+        Armed a = null;
         synchronized (armed) {
-            a = armed.get(point);
-            if (a == null || !a.filter().test(site) || a.remaining().get() == 0) {
+            List<Armed> list = armed.getOrDefault(point, List.of());
+            for (Armed candidate : list) {
+                if (candidate.remaining().get() != 0 && candidate.filter().test(site)) {
+                    a = candidate;
+                    break;
+                }
+            }
+            if (a == null) {
                 return Outcome.PROCEED;
             }
             if (a.remaining().decrementAndGet() == 0) {
-                armed.remove(point);
+                list.remove(a);
             }
         }
         fired.get(point).incrementAndGet();
@@ -109,7 +121,10 @@ public final class Failpoints {
                 sleep(d.duration());
                 yield Outcome.PROCEED;
             }
-            case Action.Fail f -> throw new ThresherException(f.code(), "failpoint " + point.id() + " fired at " + site);
+            case Action.Fail f -> {
+                sleep(f.after());
+                throw new ThresherException(f.code(), "failpoint " + point.id() + " fired at " + site);
+            }
             case Action.Drop d -> Outcome.DROP;
             case Action.Halt h -> {
                 try {
@@ -123,7 +138,9 @@ public final class Failpoints {
     }
 
     /**
-     * Arms a point; it fires at most {@code times} times (a negative count: until disarmed).
+     * Arms a point; the action fires at most {@code times} times (a negative count: until
+     * disarmed) on the hits its filter selects. Several actions may be armed at one point; a hit
+     * takes the first, in arming order, that selects it.
      *
      * @throws IllegalStateException on a disabled instance
      */
@@ -132,7 +149,7 @@ public final class Failpoints {
             throw new IllegalStateException("failpoints are disabled on this node");
         }
         synchronized (armed) {
-            armed.put(point, new Armed(filter, new AtomicInteger(times), action));
+            armed.computeIfAbsent(point, p -> new ArrayList<>()).add(new Armed(filter, new AtomicInteger(times), action));
         }
     }
 
@@ -140,14 +157,18 @@ public final class Failpoints {
         arm(point, s -> true, times, action);
     }
 
-    /** Disarms a point and releases whatever it halted. */
+    /** Disarms every action at a point and releases whatever they halted. */
     public void disarm(Failpoint point) {
-        Armed a;
+        List<Armed> removed;
         synchronized (armed) {
-            a = armed.remove(point);
+            removed = armed.remove(point);
         }
-        if (a != null && a.action() instanceof Action.Halt h) {
-            h.released().countDown();
+        if (removed != null) {
+            for (Armed a : removed) {
+                if (a.action() instanceof Action.Halt h) {
+                    h.released().countDown();
+                }
+            }
         }
     }
 

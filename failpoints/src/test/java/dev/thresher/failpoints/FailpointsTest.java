@@ -36,6 +36,19 @@ class FailpointsTest {
     }
 
     @Test
+    void severalActionsAtOnePointEachTakeTheHitsTheySelect() {
+        Failpoints f = Failpoints.enabled();
+        f.arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
+        f.arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 1, 1,
+                Action.failAfter(java.time.Duration.ofMillis(1), ErrorCode.GUEST_REPORTED_FAILURE));
+        assertThatThrownBy(() -> f.hit(Failpoint.AFTER_GUEST_START, P2)).isInstanceOfSatisfying(ThresherException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.GUEST_REPORTED_FAILURE));
+        assertThatThrownBy(() -> f.hit(Failpoint.AFTER_GUEST_START, P1)).isInstanceOfSatisfying(ThresherException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP));
+        assertThat(f.hit(Failpoint.AFTER_GUEST_START, P1)).isEqualTo(Outcome.PROCEED);
+    }
+
+    @Test
     void dropIsReportedToTheCallerUntilDisarmed() {
         Failpoints f = Failpoints.enabled();
         f.arm(Failpoint.WIRE_RECEIVE, -1, Action.drop());

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
@@ -82,6 +83,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Phase phase = Phase.STARTUP;
     private String user;
+    /** The caller's deadline for this connection's calls, or empty for the configured default. */
+    private Optional<Long> callDeadlineMs = Optional.empty();
     private String pendingApplicationName = "";
     private boolean callInFlight;
     private boolean skipUntilSync;
@@ -304,7 +307,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 readyForQuery();
             }
             case ParsedStatement.Set s -> {
-                set(s);
+                try {
+                    set(s);
+                } catch (ThresherException e) {
+                    queryFailed(PgError.of(e));
+                    return;
+                }
                 readyForQuery();
             }
             case ParsedStatement.Call c -> {
@@ -463,7 +471,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         switch (portal.prepared().statement()) {
             case ParsedStatement.Empty empty -> ctx.write(new BackendMessage.EmptyQueryResponse());
-            case ParsedStatement.Set s -> set(s);
+            case ParsedStatement.Set s -> {
+                try {
+                    set(s);
+                } catch (ThresherException ex) {
+                    fail(PgError.of(ex));
+                }
+            }
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -490,13 +504,35 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.write(new BackendMessage.CloseComplete());
     }
 
+    /** The session setting that bounds this connection's calls: {@code SET thresher.call_deadline_ms = 5000}. */
+    static final String CALL_DEADLINE_SETTING = "thresher.call_deadline_ms";
+
     private void set(ParsedStatement.Set s) {
         if (s.name().equals("application_name")) {
             ctx.write(new BackendMessage.ParameterStatus("application_name", s.value()));
+        } else if (s.name().equalsIgnoreCase(CALL_DEADLINE_SETTING)) {
+            callDeadlineMs = parseDeadline(s.value());
         } else {
             log.debug("{} ignoring SET {}", ctx.channel(), s.name());
         }
         ctx.write(new BackendMessage.CommandComplete("SET"));
+    }
+
+    private Optional<Long> parseDeadline(String value) {
+        if (value.equalsIgnoreCase("default")) {
+            return Optional.empty();
+        }
+        long max = config.limits().maxCallDeadlineMs();
+        try {
+            long ms = Long.parseLong(value.trim());
+            if (ms > 0 && ms <= max) {
+                return Optional.of(ms);
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw new ThresherException(ErrorCode.INVALID_DEADLINE, CALL_DEADLINE_SETTING + " is 1.." + max
+                + " milliseconds or DEFAULT, not '" + value + "'");
     }
 
     // ---- calls
@@ -517,7 +553,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         CompletableFuture<CallResult> future;
         try {
-            future = calls.call(CallRequest.of(config.tenant(), user, bindingName, argumentsJson));
+            future = calls.call(new CallRequest(config.tenant(), user, bindingName, argumentsJson, callDeadlineMs));
         } catch (RuntimeException e) {
             future = CompletableFuture.failedFuture(e);
         }

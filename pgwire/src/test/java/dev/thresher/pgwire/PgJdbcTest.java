@@ -13,6 +13,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.util.Map;
+import java.util.Optional;
+import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -63,6 +65,30 @@ class PgJdbcTest {
             assertThat(rs.next()).isFalse();
         }
         assertThat(CALLS.requests).contains(CallRequest.of("acme", "thresher", "total_sales", "{\"region\": 'eu'}"));
+    }
+
+    @Test
+    void sessionDeadlineBoundsTheConnectionsCalls() throws SQLException {
+        try (Connection c = connect(PASSWORD); Statement s = c.createStatement()) {
+            s.execute("SET thresher.call_deadline_ms = 1500");
+            try (ResultSet rs = s.executeQuery("CALL BINDING deadline_probe('{}')")) {
+                assertThat(rs.next()).isTrue();
+            }
+            try (PreparedStatement ps = c.prepareStatement("CALL BINDING deadline_probe_prepared(?)")) {
+                ps.setString(1, "{}");
+                ps.executeQuery().close();
+            }
+            for (String bad : List.of("0", "-5", "soon", "30001")) {
+                assertThatThrownBy(() -> s.execute("SET thresher.call_deadline_ms = '" + bad + "'"))
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("22023"));
+            }
+            s.execute("SET thresher.call_deadline_ms = DEFAULT");
+            s.executeQuery("CALL BINDING deadline_probe_default('{}')").close();
+        }
+        assertThat(CALLS.requests).contains(
+                new CallRequest("acme", "thresher", "deadline_probe", "{}", Optional.of(1500L)),
+                new CallRequest("acme", "thresher", "deadline_probe_prepared", "{}", Optional.of(1500L)),
+                new CallRequest("acme", "thresher", "deadline_probe_default", "{}", Optional.empty()));
     }
 
     @Test

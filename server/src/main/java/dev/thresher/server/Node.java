@@ -49,6 +49,7 @@ public final class Node implements AutoCloseable {
     private ShardExecutor shards;
     private Coordinator coordinator;
     private ControlStore control;
+    private LeaseKeeper leases;
 
     private Node(NodeConfig config) {
         this.config = config;
@@ -89,7 +90,7 @@ public final class Node implements AutoCloseable {
         ExecutorService shardExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-shard-", 0).daemon().factory());
         closers.push(shardExecutor::shutdownNow);
-        LeaseKeeper leases = new LeaseKeeper(control, config.hostId(), config.shardId(), limits.activationLeaseMs());
+        leases = new LeaseKeeper(control, config.hostId(), config.shardId(), limits.activationLeaseMs());
         shards = new ShardExecutor(config.hostId(), control, leases, new ShardReader(shardDb), cells, limits,
                 shardExecutor, failpoints);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, shards, failpoints);
@@ -152,6 +153,10 @@ public final class Node implements AutoCloseable {
 
     public Coordinator coordinator() {
         return coordinator;
+    }
+
+    public LeaseKeeper leases() {
+        return leases;
     }
 
     public ControlStore control() {
