@@ -59,8 +59,8 @@ import org.slf4j.LoggerFactory;
  *       ─► record invocation ─► dispatch shards in slot order through the bounded pool
  *            (a retryable failure that provably ran no guest code is retried on a re-resolved
  *             target while the attempt budget lasts; any other failure stops admission)
- *       ─► settle started shards ─► read the published slots ─► validate every slot
- *       ─► take the reduce lease ─► reduce (journaled by the reduce wire identity)
+ *       ─► settle started shards ─► take the reduce lease ─► read the published slots and
+ *          validate every slot ─► reduce (journaled by the reduce wire identity)
  *       ─► publish once, fenced by the reduce lease ─► result
  * </pre>
  *
@@ -132,13 +132,14 @@ public final class Coordinator implements CallService {
         AtomicInteger attempts = new AtomicInteger();
         try {
             List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, startNanos, attempts);
-            List<Partial> merged = SlotValidator.validate(targets, control.slots(callId), limits);
-            checkDeadline(deadlineNanos, "before reduce");
             if (!control.takeReduceLease(callId, hostId, plan.reduceWireId(), limits.reduceLeaseMs())) {
                 throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of " + callId);
             }
             Site site = new Site(hostId, -1, -1, plan.reduceWireId());
             failpoints.hit(Failpoint.BEFORE_REDUCE, site);
+            // Slots are read and judged as late as possible: immediately before reduce.
+            List<Partial> merged = SlotValidator.validate(targets, control.slots(callId), limits);
+            checkDeadline(deadlineNanos, "before reduce");
             String result = reduce(plan, request, merged, deadlineNanos);
             failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, site);
             PublishOutcome published = control.publishResult(callId, hostId, result, attempts.get());

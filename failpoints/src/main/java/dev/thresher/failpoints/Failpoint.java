@@ -8,7 +8,7 @@ public enum Failpoint {
     AFTER_GUEST_START("shard.after-guest-start"),
     /** Receiving node, outcome in hand, before the slot is published under its lease. */
     BEFORE_SLOT_PUBLISH("shard.before-slot-publish"),
-    /** Coordinator, every slot validated, before {@code reduce}. */
+    /** Coordinator, every shard settled and the reduce lease taken, before the slots are read and judged and {@code reduce} runs. */
     BEFORE_REDUCE("call.before-reduce"),
     /** Coordinator, {@code reduce} returned, before the result is published. */
     AFTER_REDUCE_BEFORE_PUBLISH("call.after-reduce-before-publish"),

@@ -1,0 +1,529 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.cellhost.Component;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints.Action;
+import dev.thresher.limits.Limits;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.Node;
+import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.PublishOutcome;
+import dev.thresher.topology.Host;
+import dev.thresher.topology.Partition;
+import dev.thresher.topology.Slots;
+import dev.thresher.wire.WireClient;
+import dev.thresher.wire.WireMessage;
+import dev.thresher.wire.WireMessage.ShardRunRequest;
+import dev.thresher.wire.WireMessage.ShardRunResult;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.postgresql.util.PSQLException;
+
+/**
+ * The call contract, one test per statement, on a real three-node cluster whose nodes have
+ * failpoints enabled. Slot and reduce leases are 3 s and coordination state is kept 5 s here,
+ * so expiry and retention can be observed; every other limit is the default.
+ *
+ * <p>Layout (from the dev cluster): 16 partitions of {@code orders}, partition p covers slots
+ * [1024p, 1024p + 1023], is coordination slot p of every call, and is led by node {@code p % 3}.
+ */
+class ContractIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern CODE = Pattern.compile("thresher_code=(\\d+)");
+    private static final String ROWS = "{\"rows\":50000}";
+
+    private static DevCluster cluster;
+    private static PGSimpleDataSource controlDb;
+    private static ControlStore control;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Limits limits = Limits.fromProperties(Map.of(
+                "limits.reduceLeaseMs", "3000",
+                "limits.coordinationRetentionMs", "5000"));
+        cluster = DevCluster.start(DevCluster.Options.defaults(Files.createTempDirectory("thresher-contract-"))
+                .withPgwirePort(0).withLimits(limits).withFailpoints());
+        controlDb = new PGSimpleDataSource();
+        controlDb.setURL(cluster.controlUrl());
+        controlDb.setUser(DevCluster.USER);
+        controlDb.setPassword(DevCluster.PASSWORD);
+        control = new ControlStore(controlDb);
+        for (String guest : new String[] {"row_count", "emit_65", "nan_partial", "constant_key", "trap", "reduce_trap"}) {
+            ContractGuests.bind(controlDb, DevCluster.TENANT, guest, guest);
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @AfterEach
+    void disarm() {
+        cluster.nodes().forEach(n -> n.failpoints().disarmAll());
+    }
+
+    // ---- dispatch ---------------------------------------------------------------------------------
+
+    @Test
+    void everyPartitionRunsBesideItsLeaderAndTheResultIsComplete() throws Exception {
+        long[] receivedBefore = received();
+        assertThat(call(0, "row_count")).isEqualTo(ROWS);
+        long[] receivedAfter = received();
+        // 16 partitions, led 6/5/5 by nodes 0/1/2: each node received exactly its own.
+        assertThat(receivedAfter[0] - receivedBefore[0]).isEqualTo(6);
+        assertThat(receivedAfter[1] - receivedBefore[1]).isEqualTo(5);
+        assertThat(receivedAfter[2] - receivedBefore[2]).isEqualTo(5);
+    }
+
+    @Test
+    void moreThanSixtyFourPartitionsIsATypedErrorNotATruncation() throws Exception {
+        control.putTable(DevCluster.TENANT, "wide", "id", "bigint");
+        int n = 65;
+        int width = Slots.COUNT / n;
+        for (int i = 0; i < n; i++) {
+            int lo = i * width;
+            control.putPartition(new Partition(1000 + i, DevCluster.TENANT, "wide", lo,
+                    i == n - 1 ? Slots.COUNT - 1 : lo + width - 1, 1, 1));
+        }
+        byte[] wasm = ContractGuests.wasm("row_count");
+        String digest = Component.of(wasm).digest();
+        control.putPackage(digest, wasm);
+        control.putBinding(DevCluster.TENANT, "wide_rows", digest, "SELECT region, amount FROM wide");
+        long[] before = received();
+        assertCode(() -> call(0, "wide_rows"), ErrorCode.TOO_MANY_COORDINATION_SLOTS, "53400");
+        assertThat(received()).as("nothing was dispatched").isEqualTo(before);
+    }
+
+    @Test
+    void aShardFailureStopsAdmission() throws Exception {
+        // Slots 1..7 hold their pool places (8 in all) until released; slot 0 fails at once.
+        Action hold = Action.halt();
+        for (Node n : cluster.nodes()) {
+            n.failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() >= 1 && s.slotIndex() <= 7, -1, hold);
+        }
+        node(0).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
+        long before = sum(received());
+        CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.GUEST_TRAP, "38000"));
+        await(() -> firedSum(Failpoint.BEFORE_GUEST_START) == 8, "slot 0 failed and slots 1..7 are held");
+        hold(Duration.ofMillis(300));
+        cluster.nodes().forEach(n -> n.failpoints().release(hold));
+        failed.get(30, TimeUnit.SECONDS);
+        assertThat(sum(received()) - before).as("slots 8..15 were never admitted").isEqualTo(8);
+    }
+
+    // ---- deadline ---------------------------------------------------------------------------------
+
+    @Test
+    void anExpiredRequestIsRefusedWithoutRunningTheGuest() throws Exception {
+        Node n2 = node(2);
+        long starts = n2.cells().guestStarts();
+        long refusals = n2.shardExecutor().refusals();
+        long received = n2.failpoints().hits(Failpoint.WIRE_RECEIVE);
+        // Every shard on node 2 is held past the 1 s call deadline before its guest would start.
+        n2.failpoints().arm(Failpoint.BEFORE_GUEST_START, -1, Action.delay(Duration.ofMillis(1500)));
+        try (Connection c = connect(0); Statement s = c.createStatement()) {
+            s.execute("SET thresher.call_deadline_ms = 1000");
+            assertCode(() -> query(s, "CALL BINDING row_count('{}')"), ErrorCode.DEADLINE_EXCEEDED, "57014");
+        }
+        await(() -> n2.shardExecutor().refusals() - refusals == n2.failpoints().hits(Failpoint.WIRE_RECEIVE) - received,
+                "every shard node 2 received was refused");
+        assertThat(n2.failpoints().hits(Failpoint.WIRE_RECEIVE) - received).isPositive();
+        assertThat(n2.cells().guestStarts()).as("guest starts on node 2").isEqualTo(starts);
+    }
+
+    @Test
+    void aCallerMayAskForLessTimeNeverMore() throws Exception {
+        try (Connection c = connect(1); Statement s = c.createStatement()) {
+            assertCode(() -> s.execute("SET thresher.call_deadline_ms = 30001"), ErrorCode.INVALID_DEADLINE, "22023");
+            s.execute("SET thresher.call_deadline_ms = 5000");
+            assertThat(query(s, "CALL BINDING row_count('{}')")).isEqualTo(ROWS);
+        }
+        HttpResponse<String> tooLong = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create(node(1).httpAddress() + "/v1/bindings/row_count/call"))
+                .header("Thresher-Deadline-Ms", "30001").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(tooLong.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(tooLong.body()).path("error").path("code").asInt()).isEqualTo(ErrorCode.INVALID_DEADLINE.code());
+    }
+
+    @Test
+    void waitingForAMissingCellIsBoundedByTheDeadline() throws Exception {
+        control.putShard(99, "jdbc:postgresql://127.0.0.1:1/nowhere");
+        control.putTable(DevCluster.TENANT, "orphan", "id", "bigint");
+        control.putPartition(new Partition(2000, DevCluster.TENANT, "orphan", 0, Slots.COUNT - 1, 99, 1));
+        byte[] wasm = ContractGuests.wasm("row_count");
+        String digest = Component.of(wasm).digest();
+        control.putPackage(digest, wasm);
+        control.putBinding(DevCluster.TENANT, "orphan_rows", digest, "SELECT region, amount FROM orphan");
+        try (Connection c = connect(2); Statement s = c.createStatement()) {
+            s.execute("SET thresher.call_deadline_ms = 1500");
+            long t0 = System.nanoTime();
+            assertCode(() -> query(s, "CALL BINDING orphan_rows('{}')"), ErrorCode.CELL_UNAVAILABLE, "57P03");
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("gave up at the deadline, not later")
+                    .isLessThan(10_000);
+        }
+    }
+
+    // ---- failure, slots ---------------------------------------------------------------------------
+
+    @Test
+    void oneFailedShardFailsTheCallWithThatShardsCode() throws Exception {
+        node(5).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 5, 1,
+                Action.fail(ErrorCode.GUEST_REPORTED_FAILURE));
+        assertCode(() -> call(0, "row_count"), ErrorCode.GUEST_REPORTED_FAILURE, "38000");
+        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT state, error_code, result_json FROM invocations "
+                     + "WHERE binding_name = 'row_count' ORDER BY created_at DESC LIMIT 1")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("failed");
+            assertThat(rs.getInt(2)).isEqualTo(ErrorCode.GUEST_REPORTED_FAILURE.code());
+            assertThat(rs.getString(3)).as("no partial answer is visible").isNull();
+        }
+    }
+
+    @Test
+    void sixtyFiveEmitsExceedTheEmitBound() {
+        assertCode(() -> call(1, "emit_65"), ErrorCode.EMIT_LIMIT_EXCEEDED, "53400");
+    }
+
+    @Test
+    void aNonFinitePartialIsRefused() {
+        assertCode(() -> call(1, "nan_partial"), ErrorCode.PARTIAL_NON_NUMERIC, "39000");
+    }
+
+    @Test
+    void theSameKeyFromTwoShardsIsAViolationNotASum() {
+        assertCode(() -> call(2, "constant_key"), ErrorCode.PARTIAL_KEY_DUPLICATED, "39000");
+    }
+
+    @Test
+    void aSlotWhoseLeaseEndedBeforeReduceFailsTheCall() {
+        node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, Action.delay(Duration.ofMillis(3500)));
+        assertCode(() -> call(0, "row_count"), ErrorCode.SLOT_EXPIRED, "40001");
+    }
+
+    @Test
+    void aSlotProducedAgainstSupersededTopologyIsStale() throws Exception {
+        Node leader = node(6);
+        Action hold = Action.halt();
+        leader.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 6, 1, hold);
+        CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.SLOT_STALE, "40001"));
+        await(() -> leader.failpoints().fired(Failpoint.BEFORE_SLOT_PUBLISH) == 1, "slot 6 is about to publish");
+        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
+            assertThat(s.executeUpdate("UPDATE partitions SET epoch = epoch + 1 WHERE partition_id = 6")).isEqualTo(1);
+        }
+        leader.failpoints().release(hold);
+        failed.get(30, TimeUnit.SECONDS);
+        // The leader takes its lease again under the new epoch; calls are served again.
+        leader.leases().renew();
+        assertThat(call(0, "row_count")).isEqualTo(ROWS);
+    }
+
+    @Test
+    void guestFailureInReduceFailsTheCall() {
+        assertCode(() -> call(0, "reduce_trap"), ErrorCode.GUEST_TRAP, "38000");
+    }
+
+    // ---- retry classes ------------------------------------------------------------------------------
+
+    @Test
+    void aRetryableOutcomeThatProvablyRanNoGuestIsRetriedOnceAndSucceeds() throws Exception {
+        long retries = node(0).coordinator().shardRetries();
+        node(9).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.partitionId() == 9, 1,
+                Action.fail(ErrorCode.TARGET_STALE));
+        assertThat(call(0, "row_count")).isEqualTo(ROWS);
+        assertThat(node(9).failpoints().fired(Failpoint.BEFORE_GUEST_START)).isEqualTo(1);
+        assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
+        assertThat(lastInvocation("row_count", "attempts")).isEqualTo("17");
+    }
+
+    @Test
+    void theAttemptBudgetIsTwoAttemptsInAll() {
+        long retries = node(0).coordinator().shardRetries();
+        node(10).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.partitionId() == 10, 2,
+                Action.fail(ErrorCode.TARGET_STALE));
+        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001");
+        assertThat(node(10).failpoints().fired(Failpoint.BEFORE_GUEST_START)).isEqualTo(2);
+        assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
+    }
+
+    @Test
+    void aRetryableOutcomeAfterTheGuestStartedIsNotRetried() {
+        long retries = node(0).coordinator().shardRetries();
+        node(11).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 11, 1,
+                Action.fail(ErrorCode.TARGET_STALE));
+        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001");
+        assertThat(node(0).coordinator().shardRetries() - retries).isZero();
+    }
+
+    @Test
+    void anAmbiguousTransportOutcomeIsNeverRetried() {
+        long retries = node(0).coordinator().shardRetries();
+        node(7).failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 7, 1, Action.drop());
+        assertCode(() -> call(0, "row_count"), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN, "58000");
+        assertThat(node(7).failpoints().fired(Failpoint.WIRE_RECEIVE)).isEqualTo(1);
+        assertThat(node(0).coordinator().shardRetries() - retries).isZero();
+    }
+
+    @Test
+    void severalFailuresSurfaceTheLowestSlotWhateverTheArrivalOrder() {
+        // Arrival order: slot 5 at once, slot 3 after 300 ms, slot 1 after 800 ms. Slot 1's cause surfaces.
+        node(1).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 1, 1,
+                Action.failAfter(Duration.ofMillis(800), ErrorCode.GUEST_REPORTED_FAILURE));
+        node(3).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 3, 1,
+                Action.failAfter(Duration.ofMillis(300), ErrorCode.GUEST_INVALID_RESULT));
+        node(5).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 5, 1,
+                Action.fail(ErrorCode.GUEST_TRAP));
+        assertCode(() -> call(0, "row_count"), ErrorCode.GUEST_REPORTED_FAILURE, "38000");
+        for (int p : new int[] {1, 3, 5}) {
+            assertThat(node(p).failpoints().fired(Failpoint.AFTER_GUEST_START)).as("slot %d failed", p).isEqualTo(1);
+        }
+    }
+
+    // ---- identity, journal, publication -------------------------------------------------------------
+
+    @Test
+    void aRedeliveredWireIdentityReplaysTheJournaledOutcome() throws Exception {
+        assertThat(call(0, "row_count")).isEqualTo(ROWS);
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        int slot = 4;
+        Node leader = node(slot);
+        String wireId;
+        long epoch;
+        byte[] published;
+        String digest;
+        try (Connection c = controlDb.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT s.wire_id, s.epoch, s.partials, i.package_digest "
+                     + "FROM shard_slots s JOIN invocations i USING (call_id) WHERE call_id = ? AND slot_index = ?")) {
+            ps.setObject(1, callId);
+            ps.setInt(2, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                wireId = rs.getString(1);
+                epoch = rs.getLong(2);
+                published = rs.getBytes(3);
+                digest = rs.getString(4);
+            }
+        }
+        Host host = control.readTopology().hosts().get(leader.hostId());
+        long starts = leader.cells().guestStarts();
+        long replays = leader.shardExecutor().replays();
+        try (WireClient client = new WireClient("contract-test", Limits.DEFAULTS)) {
+            for (int delivery = 1; delivery <= 2; delivery++) {
+                WireMessage reply = client.send(host.wireHost(), host.wirePort(), new ShardRunRequest(delivery,
+                        callId.toString(), wireId, DevCluster.TENANT, "row_count", digest, slot, slot, epoch,
+                        TimeUnit.SECONDS.toMicros(10), 1, "{}")).get(30, TimeUnit.SECONDS);
+                assertThat(reply).isInstanceOf(ShardRunResult.class);
+                assertThat(PartialsCodec.encode(((ShardRunResult) reply).partials()))
+                        .as("delivery %d answers the journaled bytes", delivery).isEqualTo(published);
+            }
+        }
+        assertThat(leader.cells().guestStarts()).as("the guest did not run again").isEqualTo(starts);
+        assertThat(leader.shardExecutor().replays() - replays).isEqualTo(2);
+    }
+
+    @Test
+    void reduceRunsOnTheReduceLeaseHolderAndItsOutcomeIsJournaled() throws Exception {
+        assertThat(call(1, "row_count")).isEqualTo(ROWS);
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                SELECT r.host_id, j.host_id, j.payload, i.published_by, i.coordinator_host
+                FROM reduce_leases r JOIN journal j ON j.wire_id = r.wire_id JOIN invocations i ON i.call_id = r.call_id
+                WHERE r.call_id = ?""")) {
+            ps.setObject(1, callId);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                String coordinator = node(1).hostId();
+                assertThat(rs.getString(1)).isEqualTo(coordinator);
+                assertThat(rs.getString(2)).isEqualTo(coordinator);
+                assertThat(new String(rs.getBytes(3), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo(ROWS);
+                assertThat(rs.getString(4)).isEqualTo(coordinator);
+                assertThat(rs.getString(5)).isEqualTo(coordinator);
+            }
+        }
+    }
+
+    @Test
+    void aResultBecomesVisibleOnceAndIsNeverReplaced() throws Exception {
+        assertThat(call(2, "row_count")).isEqualTo(ROWS);
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        PublishOutcome again = control.publishResult(callId, node(2).hostId(), "{\"rows\":1}", 0);
+        assertThat(again.published()).isFalse();
+        assertThat(again.visibleResult()).contains(ROWS);
+        assertThat(control.takeReduceLease(callId, "intruder", callId + "/reduce", 3000))
+                .as("a live reduce lease is not taken over").isFalse();
+    }
+
+    @Test
+    void closingTheConnectionDoesNotStopDispatchedWork() throws Exception {
+        Action hold = Action.halt();
+        node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, hold);
+        int succeededBefore = control.countInvocations("succeeded");
+        Connection c = connect(0);
+        CompletableFuture<Void> abandoned = CompletableFuture.runAsync(() -> {
+            try (Statement s = c.createStatement()) {
+                s.executeQuery("CALL BINDING row_count('{}')");
+            } catch (SQLException expected) {
+                // the connection is closed under it
+            }
+        });
+        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce");
+        c.abort(Runnable::run);
+        abandoned.get(30, TimeUnit.SECONDS);
+        node(0).failpoints().release(hold);
+        await(() -> control.countInvocations("succeeded") > succeededBefore, "the abandoned call published its result");
+    }
+
+    @Test
+    void coordinationStateIsCleanedAfterItsRetention() throws Exception {
+        assertThat(call(0, "row_count")).isEqualTo(ROWS);
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        assertThat(rowsOf(callId)).isPositive();
+        await(() -> rowsOf(callId) == 0, "journal, slots, lease and invocation of the call are gone");
+    }
+
+    // ---- helpers ------------------------------------------------------------------------------------
+
+    /** The node leading partition p (and so running coordination slot p). */
+    private static Node node(int partition) {
+        Node n = cluster.nodes().get(partition % 3);
+        assertThat(n.leases().ledPartition(partition, currentEpoch(partition))).as("node %s leads %d", n.hostId(), partition)
+                .isPresent();
+        return n;
+    }
+
+    private static long currentEpoch(int partition) {
+        return control.readTopology().partition(partition).orElseThrow().epoch();
+    }
+
+    private static Connection connect(int node) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", DevCluster.USER);
+        p.setProperty("password", DevCluster.PASSWORD);
+        return DriverManager.getConnection("jdbc:postgresql://" + cluster.nodes().get(node).pgwireAddress() + "/thresher", p);
+    }
+
+    private static String call(int node, String binding) throws SQLException {
+        try (Connection c = connect(node); Statement s = c.createStatement()) {
+            return query(s, "CALL BINDING " + binding + "('{}')");
+        }
+    }
+
+    private static String query(Statement s, String sql) throws SQLException {
+        try (ResultSet rs = s.executeQuery(sql)) {
+            assertThat(rs.next()).isTrue();
+            return rs.getString(1);
+        }
+    }
+
+    @FunctionalInterface
+    private interface SqlCall {
+        Object run() throws Exception;
+    }
+
+    /** The call fails with this Thresher code (from the error's detail) and this SQLSTATE. */
+    private static void assertCode(SqlCall call, ErrorCode code, String sqlState) {
+        assertThatThrownBy(call::run).isInstanceOfSatisfying(PSQLException.class, e -> {
+            String detail = e.getServerErrorMessage() == null ? "" : e.getServerErrorMessage().getDetail();
+            Matcher m = CODE.matcher(detail == null ? "" : detail);
+            assertThat(m.find()).as("thresher_code in %s (%s)", detail, e.getMessage()).isTrue();
+            assertThat(ErrorCode.ofCode(Integer.parseInt(m.group(1)))).as(e.getMessage()).isEqualTo(code);
+            assertThat(e.getSQLState()).isEqualTo(sqlState);
+        });
+    }
+
+    private static long[] received() {
+        return cluster.nodes().stream().mapToLong(n -> n.failpoints().hits(Failpoint.WIRE_RECEIVE)).toArray();
+    }
+
+    private static long sum(long[] v) {
+        long s = 0;
+        for (long x : v) {
+            s += x;
+        }
+        return s;
+    }
+
+    private static long firedSum(Failpoint f) {
+        return cluster.nodes().stream().mapToLong(n -> n.failpoints().fired(f)).sum();
+    }
+
+    private static String lastInvocation(String binding, String column) throws SQLException {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT " + column + "::text FROM invocations WHERE binding_name = ? ORDER BY created_at DESC LIMIT 1")) {
+            ps.setString(1, binding);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static int rowsOf(UUID callId) {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                SELECT (SELECT count(*) FROM journal WHERE call_id = ?) + (SELECT count(*) FROM shard_slots WHERE call_id = ?)
+                     + (SELECT count(*) FROM reduce_leases WHERE call_id = ?) + (SELECT count(*) FROM invocations WHERE call_id = ?)""")) {
+            for (int i = 1; i <= 4; i++) {
+                ps.setObject(i, callId);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Waits for a condition, up to 30 s; the assertion is on the condition, never on the time taken. */
+    private static void await(BooleanSupplier condition, String what) {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - until).as("waiting for: %s", what).isNegative();
+            hold(Duration.ofMillis(20));
+        }
+    }
+
+    private static void hold(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+;; trap: a run that traps (GUEST_TRAP).
+;;
+;;   run     reads its input, then executes unreachable
+;;   reduce  writes  {}
+;;
+;; Spliced after prelude.wat (imports, memory, input readers, key and result helpers).
+
+  (func (export "run") (param $batch_len i32) (param $args_len i32) (result i32)
+    (if (call $read_batch (local.get $batch_len) (local.get $args_len))
+      (then (return (i32.const 1))))
+    unreachable)
+
+  (func (export "reduce") (param $partials_len i32) (param $args_len i32) (result i32)
+    (if (call $read_partials (local.get $partials_len) (local.get $args_len))
+      (then (return (i32.const 1))))
+    (call $write_empty_object)
+    (i32.const 0))
