@@ -33,6 +33,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -87,7 +88,7 @@ public final class HttpFront implements AutoCloseable {
                     .bind(host, port).sync().channel();
             return new HttpFront(group, ch);
         } catch (InterruptedException | RuntimeException e) {
-            group.shutdownGracefully();
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             throw e;
         }
     }
@@ -99,7 +100,7 @@ public final class HttpFront implements AutoCloseable {
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
-        group.shutdownGracefully().syncUninterruptibly();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
     private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
