@@ -50,8 +50,9 @@ import org.postgresql.util.PSQLException;
 
 /**
  * The call contract, one test per statement, on a real three-node cluster whose nodes have
- * failpoints enabled. Slot and reduce leases are 3 s and coordination state is kept 5 s here,
- * so expiry and retention can be observed; every other limit is the default.
+ * failpoints enabled. Slot and reduce leases are 3 s, the activation window 2 s and coordination
+ * state is kept 5 s here, so expiry, windows and retention can be observed; every other limit is
+ * the default.
  *
  * <p>Layout (from the dev cluster): 16 partitions of {@code orders}, partition p covers slots
  * [1024p, 1024p + 1023], is coordination slot p of every call, and is led by node {@code p % 3}.
@@ -69,6 +70,7 @@ class ContractIT {
     static void start() throws Exception {
         Limits limits = Limits.fromProperties(Map.of(
                 "limits.reduceLeaseMs", "3000",
+                "limits.activationWindowMs", "2000",
                 "limits.coordinationRetentionMs", "5000"));
         cluster = DevCluster.start(DevCluster.Options.defaults(Files.createTempDirectory("thresher-contract-"))
                 .withPgwirePort(0).withLimits(limits).withFailpoints());
@@ -180,7 +182,7 @@ class ContractIT {
     }
 
     @Test
-    void waitingForAMissingCellIsBoundedByTheDeadline() throws Exception {
+    void waitingForAMissingCellIsBoundedByTheEarlierOfDeadlineAndActivationWindow() throws Exception {
         control.putShard(99, "jdbc:postgresql://127.0.0.1:1/nowhere");
         control.putTable(DevCluster.TENANT, "orphan", "id", "bigint");
         control.putPartition(new Partition(2000, DevCluster.TENANT, "orphan", 0, Slots.COUNT - 1, 99, 1));
@@ -189,11 +191,15 @@ class ContractIT {
         control.putPackage(digest, wasm);
         control.putBinding(DevCluster.TENANT, "orphan_rows", digest, "SELECT region, amount FROM orphan");
         try (Connection c = connect(2); Statement s = c.createStatement()) {
-            s.execute("SET thresher.call_deadline_ms = 1500");
+            // Deadline (1 s) before the window (2 s).
+            s.execute("SET thresher.call_deadline_ms = 1000");
+            assertCode(() -> query(s, "CALL BINDING orphan_rows('{}')"), ErrorCode.CELL_UNAVAILABLE, "57P03");
+            // Window (2 s) before the default 30 s deadline: the call gives up long before its deadline.
+            s.execute("SET thresher.call_deadline_ms = DEFAULT");
             long t0 = System.nanoTime();
             assertCode(() -> query(s, "CALL BINDING orphan_rows('{}')"), ErrorCode.CELL_UNAVAILABLE, "57P03");
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("gave up at the deadline, not later")
-                    .isLessThan(10_000);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("bounded by the window")
+                    .isLessThan(15_000);
         }
     }
 
@@ -269,6 +275,18 @@ class ContractIT {
         assertThat(node(9).failpoints().fired(Failpoint.BEFORE_GUEST_START)).isEqualTo(1);
         assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
         assertThat(lastInvocation("row_count", "attempts")).isEqualTo("17");
+    }
+
+    @Test
+    void aRequestThatNeverLeftIsRetriedOnAReResolvedTarget() throws Exception {
+        long retries = node(0).coordinator().shardRetries();
+        long received = node(12).failpoints().hits(Failpoint.WIRE_RECEIVE);
+        node(0).failpoints().arm(Failpoint.WIRE_SEND, s -> s.partitionId() == 12, 1, Action.fail(ErrorCode.HOST_UNREACHABLE));
+        assertThat(call(0, "row_count")).isEqualTo(ROWS);
+        assertThat(node(0).failpoints().fired(Failpoint.WIRE_SEND)).isEqualTo(1);
+        assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
+        // Node 0 leads partitions 0, 3, 6, 9, 12, 15: six requests arrived, the failed send never did.
+        assertThat(node(12).failpoints().hits(Failpoint.WIRE_RECEIVE) - received).isEqualTo(6);
     }
 
     @Test
