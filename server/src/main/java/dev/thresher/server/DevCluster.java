@@ -68,10 +68,6 @@ public final class DevCluster implements AutoCloseable {
             return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints);
         }
 
-        public Options withPartitions(int n) {
-            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints);
-        }
-
         public Options withLimits(Limits l) {
             return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints);
         }

@@ -248,12 +248,6 @@ public final class ControlStore {
                 WHERE call_id = ? AND state = 'running'""", code.code(), message, attempts, callId) == 1;
     }
 
-    /** The published result of a call, if it succeeded. */
-    public Optional<String> result(UUID callId) {
-        return queryOne("SELECT result_json FROM invocations WHERE call_id = ? AND state = 'succeeded'",
-                rs -> rs.getString(1), callId);
-    }
-
     // ---- coordination: journal, slots, reduce leases, results --------------------------------------
 
     /** The journaled outcome of a wire identity, if any. */
