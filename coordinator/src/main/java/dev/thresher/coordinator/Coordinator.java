@@ -139,7 +139,7 @@ public final class Coordinator implements CallService {
             failpoints.hit(Failpoint.BEFORE_REDUCE, site);
             // Slots are read and judged as late as possible: immediately before reduce.
             List<Partial> merged = SlotValidator.validate(targets, control.slots(callId), limits);
-            checkDeadline(deadlineNanos, "before reduce");
+            Deadlines.check(deadlineNanos, "before reduce");
             String result = reduce(plan, request, merged, deadlineNanos);
             failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, site);
             PublishOutcome published = control.publishResult(callId, hostId, result, attempts.get());
@@ -389,11 +389,6 @@ public final class Coordinator implements CallService {
         }
     }
 
-    private static void checkDeadline(long deadlineNanos, String when) {
-        if (System.nanoTime() - deadlineNanos >= 0) {
-            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed " + when);
-        }
-    }
 
     private static long msToNanos(long ms) {
         return TimeUnit.MILLISECONDS.toNanos(ms);

@@ -113,7 +113,7 @@ public final class ShardExecutor implements ShardRunHandler {
                             + " does not lead partition " + request.partitionId() + " under epoch " + request.epoch()));
             binding = binding(request);
             component = components.get(binding.componentDigest());
-            checkDeadline(deadlineNanos, "before reading partition " + partition.id());
+            Deadlines.check(deadlineNanos, "before reading partition " + partition.id());
             batch = reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadlineNanos);
             failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
         } catch (RuntimeException e) {
@@ -190,9 +190,4 @@ public final class ShardExecutor implements ShardRunHandler {
         return b;
     }
 
-    private static void checkDeadline(long deadlineNanos, String when) {
-        if (System.nanoTime() - deadlineNanos >= 0) {
-            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed " + when);
-        }
-    }
 }
