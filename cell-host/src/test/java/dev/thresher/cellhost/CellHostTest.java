@@ -10,6 +10,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
@@ -250,8 +251,7 @@ class CellHostTest {
 
     @Test
     void resultLargerThanTheLimitIsRefused() {
-        Limits small = new Limits(30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000,
-                600_000, 1, 1 << 20, 2, 1_024, 100, 16 << 20, 8 << 20);
+        Limits small = Limits.fromProperties(Map.of("limits.resultMaxBytes", "100"));
         try (CellHost smallHost = CellHost.create(small)) {
             Script big = new Script().beginArray();
             for (int i = 0; i < 40; i++) {

@@ -126,7 +126,15 @@ public final class Coordinator implements CallService {
                 .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '" + request.bindingName()
                         + "' does not exist for tenant '" + request.tenant() + "'"));
         UUID callId = UUID.randomUUID();
-        CallPlan plan = planWithActivationWait(callId, binding, startNanos, deadlineNanos);
+        CallPlan plan;
+        try {
+            plan = planWithActivationWait(callId, binding, startNanos, deadlineNanos);
+        } catch (ThresherException e) {
+            // A call refused at planning still has an identity operators can find.
+            control.insertInvocation(callId, binding, request.principal(), hostId, 0, deadlineEpochMs, deadlineMs);
+            control.failInvocation(callId, e.code(), e.getMessage(), 0);
+            throw e;
+        }
         control.insertInvocation(callId, binding, request.principal(), hostId, plan.targets().size(), deadlineEpochMs,
                 deadlineMs);
         AtomicInteger attempts = new AtomicInteger();

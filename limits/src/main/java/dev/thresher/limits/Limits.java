@@ -30,6 +30,8 @@ import java.util.function.Function;
  * @param resultMaxBytes bytes of one reduced result
  * @param wireMaxFrameBytes bytes of one frame of the node-to-node protocol
  * @param pgwireMaxMessageBytes bytes of one PostgreSQL wire protocol message
+ * @param wireConnectTimeoutMs connecting to a peer node
+ * @param wireHandshakeTimeoutMs the version handshake with a peer node
  */
 public record Limits(
         long callDeadlineMs,
@@ -50,11 +52,13 @@ public record Limits(
         int partialKeyMaxBytes,
         int resultMaxBytes,
         int wireMaxFrameBytes,
-        int pgwireMaxMessageBytes) {
+        int pgwireMaxMessageBytes,
+        int wireConnectTimeoutMs,
+        int wireHandshakeTimeoutMs) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
-            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20);
+            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -80,6 +84,8 @@ public record Limits(
         positive(p, "resultMaxBytes", resultMaxBytes);
         positive(p, "wireMaxFrameBytes", wireMaxFrameBytes);
         positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
+        positive(p, "wireConnectTimeoutMs", wireConnectTimeoutMs);
+        positive(p, "wireHandshakeTimeoutMs", wireHandshakeTimeoutMs);
         if (wireMaxFrameBytes < batchMaxBytes) {
             p.add("wireMaxFrameBytes (" + wireMaxFrameBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes + ")");
         }
@@ -143,7 +149,8 @@ public record Limits(
                     v.apply("activationLeaseMs"), v.apply("activationWindowMs"), v.apply("coordinationRetentionMs"),
                     toInt(v, "nestedCallsPerRequest"), toInt(v, "directCallPayloadBytes"), toInt(v, "attemptBudget"),
                     toInt(v, "partialKeyMaxBytes"), toInt(v, "resultMaxBytes"), toInt(v, "wireMaxFrameBytes"),
-                    toInt(v, "pgwireMaxMessageBytes"));
+                    toInt(v, "pgwireMaxMessageBytes"), toInt(v, "wireConnectTimeoutMs"),
+                    toInt(v, "wireHandshakeTimeoutMs"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

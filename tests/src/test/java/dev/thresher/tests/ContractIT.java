@@ -126,6 +126,8 @@ class ContractIT {
         long[] before = received();
         assertCode(() -> call(0, "wide_rows"), ErrorCode.TOO_MANY_COORDINATION_SLOTS, "53400");
         assertThat(received()).as("nothing was dispatched").isEqualTo(before);
+        assertThat(lastInvocation("wide_rows", "state")).isEqualTo("failed");
+        assertThat(lastInvocation("wide_rows", "error_code")).isEqualTo(String.valueOf(ErrorCode.TOO_MANY_COORDINATION_SLOTS.code()));
     }
 
     @Test

@@ -49,10 +49,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class WireClient implements AutoCloseable {
     private final Failpoints failpoints;
-    /** How long opening a TCP connection may take. */
-    static final int CONNECT_TIMEOUT_MS = 5_000;
-    /** How long the peer may take to answer {@code Hello}. */
-    static final long HANDSHAKE_TIMEOUT_MS = 5_000;
+    /** How long the peer may take to answer {@code Hello} ({@code limits.wireHandshakeTimeoutMs}). */
+    private final long handshakeTimeoutMs;
 
     private final String nodeId;
     private final int maxFrameBytes;
@@ -79,6 +77,7 @@ public final class WireClient implements AutoCloseable {
      */
     public WireClient(String nodeId, Limits limits, Failpoints failpoints) {
         this.failpoints = Objects.requireNonNull(failpoints, "failpoints");
+        this.handshakeTimeoutMs = limits.wireHandshakeTimeoutMs();
         this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
         this.maxFrameBytes = limits.wireMaxFrameBytes();
         this.group = new MultiThreadIoEventLoopGroup(
@@ -88,7 +87,7 @@ public final class WireClient implements AutoCloseable {
                 .channel(NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MS);
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, limits.wireConnectTimeoutMs());
     }
 
     /**
@@ -118,7 +117,7 @@ public final class WireClient implements AutoCloseable {
         Peer peer = new Peer(host, port);
         ClientConnection connection = connections.get(peer);
         if (connection == null || connection.isClosed()) {
-            ClientConnection fresh = new ClientConnection(host, port, nodeId, maxFrameBytes, HANDSHAKE_TIMEOUT_MS,
+            ClientConnection fresh = new ClientConnection(host, port, nodeId, maxFrameBytes, handshakeTimeoutMs,
                     c -> connections.remove(peer, c));
             connection = connections.compute(peer, (p, old) -> old != null && !old.isClosed() ? old : fresh);
             if (connection == fresh) {
