@@ -1,8 +1,11 @@
 package dev.thresher.server;
 
+import dev.thresher.errors.ThresherException;
 import dev.thresher.topology.Slots;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -21,7 +24,16 @@ import picocli.CommandLine.Parameters;
         subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Main()).execute(args));
+        System.exit(new CommandLine(new Main())
+                .setExecutionExceptionHandler((e, cmd, parsed) -> {
+                    if (e instanceof ThresherException || e instanceof IllegalArgumentException) {
+                        // Expected refusals (a taken port, a bad setting) read as one line, not a stack trace.
+                        cmd.getErr().println("thresher " + cmd.getCommandName() + ": " + e.getMessage());
+                        return 1;
+                    }
+                    throw e;
+                })
+                .execute(args));
     }
 
     @Override
@@ -42,6 +54,15 @@ public final class Main implements Runnable {
 
         @Override
         public Integer call() throws Exception {
+            if (pgwirePort != 0) {
+                for (int port = pgwirePort; port < pgwirePort + 3; port++) {
+                    if (!free(port)) {
+                        System.err.println("thresher dev: port " + port + " on 127.0.0.1 is in use (a dev cluster may be"
+                                + " running already); stop it, or pass --pgwire-port with three free ports");
+                        return 2;
+                    }
+                }
+            }
             DevCluster cluster = DevCluster.start(DevCluster.Options.defaults(dir.toAbsolutePath()).withPgwirePort(pgwirePort).withRows(rows));
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -52,6 +73,15 @@ public final class Main implements Runnable {
             printSnippets(cluster);
             stopped.await();
             return 0;
+        }
+
+        private static boolean free(int port) {
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress("127.0.0.1", port));
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
         }
 
         private void printSnippets(DevCluster c) {
