@@ -70,6 +70,7 @@ public final class Main implements Runnable {
                 cluster.close();
                 stopped.countDown();
             }, "dev-cluster-shutdown"));
+            cluster.warmUp(2);
             printSnippets(cluster);
             stopped.await();
             return 0;
