@@ -32,6 +32,8 @@ import java.util.function.Function;
  * @param pgwireMaxMessageBytes bytes of one PostgreSQL wire protocol message
  * @param wireConnectTimeoutMs connecting to a peer node
  * @param wireHandshakeTimeoutMs the version handshake with a peer node
+ * @param pgwireAuthTimeoutMs from a pgwire connection's first byte to the end of its authentication
+ * @param pgwireStatementsPerConnection named prepared statements, and portals, one pgwire connection may hold
  */
 public record Limits(
         long callDeadlineMs,
@@ -54,11 +56,13 @@ public record Limits(
         int wireMaxFrameBytes,
         int pgwireMaxMessageBytes,
         int wireConnectTimeoutMs,
-        int wireHandshakeTimeoutMs) {
+        int wireHandshakeTimeoutMs,
+        int pgwireAuthTimeoutMs,
+        int pgwireStatementsPerConnection) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
-            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000);
+            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -86,6 +90,8 @@ public record Limits(
         positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
         positive(p, "wireConnectTimeoutMs", wireConnectTimeoutMs);
         positive(p, "wireHandshakeTimeoutMs", wireHandshakeTimeoutMs);
+        positive(p, "pgwireAuthTimeoutMs", pgwireAuthTimeoutMs);
+        positive(p, "pgwireStatementsPerConnection", pgwireStatementsPerConnection);
         if (wireMaxFrameBytes < batchMaxBytes) {
             p.add("wireMaxFrameBytes (" + wireMaxFrameBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes + ")");
         }
@@ -150,7 +156,8 @@ public record Limits(
                     toInt(v, "nestedCallsPerRequest"), toInt(v, "directCallPayloadBytes"), toInt(v, "attemptBudget"),
                     toInt(v, "partialKeyMaxBytes"), toInt(v, "resultMaxBytes"), toInt(v, "wireMaxFrameBytes"),
                     toInt(v, "pgwireMaxMessageBytes"), toInt(v, "wireConnectTimeoutMs"),
-                    toInt(v, "wireHandshakeTimeoutMs"));
+                    toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
+                    toInt(v, "pgwireStatementsPerConnection"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

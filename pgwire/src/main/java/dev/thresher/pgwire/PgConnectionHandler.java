@@ -26,7 +26,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -88,6 +90,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private String pendingApplicationName = "";
     private boolean callInFlight;
     private boolean skipUntilSync;
+    private ScheduledFuture<?> authTimeout;
 
     PgConnectionHandler(PgWireConfig config, CallService calls) {
         this.config = config;
@@ -97,6 +100,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        // A connection that has not authenticated in time is closed, as PostgreSQL's authentication_timeout does.
+        authTimeout = ctx.executor().schedule(() -> {
+            if (phase == Phase.STARTUP || phase == Phase.PASSWORD) {
+                fatal(PgError.fatal(ErrorCode.AUTHENTICATION_TIMEOUT, "authentication did not finish within "
+                        + config.limits().pgwireAuthTimeoutMs() + " ms (limits.pgwireAuthTimeoutMs)"));
+            }
+        }, config.limits().pgwireAuthTimeoutMs(), TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -119,6 +129,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         phase = Phase.CLOSED;
         pending.clear();
+        if (authTimeout != null) {
+            authTimeout.cancel(false);
+        }
         ctx.fireChannelInactive();
     }
 
@@ -237,6 +250,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void completeStartup(String applicationName) {
         phase = Phase.READY;
+        authTimeout.cancel(false);
         ctx.write(new BackendMessage.AuthenticationOk());
         for (var parameter : List.of(
                 new BackendMessage.ParameterStatus("server_version", SERVER_VERSION),
@@ -353,6 +367,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     "prepared statement \"" + p.statementName() + "\" already exists"));
             return;
         }
+        if (!statements.containsKey(p.statementName()) && statements.size() >= config.limits().pgwireStatementsPerConnection()) {
+            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection holds "
+                    + statements.size() + " prepared statements; limits.pgwireStatementsPerConnection is "
+                    + config.limits().pgwireStatementsPerConnection() + " (close some)");
+        }
         statements.put(p.statementName(), new Prepared(statement, List.copyOf(types)));
         ctx.write(new BackendMessage.ParseComplete());
     }
@@ -399,6 +418,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         short resultFormat = resultFormats.isEmpty() ? 0 : format(resultFormats.get(0));
+        if (!portals.containsKey(b.portalName()) && portals.size() >= config.limits().pgwireStatementsPerConnection()) {
+            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection holds "
+                    + portals.size() + " portals; limits.pgwireStatementsPerConnection is "
+                    + config.limits().pgwireStatementsPerConnection() + " (close some)");
+        }
         portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false));
         ctx.write(new BackendMessage.BindComplete());
     }

@@ -18,12 +18,15 @@ import dev.thresher.errors.ErrorCode;
  * <tr><td>UNSUPPORTED_STATEMENT</td><td>0A000 feature_not_supported</td><td>valid SQL that Thresher does not serve</td></tr>
  * <tr><td>UNKNOWN_BINDING</td><td>42883 undefined_function</td><td>what PostgreSQL says for CALL of an unknown procedure</td></tr>
  * <tr><td>INVALID_ARGUMENTS</td><td>22023 invalid_parameter_value</td><td>the argument value, not the statement, is wrong</td></tr>
- * <tr><td>PAYLOAD_TOO_LARGE</td><td>54000 program_limit_exceeded</td><td>the caller's input exceeds a fixed size cap</td></tr>
+ * <tr><td>PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS</td><td>54000 program_limit_exceeded</td><td>the caller's input
+ *     exceeds a fixed cap (argument bytes, statements or portals held by one connection)</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
  * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
  * <tr><td>INVALID_CONFIGURATION</td><td>F0000 config_file_error</td><td>the node's configuration, not the call, is wrong</td></tr>
  * <tr><td>PROTOCOL_VIOLATION</td><td>08P01 protocol_violation</td><td>the client broke the wire protocol; PostgreSQL closes such connections</td></tr>
  * <tr><td>AUTHENTICATION_FAILED</td><td>28P01 invalid_password</td><td>what PostgreSQL says for a wrong user or password</td></tr>
+ * <tr><td>AUTHENTICATION_TIMEOUT</td><td>28000 invalid_authorization_specification</td><td>the client did not finish authenticating within
+ *     {@code limits.pgwireAuthTimeoutMs}; the connection is closed</td></tr>
  * <tr><td>PERMISSION_DENIED</td><td>42501 insufficient_privilege</td><td>what PostgreSQL says for a missing grant</td></tr>
  * <tr><td>BATCH_TOO_MANY_ROWS, EMIT_LIMIT_EXCEEDED, SLOT_TOO_LARGE, MERGED_PARTIALS_TOO_LARGE,
  *     TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE</td><td>53400 configuration_limit_exceeded</td>
@@ -65,11 +68,12 @@ public final class SqlStates {
             case UNSUPPORTED_STATEMENT -> "0A000";
             case UNKNOWN_BINDING -> "42883";
             case INVALID_ARGUMENTS, INVALID_DEADLINE -> "22023";
-            case PAYLOAD_TOO_LARGE -> "54000";
+            case PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";
             case PROTOCOL_VIOLATION -> "08P01";
             case AUTHENTICATION_FAILED -> "28P01";
+            case AUTHENTICATION_TIMEOUT -> "28000";
             case PERMISSION_DENIED -> "42501";
             case BATCH_TOO_MANY_ROWS, EMIT_LIMIT_EXCEEDED, SLOT_TOO_LARGE, MERGED_PARTIALS_TOO_LARGE,
                     TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE -> "53400";

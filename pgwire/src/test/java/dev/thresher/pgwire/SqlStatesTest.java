@@ -18,11 +18,13 @@ class SqlStatesTest {
             case UNKNOWN_BINDING -> "42883";
             case INVALID_ARGUMENTS -> "22023";
             case PAYLOAD_TOO_LARGE -> "54000";
+            case TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE -> "22023";
             case INVALID_CONFIGURATION -> "F0000";
             case PROTOCOL_VIOLATION -> "08P01";
             case AUTHENTICATION_FAILED -> "28P01";
+            case AUTHENTICATION_TIMEOUT -> "28000";
             case PERMISSION_DENIED -> "42501";
             case BATCH_TOO_MANY_ROWS -> "53400";
             case EMIT_LIMIT_EXCEEDED -> "53400";
