@@ -2,6 +2,8 @@ package dev.thresher.pgwire;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -10,7 +12,9 @@ import java.util.Locale;
  * between all tokens:
  *
  * <pre>
- * statement  := ';'* ( call | set )? ';'*            -- nothing at all is the empty query
+ * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
+ * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
+ * statement  := call | set
  * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -24,7 +28,7 @@ import java.util.Locale;
  * {@code Call("Sales", Literal("{\"region\": 'eu'}"))}.
  *
  * <p>Failures are {@link ThresherException}s: {@link ErrorCode#UNSUPPORTED_STATEMENT} for a statement
- * other than {@code CALL BINDING} or {@code SET} (including several statements in one string), and
+ * other than {@code CALL BINDING} or {@code SET} (or several in one prepared statement), and
  * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
  */
 final class CallStatementParser {
@@ -38,19 +42,44 @@ final class CallStatementParser {
     }
 
     /**
-     * Parses one statement.
+     * Parses one statement (the extended protocol's Parse: one statement at most).
      *
      * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} or {@link ErrorCode#UNSUPPORTED_STATEMENT}
      */
     static ParsedStatement parse(String sql) {
-        return new CallStatementParser(sql).statement();
-    }
-
-    private ParsedStatement statement() {
-        skipSemicolons();
-        if (atEnd()) {
+        CallStatementParser p = new CallStatementParser(sql);
+        p.skipSemicolons();
+        if (p.atEnd()) {
             return new ParsedStatement.Empty();
         }
+        ParsedStatement result = p.statement();
+        p.skipSemicolons();
+        if (!p.atEnd()) {
+            throw unsupported(p.pos, "a prepared statement holds one statement");
+        }
+        return result;
+    }
+
+    /**
+     * Parses a simple query: statements separated by semicolons, all parsed before any runs (as
+     * PostgreSQL does), so a syntax error anywhere runs nothing. Empty statements are dropped; an
+     * empty list means an empty query.
+     *
+     * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} or {@link ErrorCode#UNSUPPORTED_STATEMENT}
+     */
+    static List<ParsedStatement> parseScript(String sql) {
+        CallStatementParser p = new CallStatementParser(sql);
+        List<ParsedStatement> statements = new ArrayList<>();
+        p.skipSemicolons();
+        while (!p.atEnd()) {
+            statements.add(p.statement());
+            p.skipSemicolons();
+        }
+        return statements;
+    }
+
+    /** One statement from the current position, up to (not including) its semicolon or the end. */
+    private ParsedStatement statement() {
         int start = pos;
         String keyword = word();
         ParsedStatement result = switch (keyword.toUpperCase(Locale.ROOT)) {
@@ -61,10 +90,6 @@ final class CallStatementParser {
         skipTrivia();
         if (!atEnd() && peek() != ';') {
             throw syntax("unexpected " + describe(pos) + " after the end of the statement");
-        }
-        skipSemicolons();
-        if (!atEnd()) {
-            throw unsupported(pos, "only one statement per query is supported");
         }
         return result;
     }

@@ -307,19 +307,33 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 "unexpected " + message.getClass().getSimpleName() + " message after startup");
     }
 
+    /**
+     * A simple query: its statements run in order, each answered in turn, then one ReadyForQuery;
+     * the first failure ends the query (PostgreSQL's implicit transaction aborts there too).
+     */
     private void simpleQuery(String sql) {
-        ParsedStatement statement;
+        List<ParsedStatement> statements;
         try {
-            statement = CallStatementParser.parse(sql);
+            statements = CallStatementParser.parseScript(sql);
         } catch (ThresherException e) {
             queryFailed(PgError.of(e));
             return;
         }
-        switch (statement) {
-            case ParsedStatement.Empty e -> {
-                ctx.write(new BackendMessage.EmptyQueryResponse());
-                readyForQuery();
-            }
+        if (statements.isEmpty()) {
+            ctx.write(new BackendMessage.EmptyQueryResponse());
+            readyForQuery();
+            return;
+        }
+        runScript(statements, 0);
+    }
+
+    private void runScript(List<ParsedStatement> statements, int index) {
+        if (index == statements.size()) {
+            readyForQuery();
+            return;
+        }
+        switch (statements.get(index)) {
+            case ParsedStatement.Empty e -> runScript(statements, index + 1);
             case ParsedStatement.Set s -> {
                 try {
                     set(s);
@@ -327,7 +341,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     queryFailed(PgError.of(e));
                     return;
                 }
-                readyForQuery();
+                runScript(statements, index + 1);
             }
             case ParsedStatement.Call c -> {
                 if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
@@ -339,7 +353,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     ctx.write(rowDescription((short) 0));
                     ctx.write(dataRow(result));
                     ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                    readyForQuery();
+                    runScript(statements, index + 1);
                 }, this::queryFailed);
             }
         }
@@ -611,6 +625,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             onSuccess.accept(result);
         } else {
             onFailure.accept(PgError.of(failure));
+        }
+        if (callInFlight) {
+            return; // the continuation started the next call of a multi-statement query
         }
         ctx.channel().config().setAutoRead(true);
         drain();

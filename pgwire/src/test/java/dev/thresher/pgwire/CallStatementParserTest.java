@@ -83,6 +83,21 @@ class CallStatementParserTest {
                 .isEqualTo(new ParsedStatement.Set("time", "ZONE 'UTC'"));
     }
 
+    @Test
+    void aSimpleQueryMayHoldSeveralStatements() {
+        assertThat(CallStatementParser.parseScript(" ;; -- nothing\n")).isEmpty();
+        assertThat(CallStatementParser.parseScript("SET thresher.call_deadline_ms = 900; CALL BINDING x('{}');"))
+                .containsExactly(new ParsedStatement.Set("thresher.call_deadline_ms", "900"),
+                        new ParsedStatement.Call("x", new ParsedStatement.Argument.Literal("{}")));
+        assertThat(CallStatementParser.parseScript("CALL BINDING x('a;b') ; CALL BINDING y('{}')")).hasSize(2);
+        assertThatThrownBy(() -> CallStatementParser.parseScript("CALL BINDING x('{}'); SELECT 1"))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.UNSUPPORTED_STATEMENT));
+        assertThatThrownBy(() -> CallStatementParser.parseScript("CALL BINDING x('{}') CALL BINDING y('{}')"))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.SYNTAX_ERROR));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {
         "SELECT 1",

@@ -242,6 +242,27 @@ class PgWireProtocolTest {
     }
 
     @Test
+    void aSimpleQueryRunsItsStatementsInTurnAndStopsAtTheFirstFailure() {
+        Calls calls = new Calls(r -> r.bindingName().equals("target_stale")
+                ? CompletableFuture.failedFuture(new ThresherException(ErrorCode.TARGET_STALE, "moved"))
+                : CompletableFuture.completedFuture(new CallResult("call", "{\"b\":\"" + r.bindingName() + "\"}")));
+        Connection c = connected(trust(), calls, 31);
+        c.send(new FrontendBytes()
+                .query("SET thresher.call_deadline_ms = 1500; CALL BINDING a('{}');; CALL BINDING b('[]');")
+                .query("CALL BINDING c('{}'); CALL BINDING target_stale('{}'); CALL BINDING never('{}')")
+                .query("CALL BINDING d('{}'); CALL BINDING e(")
+                .query("CALL BINDING f('{}')"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("C" + "TDC" + "TDC" + "Z" + "TDC" + "E" + "Z" + "EZ" + "TDCZ");
+        assertThat(m.get(11).sqlState()).isEqualTo("40001");
+        assertThat(m.get(13).sqlState()).as("a syntax error anywhere runs nothing").isEqualTo("42601");
+        assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("a", "b", "c", "target_stale", "f");
+        assertThat(calls.requests.get(0).deadlineMs()).contains(1500L);
+        assertThat(c.channel.isOpen()).isTrue();
+        c.assertNoLeaks();
+    }
+
+    @Test
     void serviceFailuresMapToSqlStates() {
         Calls calls = new Calls(r -> CompletableFuture.failedFuture(
                 new ThresherException(ErrorCode.valueOf(r.bindingName().toUpperCase()), "failed: " + r.bindingName())));

@@ -64,6 +64,15 @@ class LauncherIT {
             String printed = new String(psql.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             assertThat(psql.exitValue()).as(printed).isZero();
             assertMatchesShards(JSON.readTree(printed), ep);
+
+            // Several statements in one simple query, as psql users write them.
+            Process script = new ProcessBuilder("psql", "-h", "127.0.0.1", "-p", String.valueOf(port), "-qAt", "-c",
+                    "SET thresher.call_deadline_ms = 20000; CALL BINDING revenue_by_region('{}')")
+                    .redirectErrorStream(true).start();
+            assertThat(script.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            String scripted = new String(script.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertThat(script.exitValue()).as(scripted).isZero();
+            assertMatchesShards(JSON.readTree(scripted), ep);
         } finally {
             p.destroy();
             if (!p.waitFor(60, TimeUnit.SECONDS)) {
