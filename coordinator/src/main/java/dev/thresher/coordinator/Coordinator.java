@@ -151,8 +151,13 @@ public final class Coordinator implements CallService {
             String result = reduce(plan, request, merged, deadlineNanos);
             failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, site);
             PublishOutcome published = control.publishResult(callId, hostId, result, attempts.get());
-            String visible = published.visibleResult().orElseThrow(() -> new ThresherException(
-                    ErrorCode.REDUCE_LEASE_LOST, "the reduce lease of " + callId + " ended before its result was published"));
+            String visible = switch (published.status()) {
+                case PUBLISHED, ALREADY_PUBLISHED -> published.visibleResult().orElseThrow();
+                case REDUCE_LEASE_LOST, NOT_RUNNING -> throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST,
+                        "the reduce lease of " + callId + " ended before its result was published");
+                case BINDING_REPLACED -> throw new ThresherException(ErrorCode.TARGET_STALE, "binding "
+                        + binding.name() + " got a new version during the call; its result is not published");
+            };
             log.debug("call {} of {} published after {} µs", callId, binding.name(),
                     TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos));
             return new CallResult(callId.toString(), visible);

@@ -402,10 +402,28 @@ class ContractIT {
         assertThat(call(2, "row_count")).isEqualTo(ROWS);
         UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
         PublishOutcome again = control.publishResult(callId, node(2).hostId(), "{\"rows\":1}", 0);
-        assertThat(again.published()).isFalse();
+        assertThat(again.status()).isEqualTo(PublishOutcome.Status.ALREADY_PUBLISHED);
         assertThat(again.visibleResult()).contains(ROWS);
         assertThat(control.takeReduceLease(callId, "intruder", callId + "/reduce", 3000))
                 .as("a live reduce lease is not taken over").isFalse();
+    }
+
+    @Test
+    void aRedeployDuringTheCallRefusesItsResultAsStale() throws Exception {
+        byte[] wasm = ContractGuests.wasm("row_count");
+        String digest = Component.of(wasm).digest();
+        control.putBinding(DevCluster.TENANT, "redeployed", digest, ContractGuests.SELECTOR);
+        Action hold = Action.halt();
+        node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, hold);
+        CompletableFuture<Void> refused = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "redeployed"),
+                ErrorCode.TARGET_STALE, "40001"));
+        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce");
+        // Same component, another selector: a new binding version while the call is in flight.
+        control.putBinding(DevCluster.TENANT, "redeployed", digest, ContractGuests.SELECTOR + " WHERE amount >= 0");
+        node(0).failpoints().release(hold);
+        refused.get(30, TimeUnit.SECONDS);
+        assertThat(lastInvocation("redeployed", "result_json")).as("nothing published").isNull();
+        assertThat(call(0, "redeployed")).as("the next call runs the new version").isEqualTo(ROWS);
     }
 
     @Test

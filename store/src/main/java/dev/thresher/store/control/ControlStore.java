@@ -366,28 +366,44 @@ public final class ControlStore {
     }
 
     /**
-     * Publishes a call's result: visible once or never. It succeeds only while {@code hostId}
-     * holds a live reduce lease and the call is still running; when the call already has a
-     * published result, that result stays and is returned.
+     * Publishes a call's result: visible once or never. It succeeds only while the call is still
+     * running, {@code hostId} holds a live reduce lease, and the binding's current version is the one
+     * the call pinned (a redeploy during the call refuses the result rather than mix versions).
+     * When the call already has a published result, that result stays and is returned.
      */
     public PublishOutcome publishResult(UUID callId, String hostId, String resultJson, int attempts) {
         return inTransaction(c -> {
             try (PreparedStatement ps = c.prepareStatement("""
-                    UPDATE invocations SET state = 'succeeded', result_json = ?, finished_at = now(), published_by = ?,
+                    UPDATE invocations i SET state = 'succeeded', result_json = ?, finished_at = now(), published_by = ?,
                       attempts = ?
-                    WHERE call_id = ? AND state = 'running'
-                      AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = ? AND r.host_id = ?
-                                  AND r.lease_until > now())""")) {
-                bind(ps, resultJson, hostId, attempts, callId, callId, hostId);
+                    WHERE i.call_id = ? AND i.state = 'running'
+                      AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
+                                  AND r.lease_until > now())
+                      AND i.binding_version = (SELECT max(b.version) FROM bindings b
+                                               WHERE b.tenant = i.tenant AND b.name = i.binding_name)""")) {
+                bind(ps, resultJson, hostId, attempts, callId, hostId);
                 if (ps.executeUpdate() == 1) {
-                    return new PublishOutcome(true, Optional.of(resultJson));
+                    return new PublishOutcome(PublishOutcome.Status.PUBLISHED, Optional.of(resultJson));
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT result_json FROM invocations WHERE call_id = ? AND state = 'succeeded'")) {
-                ps.setObject(1, callId);
+            try (PreparedStatement ps = c.prepareStatement("""
+                    SELECT i.state, i.result_json,
+                           EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
+                                   AND r.lease_until > now()),
+                           i.binding_version = (SELECT max(b.version) FROM bindings b
+                                                WHERE b.tenant = i.tenant AND b.name = i.binding_name)
+                    FROM invocations i WHERE i.call_id = ?""")) {
+                bind(ps, hostId, callId);
                 try (ResultSet rs = ps.executeQuery()) {
-                    return new PublishOutcome(false, rs.next() ? Optional.of(rs.getString(1)) : Optional.empty());
+                    String state = rs.next() ? rs.getString(1) : "missing";
+                    if (state.equals("succeeded")) {
+                        return new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of(rs.getString(2)));
+                    }
+                    if (!state.equals("running")) {
+                        return new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty());
+                    }
+                    return new PublishOutcome(rs.getBoolean(3) ? PublishOutcome.Status.BINDING_REPLACED
+                            : PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty());
                 }
             }
         });
