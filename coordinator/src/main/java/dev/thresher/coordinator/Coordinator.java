@@ -139,7 +139,7 @@ public final class Coordinator implements CallService {
                 deadlineMs);
         AtomicInteger attempts = new AtomicInteger();
         try {
-            List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, startNanos, attempts);
+            List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, attempts);
             if (!control.takeReduceLease(callId, hostId, plan.reduceWireId(), limits.reduceLeaseMs())) {
                 throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of " + callId);
             }
@@ -200,8 +200,7 @@ public final class Coordinator implements CallService {
      *
      * @return the targets as finally dispatched
      */
-    private List<ShardTarget> dispatch(CallPlan plan, CallRequest request, long deadlineNanos, long startNanos,
-                                       AtomicInteger attempts) {
+    private List<ShardTarget> dispatch(CallPlan plan, CallRequest request, long deadlineNanos, AtomicInteger attempts) {
         AtomicReference<ThresherException> stop = new AtomicReference<>();
         Map<Integer, CompletableFuture<SlotOutcome>> started = new TreeMap<>();
         for (ShardTarget t : plan.targets()) {
@@ -228,7 +227,7 @@ public final class Coordinator implements CallService {
             }
             started.put(t.slotIndex(), CompletableFuture.supplyAsync(() -> {
                 try {
-                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, startNanos, stop, attempts);
+                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, stop, attempts);
                     if (o.failure() != null) {
                         stop.compareAndSet(null, o.failure());
                     }
@@ -258,7 +257,7 @@ public final class Coordinator implements CallService {
 
     /** Runs one slot, retrying only what the contract allows. */
     private SlotOutcome runSlot(CallPlan plan, ShardTarget target, CallRequest request, long deadlineNanos,
-                                long startNanos, AtomicReference<ThresherException> stop, AtomicInteger attempts) {
+                                AtomicReference<ThresherException> stop, AtomicInteger attempts) {
         ShardTarget t = target;
         for (int attempt = 1; ; attempt++) {
             attempts.incrementAndGet();
@@ -311,7 +310,7 @@ public final class Coordinator implements CallService {
             log.debug("retrying {} after {} (attempt {} of {})", describe(t), failure.code(), attempt + 1,
                     limits.attemptBudget());
             try {
-                t = reresolve(t, startNanos, deadlineNanos);
+                t = reresolve(t, deadlineNanos);
             } catch (ThresherException e) {
                 return new SlotOutcome(t, e);
             }
@@ -319,7 +318,7 @@ public final class Coordinator implements CallService {
     }
 
     /** The slot's partition and leader read again from the topology, waiting for a leader like planning does. */
-    private ShardTarget reresolve(ShardTarget t, long startNanos, long deadlineNanos) {
+    private ShardTarget reresolve(ShardTarget t, long deadlineNanos) {
         long giveUp = Math.min(deadlineNanos, System.nanoTime() + msToNanos(limits.activationWindowMs()));
         while (true) {
             Topology topology = control.readTopology();

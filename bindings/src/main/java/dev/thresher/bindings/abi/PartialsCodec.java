@@ -49,8 +49,12 @@ public final class PartialsCodec {
         return out.array();
     }
 
-    /** @throws IllegalArgumentException when the bytes are not exactly one well-formed v1 partials encoding */
-    public static List<Partial> decode(byte[] bytes) {
+    /**
+     * The entry count from the header, without decoding the entries.
+     *
+     * @throws IllegalArgumentException when the header is not v1's, or claims more entries than the bytes hold
+     */
+    public static int count(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         if (bytes.length < 8 || b.getInt() != MAGIC) {
@@ -61,6 +65,13 @@ public final class PartialsCodec {
         if (count > (bytes.length - 8) / 12) {
             throw new IllegalArgumentException("partials count " + count + " does not fit in " + bytes.length + " bytes");
         }
+        return (int) count;
+    }
+
+    /** @throws IllegalArgumentException when the bytes are not exactly one well-formed v1 partials encoding */
+    public static List<Partial> decode(byte[] bytes) {
+        int count = count(bytes);
+        ByteBuffer b = ByteBuffer.wrap(bytes, 8, bytes.length - 8).order(ByteOrder.LITTLE_ENDIAN);
         List<Partial> out = new ArrayList<>((int) count);
         for (long i = 0; i < count; i++) {
             if (b.remaining() < 4) {

@@ -2,6 +2,7 @@ package dev.thresher.store.control;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.Selector;
+import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.topology.Host;
@@ -319,8 +320,7 @@ public final class ControlStore {
                                   AND l.epoch = ? AND l.lease_until > now())
                     ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
                       WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
-                int entries = standing.payload().length < 8 ? 0 : java.nio.ByteBuffer.wrap(standing.payload())
-                        .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(4);
+                int entries = PartialsCodec.count(standing.payload());
                 bind(ps, standing.callId(), slotIndex, standing.tenant(), standing.partitionId(), standing.epoch(),
                         standing.wireId(), outcome.hostId(), standing.rowCount(), standing.emitCount(), entries,
                         standing.payload(), leaseMs, standing.partitionId(), outcome.hostId(), standing.epoch());
