@@ -68,6 +68,8 @@ public final class Failpoints {
 
     private final boolean enabled;
     private final Map<Failpoint, List<Armed>> armed = new EnumMap<>(Failpoint.class);
+    /** Halt actions armed at each point, kept after they are used up so disarming still releases their hits. */
+    private final Map<Failpoint, List<Action.Halt>> halts = new EnumMap<>(Failpoint.class);
     private final Map<Failpoint, AtomicLong> hits = new EnumMap<>(Failpoint.class);
     private final Map<Failpoint, AtomicLong> fired = new EnumMap<>(Failpoint.class);
 
@@ -150,6 +152,9 @@ public final class Failpoints {
         }
         synchronized (armed) {
             armed.computeIfAbsent(point, p -> new ArrayList<>()).add(new Armed(filter, new AtomicInteger(times), action));
+            if (action instanceof Action.Halt h) {
+                halts.computeIfAbsent(point, p -> new ArrayList<>()).add(h);
+            }
         }
     }
 
@@ -159,16 +164,13 @@ public final class Failpoints {
 
     /** Disarms every action at a point and releases whatever they halted. */
     public void disarm(Failpoint point) {
-        List<Armed> removed;
+        List<Action.Halt> held;
         synchronized (armed) {
-            removed = armed.remove(point);
+            armed.remove(point);
+            held = halts.remove(point);
         }
-        if (removed != null) {
-            for (Armed a : removed) {
-                if (a.action() instanceof Action.Halt h) {
-                    h.released().countDown();
-                }
-            }
+        if (held != null) {
+            held.forEach(h -> h.released().countDown());
         }
     }
 
@@ -178,6 +180,16 @@ public final class Failpoints {
         }
     }
 
+    /**
+     * Disarms every point, releases what they halted and zeroes the counts, so that what one
+     * test armed and counted cannot leak into the next one on the same node.
+     */
+    public void reset() {
+        disarmAll();
+        hits.values().forEach(c -> c.set(0));
+        fired.values().forEach(c -> c.set(0));
+    }
+
     /** Releases the hits a halt action holds at that point, without disarming it. */
     public void release(Action halt) {
         if (halt instanceof Action.Halt h) {
@@ -185,12 +197,12 @@ public final class Failpoints {
         }
     }
 
-    /** Times the point was reached since this instance was made. */
+    /** Times the point was reached since this instance was made or last reset. */
     public long hits(Failpoint point) {
         return hits.get(point).get();
     }
 
-    /** Times an armed action fired at the point. */
+    /** Times an armed action fired at the point since this instance was made or last reset. */
     public long fired(Failpoint point) {
         return fired.get(point).get();
     }

@@ -49,6 +49,24 @@ class FailpointsTest {
     }
 
     @Test
+    void resetDisarmsReleasesAndZeroesTheCounts() throws Exception {
+        Failpoints f = Failpoints.enabled();
+        Action hold = Action.halt();
+        f.arm(Failpoint.BEFORE_REDUCE, 1, hold);
+        CompletableFuture<Outcome> held = CompletableFuture.supplyAsync(() -> f.hit(Failpoint.BEFORE_REDUCE, P1));
+        while (f.fired(Failpoint.BEFORE_REDUCE) == 0) {
+            Thread.onSpinWait();
+        }
+        f.arm(Failpoint.WIRE_SEND, -1, Action.drop());
+        f.reset();
+        assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(Outcome.PROCEED);
+        assertThat(f.hits(Failpoint.BEFORE_REDUCE)).isZero();
+        assertThat(f.fired(Failpoint.BEFORE_REDUCE)).isZero();
+        assertThat(f.hit(Failpoint.WIRE_SEND, P1)).isEqualTo(Outcome.PROCEED);
+        assertThat(f.fired(Failpoint.WIRE_SEND)).isZero();
+    }
+
+    @Test
     void dropIsReportedToTheCallerUntilDisarmed() {
         Failpoints f = Failpoints.enabled();
         f.arm(Failpoint.WIRE_RECEIVE, -1, Action.drop());

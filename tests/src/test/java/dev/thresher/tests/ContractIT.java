@@ -92,8 +92,8 @@ class ContractIT {
     }
 
     @AfterEach
-    void disarm() {
-        cluster.nodes().forEach(n -> n.failpoints().disarmAll());
+    void resetFailpoints() {
+        cluster.nodes().forEach(n -> n.failpoints().reset());
     }
 
     // ---- dispatch ---------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ class ContractIT {
         leader.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 6, 1, hold);
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
                 ErrorCode.SLOT_STALE, "40001"));
-        await(() -> leader.failpoints().fired(Failpoint.BEFORE_SLOT_PUBLISH) == 1, "slot 6 is about to publish");
+        await(() -> leader.failpoints().fired(Failpoint.BEFORE_SLOT_PUBLISH) == 1, "slot 6 is about to publish", failed);
         try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
             assertThat(s.executeUpdate("UPDATE partitions SET epoch = epoch + 1 WHERE partition_id = 6")).isEqualTo(1);
         }
@@ -417,7 +417,7 @@ class ContractIT {
         node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, hold);
         CompletableFuture<Void> refused = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "redeployed"),
                 ErrorCode.TARGET_STALE, "40001"));
-        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce");
+        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce", refused);
         // Same component, another selector: a new binding version while the call is in flight.
         control.putBinding(DevCluster.TENANT, "redeployed", digest, ContractGuests.SELECTOR + " WHERE amount >= 0");
         node(0).failpoints().release(hold);
@@ -439,7 +439,7 @@ class ContractIT {
                 // the connection is closed under it
             }
         });
-        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce");
+        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce", abandoned);
         c.abort(Runnable::run);
         abandoned.get(30, TimeUnit.SECONDS);
         node(0).failpoints().release(hold);
@@ -545,6 +545,23 @@ class ContractIT {
         } catch (SQLException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * Waits for a condition that a call in flight must bring about; when the call ends first, its
+     * own outcome is the failure (it cannot bring the condition about any more).
+     */
+    private static void await(BooleanSupplier condition, String what, CompletableFuture<?> call) {
+        await(() -> {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            if (call.isDone()) {
+                call.join();
+                throw new AssertionError("the call ended before: " + what);
+            }
+            return false;
+        }, what);
     }
 
     /** Waits for a condition, up to 30 s; the assertion is on the condition, never on the time taken. */
