@@ -269,7 +269,7 @@ public final class Coordinator implements CallService {
                         "deadline passed before slot " + t.slotIndex() + " was sent"));
             }
             ShardRunRequest req = new ShardRunRequest(requestIds.incrementAndGet(), plan.callId().toString(), t.wireId(),
-                    request.tenant(), plan.binding().name(), plan.binding().componentDigest(), t.slotIndex(),
+                    request.tenant(), plan.binding().name(), plan.binding().componentDigest(), plan.binding().version(), t.slotIndex(),
                     t.partition().id(), t.partition().epoch(), remainingMicros, attempt, request.argumentsJson());
             try {
                 WireMessage reply = wire.send(t.leader().wireHost(), t.leader().wirePort(), req)

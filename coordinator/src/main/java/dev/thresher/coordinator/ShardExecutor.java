@@ -178,16 +178,24 @@ public final class ShardExecutor implements ShardRunHandler {
         return ShardRunFailure.of(request, te, false);
     }
 
+    /**
+     * The binding version the call was planned with. Versions are immutable, so caching them is
+     * safe; a version that does not exist here, or that pins another component than the request
+     * names, is a stale target (nothing ran).
+     */
     private Binding binding(ShardRunRequest request) {
-        String key = request.tenant() + '\0' + request.bindingName() + '\0' + request.componentDigest();
+        String key = request.tenant() + '\0' + request.bindingName() + '\0' + request.bindingVersion();
         Binding b = bindings.get(key);
         if (b == null) {
-            b = control.binding(request.tenant(), request.bindingName(), request.componentDigest())
+            b = control.binding(request.tenant(), request.bindingName(), request.bindingVersion())
                     .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName()
-                            + " with component " + request.componentDigest() + " is not known here"));
+                            + " version " + request.bindingVersion() + " is not known here"));
             bindings.put(key, b);
+        }
+        if (!b.componentDigest().equals(request.componentDigest())) {
+            throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " version "
+                    + request.bindingVersion() + " pins " + b.componentDigest() + ", not " + request.componentDigest());
         }
         return b;
     }
-
 }

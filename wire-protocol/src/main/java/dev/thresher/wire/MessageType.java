@@ -8,15 +8,20 @@ import java.util.stream.Collectors;
 /**
  * The type id of every message, grouped by family in the high byte: {@code 0x01xx} handshake,
  * {@code 0x02xx} shard run. Ids are never reused or renumbered; a semantic change to a message
- * gets a new id and the version that introduces it in {@link #sinceVersion}.
+ * gets a new id and the version that introduces it in {@link #sinceVersion}, and the id it
+ * replaces is listed in {@link #RETIRED} so a frame carrying it is refused by name.
  */
 public enum MessageType {
     HELLO(0x0101, Family.HANDSHAKE, 1),
     HELLO_ACK(0x0102, Family.HANDSHAKE, 1),
     HELLO_REJECT(0x0103, Family.HANDSHAKE, 1),
-    SHARD_RUN_REQUEST(0x0201, Family.SHARD_RUN, 1),
     SHARD_RUN_RESULT(0x0202, Family.SHARD_RUN, 1),
-    SHARD_RUN_FAILURE(0x0203, Family.SHARD_RUN, 1);
+    SHARD_RUN_FAILURE(0x0203, Family.SHARD_RUN, 1),
+    SHARD_RUN_REQUEST(0x0204, Family.SHARD_RUN, 2);
+
+    /** Ids of layouts no version this build speaks carries, and why they went. Never reused. */
+    static final Map<Integer, String> RETIRED = Map.of(
+            0x0201, "ShardRunRequest version 1 (no binding version; replaced by 0x0204 at protocol version 2)");
 
     /** A group of messages with one codec. */
     public enum Family {

@@ -19,7 +19,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Payloads of the shard-run family ({@code 0x02xx}), version 1 layouts. A later version that
+ * Payloads of the shard-run family ({@code 0x02xx}): the request as laid out since version 2
+ * ({@code 0x0204}), the result and the failure as laid out since version 1. A later version that
  * changes a layout adds a new type id and a new method here; these are never edited.
  */
 final class ShardRunCodec {
@@ -35,6 +36,7 @@ final class ShardRunCodec {
         writeString(out, m.tenant());
         writeString(out, m.bindingName());
         writeString(out, m.componentDigest());
+        out.writeInt(m.bindingVersion());
         out.writeInt(m.slotIndex());
         out.writeInt(m.partitionId());
         out.writeLong(m.epoch());
@@ -51,6 +53,7 @@ final class ShardRunCodec {
                 readString(in, "tenant"),
                 readString(in, "bindingName"),
                 readString(in, "componentDigest"),
+                readInt(in, "bindingVersion"),
                 readInt(in, "slotIndex"),
                 readInt(in, "partitionId"),
                 readLong(in, "epoch"),

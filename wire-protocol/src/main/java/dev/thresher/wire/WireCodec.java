@@ -11,9 +11,9 @@ import io.netty.buffer.ByteBuf;
  */
 public final class WireCodec {
     /** The lowest protocol version this build speaks. */
-    public static final int MIN_VERSION = 1;
+    public static final int MIN_VERSION = 2;
     /** The highest protocol version this build speaks. */
-    public static final int MAX_VERSION = 1;
+    public static final int MAX_VERSION = 2;
     /** Version value of a connection whose handshake has not finished. */
     public static final int NO_VERSION = 0;
     /** Bytes of the length field that starts every frame. */
@@ -68,7 +68,10 @@ public final class WireCodec {
         int id = frame.readUnsignedShort();
         MessageType type = MessageType.ofId(id);
         if (type == null) {
-            throw WireBytes.violation(String.format("unknown message type id 0x%04x", id));
+            String retired = MessageType.RETIRED.get(id);
+            throw WireBytes.violation(retired != null
+                    ? String.format("message type id 0x%04x is retired: %s", id, retired)
+                    : String.format("unknown message type id 0x%04x", id));
         }
         if (!type.allowedAt(version)) {
             throw WireBytes.violation(version == NO_VERSION

@@ -108,20 +108,22 @@ public sealed interface WireMessage {
     }
 
     /**
-     * Asks the node holding a partition's leadership to run one shard of a call. Type {@code 0x0201}.
-     * The deadline crosses the wire only as the budget left when the frame was built; the receiver
-     * turns it into a local monotonic deadline (see {@link ShardRunHandler}).
+     * Asks the node holding a partition's leadership to run one shard of a call. Type {@code 0x0204}
+     * (protocol version 2; the version 1 layout {@code 0x0201} lacked the binding version and is
+     * retired). The deadline crosses the wire only as the budget left when the frame was built; the
+     * receiver turns it into a local monotonic deadline (see {@link ShardRunHandler}).
      * <pre>
      * i64 requestId | str callId | str wireId | str tenant | str bindingName | str componentDigest
-     * | i32 slotIndex | i32 partitionId | i64 epoch | i64 remainingBudgetMicros | i32 attempt
-     * | str argumentsJson
+     * | i32 bindingVersion | i32 slotIndex | i32 partitionId | i64 epoch | i64 remainingBudgetMicros
+     * | i32 attempt | str argumentsJson
      * </pre>
-     * Example, {@code ShardRunRequest(42, "c1", "w1", "t", "sum", "d1", 7, 3, 5, 1500000, 1, "{}")}
-     * (golden vector {@code shard-run-request.hex}):
+     * Example, {@code ShardRunRequest(42, "c1", "w1", "t", "sum", "d1", 2, 7, 3, 5, 1500000, 1, "{}")}
+     * (golden vector {@code v2/shard-run-request.hex}):
      * <pre>
-     * 0000004a 0201 000000000000002a            length=74, type, requestId=42
+     * 0000004e 0204 000000000000002a            length=78, type, requestId=42
      * 00000002 6331  00000002 7731  00000001 74  callId "c1", wireId "w1", tenant "t"
      * 00000003 73756d  00000002 6431             bindingName "sum", componentDigest "d1"
+     * 00000002                                   bindingVersion=2
      * 00000007 00000003 0000000000000005         slotIndex=7, partitionId=3, epoch=5
      * 000000000016e360 00000001                  remainingBudgetMicros=1500000, attempt=1
      * 00000002 7b7d                              argumentsJson "{}"
@@ -133,6 +135,8 @@ public sealed interface WireMessage {
      * @param tenant the calling tenant
      * @param bindingName the binding being called
      * @param componentDigest the digest of the component to run
+     * @param bindingVersion the binding version the call was planned with, at least 1: every shard of a
+     *     call runs this one immutable version (its selector and component), whatever is deployed since
      * @param slotIndex the coordination slot of this shard run, at least 0
      * @param partitionId the partition to read, at least 0
      * @param epoch the topology epoch the coordinator planned with
@@ -147,6 +151,7 @@ public sealed interface WireMessage {
             String tenant,
             String bindingName,
             String componentDigest,
+            int bindingVersion,
             int slotIndex,
             int partitionId,
             long epoch,
@@ -160,6 +165,9 @@ public sealed interface WireMessage {
             Objects.requireNonNull(bindingName, "bindingName");
             Objects.requireNonNull(componentDigest, "componentDigest");
             Objects.requireNonNull(argumentsJson, "argumentsJson");
+            if (bindingVersion < 1) {
+                throw new IllegalArgumentException("bindingVersion must be at least 1, was " + bindingVersion);
+            }
             nonNegative("slotIndex", slotIndex);
             nonNegative("partitionId", partitionId);
             nonNegative("remainingBudgetMicros", remainingBudgetMicros);

@@ -1,7 +1,10 @@
 package dev.thresher.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
 import java.util.HexFormat;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -10,9 +13,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Version 1 layouts pinned byte for byte. The vectors under {@code golden/wire/v1} were produced
- * once and are only ever added to; a failure here means a released layout changed, which must
- * instead become a new type id.
+ * Layouts pinned byte for byte. The vectors under {@code golden/wire/v<N>} (N the version that
+ * introduced a layout) were produced once and are only ever added to; a failure here means a
+ * released layout changed, which must instead become a new type id. Vectors of retired layouts
+ * stay, and this build refuses them by name.
  */
 class GoldenVectorsTest {
 
@@ -35,6 +39,22 @@ class GoldenVectorsTest {
         byte[] golden = WireFixtures.goldenBytes(name);
         assertThat(golden).as("golden vector %s.hex", name).isNotNull();
         WireFixtures.assertBitExact(WireFixtures.decode(golden, WireCodec.MAX_VERSION), message);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("retired")
+    void refusesRetiredLayoutsByName(String name, int version) {
+        byte[] golden = WireFixtures.goldenBytes(version, name);
+        assertThat(golden).as("retired vector v%d/%s.hex", version, name).isNotNull();
+        assertThatThrownBy(() -> WireFixtures.decode(golden, WireCodec.MAX_VERSION))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION);
+                    assertThat(e.getMessage()).contains("retired");
+                });
+    }
+
+    static Stream<Arguments> retired() {
+        return WireFixtures.RETIRED.entrySet().stream().map(e -> Arguments.of(e.getKey(), e.getValue()));
     }
 
     @Test

@@ -183,7 +183,7 @@ class WireClientServerTest {
         WireClient client = client(Limits.DEFAULTS);
         assertThat(client.send(HOST, server.port(), request(1)).get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isInstanceOf(ShardRunResult.class);
-        ShardRunRequest big = new ShardRunRequest(2, "c", "w", "t", "b", "d", 0, 0, 0, 1_000, 0, "x".repeat(10_000));
+        ShardRunRequest big = new ShardRunRequest(2, "c", "w", "t", "b", "d", 1, 0, 0, 0, 1_000, 0, "x".repeat(10_000));
         // the request left whole, so the client cannot know whether the server acted on it
         assertFailsWith(client.send(HOST, server.port(), big), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
         // a fresh connection serves the next request
@@ -196,7 +196,7 @@ class WireClientServerTest {
         WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> CompletableFuture.completedFuture(
                 new ShardRunResult(request.requestId(), request.wireId(), 0, 0, 0, 0, 0, 0, List.of())));
         WireClient client = client(WireFixtures.smallFrames(8192));
-        ShardRunRequest big = new ShardRunRequest(2, "c", "w", "t", "b", "d", 0, 0, 0, 1_000, 0, "x".repeat(10_000));
+        ShardRunRequest big = new ShardRunRequest(2, "c", "w", "t", "b", "d", 1, 0, 0, 0, 1_000, 0, "x".repeat(10_000));
         assertFailsWith(client.send(HOST, server.port(), big), ErrorCode.PAYLOAD_TOO_LARGE);
         assertThat(client.send(HOST, server.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isInstanceOf(ShardRunResult.class);
@@ -239,7 +239,7 @@ class WireClientServerTest {
     }
 
     private static ShardRunRequest request(long id) {
-        return new ShardRunRequest(id, "call", "w" + id, "tenant", "sum", "sha256:00", 0, 3, 5, 2_000_000, 1, "{}");
+        return new ShardRunRequest(id, "call", "w" + id, "tenant", "sum", "sha256:00", 1, 0, 3, 5, 2_000_000, 1, "{}");
     }
 
     private static void assertFailsWith(CompletableFuture<WireMessage> future, ErrorCode code) {

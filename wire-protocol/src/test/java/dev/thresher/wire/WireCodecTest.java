@@ -56,7 +56,7 @@ class WireCodecTest {
             partials.add(new Partial("k" + Long.toHexString(b), Double.longBitsToDouble(b)));
         }
         ShardRunResult result = new ShardRunResult(1, "w", 0, 0, 0, bits.length, 0, 0, partials);
-        ShardRunResult decoded = (ShardRunResult) WireFixtures.decode(WireFixtures.encode(result), 1);
+        ShardRunResult decoded = (ShardRunResult) WireFixtures.decode(WireFixtures.encode(result), WireCodec.MAX_VERSION);
         for (int i = 0; i < bits.length; i++) {
             assertThat(Double.doubleToRawLongBits(decoded.partials().get(i).value()))
                     .as(Long.toHexString(bits[i]))
@@ -69,7 +69,7 @@ class WireCodecTest {
         Random random = new Random(7);
         for (int i = 0; i < 500; i++) {
             WireMessage m = randomMessage(random);
-            WireFixtures.assertBitExact(WireFixtures.decode(WireFixtures.encode(m), 1), m);
+            WireFixtures.assertBitExact(WireFixtures.decode(WireFixtures.encode(m), WireCodec.MAX_VERSION), m);
         }
     }
 
@@ -91,7 +91,7 @@ class WireCodecTest {
         byte[] frame = WireFixtures.encode(message);
         for (int cut = 6; cut < frame.length; cut++) {
             byte[] truncated = Arrays.copyOfRange(frame, 4, cut);
-            assertViolation(() -> decode(truncated, 1), "");
+            assertViolation(() -> decode(truncated, WireCodec.MAX_VERSION), "");
         }
     }
 
@@ -100,7 +100,7 @@ class WireCodecTest {
     void refusesTrailingBytes(String name, WireMessage message) {
         byte[] frame = WireFixtures.encode(message);
         byte[] longer = Arrays.copyOfRange(frame, 4, frame.length + 1);
-        assertViolation(() -> decode(longer, 1), "1 bytes after its payload");
+        assertViolation(() -> decode(longer, WireCodec.MAX_VERSION), "1 bytes after its payload");
     }
 
     @Test
@@ -150,12 +150,25 @@ class WireCodecTest {
     }
 
     @Test
+    void aRequestCannotBeSentOnAVersionOneConnection() {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            assertThatThrownBy(() -> WireCodec.encode(WireFixtures.REQUEST, 1, 1 << 20, out))
+                    .isInstanceOfSatisfying(ThresherException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION));
+            assertThat(out.readableBytes()).isZero();
+        } finally {
+            out.release();
+        }
+    }
+
+    @Test
     void refusesToEncodeAFrameAboveTheCapAndLeavesTheBufferAsItWas() {
         ByteBuf out = Unpooled.buffer();
         try {
             out.writeByte(0x55);
-            ShardRunRequest big = new ShardRunRequest(1, "c", "w", "t", "b", "d", 0, 0, 0, 0, 0, "x".repeat(100));
-            assertThatThrownBy(() -> WireCodec.encode(big, 1, 100, out))
+            ShardRunRequest big = new ShardRunRequest(1, "c", "w", "t", "b", "d", 1, 0, 0, 0, 0, 0, "x".repeat(100));
+            assertThatThrownBy(() -> WireCodec.encode(big, WireCodec.MAX_VERSION, 100, out))
                     .isInstanceOfSatisfying(ThresherException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
                         assertThat(e.getMessage()).contains("limits.wireMaxFrameBytes=100");
@@ -163,7 +176,7 @@ class WireCodecTest {
             assertThat(out.readableBytes()).isEqualTo(1);
             // the cap counts the whole frame, length field included
             byte[] exact = WireFixtures.encode(big);
-            WireCodec.encode(big, 1, exact.length, out);
+            WireCodec.encode(big, WireCodec.MAX_VERSION, exact.length, out);
             assertThat(out.readableBytes()).isEqualTo(1 + exact.length);
         } finally {
             out.release();
@@ -172,9 +185,9 @@ class WireCodecTest {
 
     @Test
     void recordsValidateTheirFields() {
-        assertThatThrownBy(() -> new ShardRunRequest(1, null, "w", "t", "b", "d", 0, 0, 0, 0, 0, "{}"))
+        assertThatThrownBy(() -> new ShardRunRequest(1, null, "w", "t", "b", "d", 1, 0, 0, 0, 0, 0, "{}"))
                 .isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> new ShardRunRequest(1, "c", "w", "t", "b", "d", 0, 0, 0, -1, 0, "{}"))
+        assertThatThrownBy(() -> new ShardRunRequest(1, "c", "w", "t", "b", "d", 1, 0, 0, 0, -1, 0, "{}"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("remainingBudgetMicros");
         assertThatThrownBy(() -> new ShardRunResult(1, "w", 0, 0, -1, 0, 0, 0, List.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rowCount");
@@ -216,7 +229,7 @@ class WireCodecTest {
             case 1 -> new HelloAck(1 + r.nextInt(100), randomString(r));
             case 2 -> new WireMessage.HelloReject(r.nextInt(), randomString(r));
             case 3 -> new ShardRunRequest(r.nextLong(), randomString(r), randomString(r), randomString(r),
-                    randomString(r), randomString(r), r.nextInt(16384), r.nextInt(Integer.MAX_VALUE), r.nextLong(),
+                    randomString(r), randomString(r), 1 + r.nextInt(Integer.MAX_VALUE), r.nextInt(16384), r.nextInt(Integer.MAX_VALUE), r.nextLong(),
                     r.nextLong(Long.MAX_VALUE), r.nextInt(5), randomString(r));
             case 4 -> {
                 List<Partial> partials = new ArrayList<>();
@@ -247,7 +260,7 @@ class WireCodecTest {
     }
 
     private static WireMessage decodeFrame(String hexWithoutLength) {
-        return decode(HexFormat.of().parseHex(hexWithoutLength), 1);
+        return decode(HexFormat.of().parseHex(hexWithoutLength), WireCodec.MAX_VERSION);
     }
 
     private static WireMessage decode(byte[] frameWithoutLength, int version) {

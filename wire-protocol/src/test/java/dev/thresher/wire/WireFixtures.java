@@ -26,11 +26,13 @@ import java.util.Map;
 final class WireFixtures {
     static final double NAN_WITH_PAYLOAD = Double.longBitsToDouble(0x7ff8_dead_0000_0001L);
 
-    static final ShardRunRequest REQUEST = new ShardRunRequest(42, "c1", "w1", "t", "sum", "d1", 7, 3, 5, 1_500_000, 1, "{}");
+    static final ShardRunRequest REQUEST = new ShardRunRequest(42, "c1", "w1", "t", "sum", "d1", 2, 7, 3, 5, 1_500_000, 1, "{}");
 
     /**
-     * Golden vector name (file {@code golden/wire/v1/<name>.hex}) to the message it encodes.
-     * Only ever added to: a released vector is never edited or removed.
+     * Golden vector name to the message it encodes, in the layout this build speaks. The file is
+     * {@code golden/wire/v<N>/<name>.hex}, N the protocol version that introduced the message's
+     * layout ({@link MessageType#sinceVersion}). Only ever added to: a released vector is never
+     * edited or removed.
      */
     static final Map<String, WireMessage> GOLDEN = golden();
 
@@ -39,9 +41,11 @@ final class WireFixtures {
         m.put("hello", new Hello(1, 1, "node-a"));
         m.put("hello-ack", new HelloAck(1, "node-b"));
         m.put("hello-reject", new HelloReject(1009, "no common version"));
+        m.put("hello-2-2", new Hello(2, 2, "node-a"));
+        m.put("hello-ack-2", new HelloAck(2, "node-b"));
         m.put("shard-run-request", REQUEST);
         m.put("shard-run-request-unicode", new ShardRunRequest(-1, "call-ü", "wire-\u20ac", "tenant-\uD83D\uDE00", "",
-                "sha256:00ff", 16383, 2_147_483_647, Long.MIN_VALUE, 0, 0, "{\"k\":\"\u00e9\"}"));
+                "sha256:00ff", Integer.MAX_VALUE, 16383, 2_147_483_647, Long.MIN_VALUE, 0, 0, "{\"k\":\"\u00e9\"}"));
         m.put("shard-run-result", new ShardRunResult(42, "w1", 3, 5, 4096, 1, 800, 27, List.of(new Partial("sum", 1.5))));
         m.put("shard-run-result-empty", new ShardRunResult(43, "w2", 0, 0, 0, 0, 0, 0, List.of()));
         m.put("shard-run-result-non-finite", new ShardRunResult(44, "w3", 1, 2, 3, 5, 6, 7, List.of(
@@ -85,8 +89,23 @@ final class WireFixtures {
         }
     }
 
+    /**
+     * Vectors of retired layouts ({@link MessageType#RETIRED}), {@code golden/wire/v<N>/<name>.hex}
+     * by name: kept byte for byte, and refused by this build.
+     */
+    static final Map<String, Integer> RETIRED = Map.of(
+            "shard-run-request", 1,
+            "shard-run-request-unicode", 1);
+
+    /** The bytes of a current vector. */
     static byte[] goldenBytes(String name) {
-        String path = "/golden/wire/v1/" + name + ".hex";
+        WireMessage message = GOLDEN.get(name);
+        return goldenBytes(message == null ? 0 : MessageType.of(message).sinceVersion(), name);
+    }
+
+    /** The bytes of the vector {@code golden/wire/v<version>/<name>.hex}, or null when there is none. */
+    static byte[] goldenBytes(int version, String name) {
+        String path = "/golden/wire/v" + version + "/" + name + ".hex";
         try (InputStream in = WireFixtures.class.getResourceAsStream(path)) {
             if (in == null) {
                 return null;

@@ -43,7 +43,7 @@ class WirePipelineTest {
         byte[] all = stream.toByteArray();
         for (int seed = 0; seed < 200; seed++) {
             Random random = new Random(seed);
-            EmbeddedChannel ch = codecChannel(1);
+            EmbeddedChannel ch = codecChannel(WireCodec.MAX_VERSION);
             List<ByteBuf> fed = new ArrayList<>();
             int at = 0;
             while (at < all.length) {
@@ -68,7 +68,7 @@ class WirePipelineTest {
 
     @Test
     void encodesWholeFrames() {
-        EmbeddedChannel ch = codecChannel(1);
+        EmbeddedChannel ch = codecChannel(WireCodec.MAX_VERSION);
         for (var e : WireFixtures.GOLDEN.entrySet()) {
             assertThat(ch.writeOutbound(e.getValue())).isTrue();
             ByteBuf out = ch.readOutbound();
@@ -80,7 +80,7 @@ class WirePipelineTest {
 
     @Test
     void unknownTypeIdFailsTypedAndReleasesTheFrame() {
-        EmbeddedChannel ch = codecChannel(1);
+        EmbeddedChannel ch = codecChannel(WireCodec.MAX_VERSION);
         ByteBuf frame = Unpooled.wrappedBuffer(HexFormat.of().parseHex("00000006" + "0999" + "01020304"));
         assertThatThrownBy(() -> ch.writeInbound(frame))
                 .isInstanceOf(DecoderException.class)
@@ -98,7 +98,7 @@ class WirePipelineTest {
         ByteBuf frame = Unpooled.buffer();
         frame.writeInt(golden.length - 4 - 3);
         frame.writeBytes(golden, 4, golden.length - 4 - 3);
-        EmbeddedChannel ch = codecChannel(1);
+        EmbeddedChannel ch = codecChannel(WireCodec.MAX_VERSION);
         assertThatThrownBy(() -> ch.writeInbound(frame))
                 .hasCauseInstanceOf(ThresherException.class)
                 .hasMessageContaining("truncated");
@@ -127,10 +127,10 @@ class WirePipelineTest {
         });
         long before = System.nanoTime();
         List<ByteBuf> fed = new ArrayList<>();
-        fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello")));
+        fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-2-2")));
         ch.writeInbound(fed.get(0));
-        assertOutboundFrame(ch, "hello-ack");
-        assertThat(WirePipeline.version(ch)).isEqualTo(1);
+        assertOutboundFrame(ch, "hello-ack-2");
+        assertThat(WirePipeline.version(ch)).isEqualTo(2);
 
         fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("shard-run-request")));
         ch.writeInbound(fed.get(1));
@@ -183,12 +183,23 @@ class WirePipelineTest {
     @Test
     void serverRejectsAHelloWithNoCommonVersionAndCloses() {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
-        ch.writeInbound(frame(new Hello(2, 3, "future-node")));
+        ch.writeInbound(frame(new Hello(3, 4, "future-node")));
         ByteBuf out = ch.readOutbound();
         HelloReject reject = (HelloReject) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION);
         out.release();
         assertThat(reject.errorCode()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION.code());
-        assertThat(reject.message()).contains("[2, 3]").contains("[1, 1]");
+        assertThat(reject.message()).contains("[3, 4]").contains("[2, 2]");
+        assertThat(ch.isOpen()).isFalse();
+    }
+
+    @Test
+    void serverRejectsAPeerThatSpeaksOnlyVersionOne() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello")));
+        ByteBuf out = ch.readOutbound();
+        HelloReject reject = (HelloReject) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION);
+        out.release();
+        assertThat(reject.message()).contains("[1, 1]").contains("[2, 2]");
         assertThat(ch.isOpen()).isFalse();
     }
 
@@ -197,7 +208,7 @@ class WirePipelineTest {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
         ch.writeInbound(frame(new Hello(1, 9, "newer-node")));
         ByteBuf out = ch.readOutbound();
-        assertThat(WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION)).isEqualTo(new HelloAck(1, "node-b"));
+        assertThat(WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION)).isEqualTo(new HelloAck(2, "node-b"));
         out.release();
         ch.finishAndReleaseAll();
     }
@@ -240,12 +251,12 @@ class WirePipelineTest {
             return CompletableFuture.completedFuture(
                     new ShardRunResult(request.requestId(), request.wireId(), 0, 0, 0, 100, 0, 0, many));
         }, Runnable::run, Failpoints.disabled());
-        ch.writeInbound(frame(new Hello(1, 1, "a")));
+        ch.writeInbound(frame(new Hello(2, 2, "a")));
         ((ByteBuf) ch.readOutbound()).release();
         ch.writeInbound(frame(WireFixtures.REQUEST));
         ch.runPendingTasks();
         ByteBuf out = ch.readOutbound();
-        ShardRunFailure failure = (ShardRunFailure) WireFixtures.decode(ByteBufUtil.getBytes(out), 1);
+        ShardRunFailure failure = (ShardRunFailure) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.MAX_VERSION);
         out.release();
         assertThat(calls).hasValue(1);
         assertThat(failure.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);

@@ -97,12 +97,13 @@ public final class ControlStore {
     }
 
     /** One exact binding version (the receiving node re-resolves what the coordinator pinned). */
-    public Optional<Binding> binding(String tenant, String name, String digest) {
+    /** One immutable version of a binding, whether or not it is still the current one. */
+    public Optional<Binding> binding(String tenant, String name, int version) {
         return queryOne("""
-                SELECT version, package_digest, selector_sql FROM bindings
-                WHERE tenant = ? AND name = ? AND package_digest = ? ORDER BY version DESC LIMIT 1""",
-                rs -> new Binding(tenant, name, rs.getInt(1), rs.getString(2), Selector.parse(rs.getString(3))),
-                tenant, name, digest);
+                SELECT package_digest, selector_sql FROM bindings
+                WHERE tenant = ? AND name = ? AND version = ?""",
+                rs -> new Binding(tenant, name, version, rs.getString(1), Selector.parse(rs.getString(2))),
+                tenant, name, version);
     }
 
     private static Optional<Binding> currentBinding(Connection c, String tenant, String name) throws SQLException {
