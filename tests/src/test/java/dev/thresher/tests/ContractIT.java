@@ -131,6 +131,28 @@ class ContractIT {
     }
 
     @Test
+    void aPartitionPastTheRowBoundIsATypedErrorNotATruncation() throws Exception {
+        // On shard 1 (node 0): slot 0 holds 4,097 rows (one past the bound), slots 1.. hold 4,096.
+        try (Connection c = DriverManager.getConnection(cluster.shardUrl(1), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE dense (id bigint PRIMARY KEY, region text NOT NULL, amount double precision NOT NULL, "
+                    + "thresher_slot integer NOT NULL)");
+            s.execute("INSERT INTO dense SELECT g, 'r', 1.0, CASE WHEN g <= 4097 THEN 0 ELSE 1 END "
+                    + "FROM generate_series(1, 8193) g");
+        }
+        control.putTable(DevCluster.TENANT, "dense", "id", "bigint");
+        control.putPartition(new Partition(3000, DevCluster.TENANT, "dense", 0, 0, 1, 1));
+        control.putPartition(new Partition(3001, DevCluster.TENANT, "dense", 1, Slots.COUNT - 1, 1, 1));
+        cluster.nodes().get(0).leases().renew();
+        String digest = Component.of(ContractGuests.wasm("row_count")).digest();
+        control.putBinding(DevCluster.TENANT, "dense_all", digest, "SELECT region, amount FROM dense");
+        control.putBinding(DevCluster.TENANT, "dense_bounded", digest, "SELECT region, amount FROM dense WHERE id <> 1");
+        assertCode(() -> call(0, "dense_all"), ErrorCode.BATCH_TOO_MANY_ROWS, "53400");
+        assertThat(lastInvocation("dense_all", "result_json")).as("no partial answer").isNull();
+        assertThat(call(0, "dense_bounded")).as("exactly the bound is served whole").isEqualTo("{\"rows\":8192}");
+    }
+
+    @Test
     void aShardFailureStopsAdmission() throws Exception {
         // Slots 1..7 hold their pool places (8 in all) until released; slot 0 fails at once.
         Action hold = Action.halt();
