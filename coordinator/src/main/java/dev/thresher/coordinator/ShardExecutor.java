@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * request ─► journaled (tenant, wire id)? ── yes ─► re-publish the journaled slot, answer it (no guest)
  *             │ no
  *             ▼
- *   lead the partition under that epoch? binding at that digest known? deadline left?   (else: refused, guest not started)
+ *   lead the partition under that epoch? binding at that version known? deadline left?  (else: refused, guest not started)
  *   read ≤ rowsPerBatch rows from the local replica ─► [shard.before-guest-start] ─► run(batch, args)
  *   [shard.after-guest-start] ─► journal the outcome ─► [shard.before-slot-publish]
  *   ─► publish the slot under a lease, fenced by the partition lease ─► answer
@@ -101,7 +101,7 @@ public final class ShardExecutor implements ShardRunHandler {
         }
         if (journaled.isPresent()) {
             replays.incrementAndGet();
-            return publishAndAnswer(request, journaled.get(), 0, false);
+            return publishAndAnswer(request, journaled.get(), 0);
         }
         Partition partition;
         Binding binding;
@@ -139,11 +139,16 @@ public final class ShardExecutor implements ShardRunHandler {
                     JournalEntry.SHARD, hostId, partition.id(), partition.epoch(), false, te.code().code(),
                     te.getMessage(), batch.rowCount(), 0, null, 0);
         }
-        return publishAndAnswer(request, outcome, TimeUnit.NANOSECONDS.toMicros(batch.readNanos()), true);
+        return publishAndAnswer(request, outcome, TimeUnit.NANOSECONDS.toMicros(batch.readNanos()));
     }
 
-    /** Journals (first writer wins) and publishes the standing outcome, then answers with it. */
-    private WireMessage publishAndAnswer(ShardRunRequest request, JournalEntry outcome, long readMicros, boolean ranNow) {
+    /**
+     * Journals (first writer wins) and publishes the standing outcome, then answers with it. A
+     * failure answered from here always says the guest started: the outcome exists because the
+     * guest ran for this wire identity, in this delivery or an earlier one, so no retry may be
+     * based on it.
+     */
+    private WireMessage publishAndAnswer(ShardRunRequest request, JournalEntry outcome, long readMicros) {
         Site site = new Site(hostId, request.partitionId(), request.slotIndex(), request.wireId());
         Map.Entry<JournalEntry, SlotFence> published;
         try {
@@ -151,15 +156,15 @@ public final class ShardExecutor implements ShardRunHandler {
             published = control.publishShardOutcome(outcome, request.slotIndex(), limits.reduceLeaseMs());
         } catch (RuntimeException e) {
             ThresherException te = ThresherException.of(e);
-            return ShardRunFailure.of(request, te, ranNow);
+            return ShardRunFailure.of(request, te, true);
         }
         JournalEntry standing = published.getKey();
         if (!standing.succeeded()) {
-            return new ShardRunFailure(request.requestId(), request.wireId(), standing.errorCode(), ranNow,
+            return new ShardRunFailure(request.requestId(), request.wireId(), standing.errorCode(), true,
                     standing.errorMessage() == null ? "guest failed" : standing.errorMessage());
         }
         if (published.getValue() == SlotFence.NOT_LEADER) {
-            return new ShardRunFailure(request.requestId(), request.wireId(), ErrorCode.TARGET_STALE.code(), ranNow,
+            return new ShardRunFailure(request.requestId(), request.wireId(), ErrorCode.TARGET_STALE.code(), true,
                     "node " + hostId + " lost the lease of partition " + standing.partitionId() + " under epoch "
                             + standing.epoch() + " before publishing the slot");
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.bindings.Binding;
 import dev.thresher.cellhost.Component;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.failpoints.Failpoint;
@@ -19,6 +20,7 @@ import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
 import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireMessage;
+import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import dev.thresher.wire.WireMessage.ShardRunResult;
 import java.net.URI;
@@ -397,6 +399,43 @@ class ContractIT {
         }
         assertThat(leader.cells().guestStarts()).as("the guest did not run again").isEqualTo(starts);
         assertThat(leader.shardExecutor().replays() - replays).isEqualTo(2);
+    }
+
+    @Test
+    void aRedeliveredFailureStillSaysTheGuestRan() throws Exception {
+        // The guest of slot 8 runs, then its run fails with a retryable code: journaled as a failure.
+        int slot = 8;
+        Node leader = node(slot);
+        leader.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == slot, 1,
+                Action.fail(ErrorCode.TARGET_STALE));
+        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001");
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        String wireId;
+        long epoch;
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT wire_id, epoch, succeeded FROM journal WHERE call_id = ? AND kind = 'shard' AND partition_id = ?")) {
+            ps.setObject(1, callId);
+            ps.setInt(2, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                wireId = rs.getString(1);
+                epoch = rs.getLong(2);
+                assertThat(rs.getBoolean(3)).as("journaled as a failure").isFalse();
+            }
+        }
+        Host host = control.readTopology().hosts().get(leader.hostId());
+        Binding binding = control.currentBinding(DevCluster.TENANT, "row_count").orElseThrow();
+        long starts = leader.cells().guestStarts();
+        try (WireClient client = new WireClient("contract-test", Limits.DEFAULTS)) {
+            WireMessage reply = client.send(host.wireHost(), host.wirePort(), new ShardRunRequest(1, callId.toString(),
+                    wireId, DevCluster.TENANT, "row_count", binding.componentDigest(), binding.version(), slot, slot,
+                    epoch, TimeUnit.SECONDS.toMicros(10), 2, "{}")).get(30, TimeUnit.SECONDS);
+            assertThat(reply).isInstanceOfSatisfying(ShardRunFailure.class, f -> {
+                assertThat(f.code()).isEqualTo(ErrorCode.TARGET_STALE);
+                assertThat(f.guestStarted()).as("a replayed failure is no proof that the guest did not run").isTrue();
+            });
+        }
+        assertThat(leader.cells().guestStarts()).as("the guest did not run again").isEqualTo(starts);
     }
 
     @Test
