@@ -22,11 +22,12 @@ import dev.thresher.wire.WireMessage;
 import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import dev.thresher.wire.WireMessage.ShardRunResult;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -48,6 +49,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShardExecutor implements ShardRunHandler {
     private static final Logger log = LoggerFactory.getLogger(ShardExecutor.class);
+    private static final int BINDING_CACHE_ENTRIES = 1024;
 
     private final String hostId;
     private final ControlStore control;
@@ -58,7 +60,13 @@ public final class ShardExecutor implements ShardRunHandler {
     private final Limits limits;
     private final ExecutorService executor;
     private final Failpoints failpoints;
-    private final Map<String, Binding> bindings = new ConcurrentHashMap<>();
+    /** Binding versions seen here, the least recently used dropped past {@link #BINDING_CACHE_ENTRIES}. */
+    private final Map<String, Binding> bindings = Collections.synchronizedMap(new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Binding> eldest) {
+            return size() > BINDING_CACHE_ENTRIES;
+        }
+    });
     private final AtomicLong replays = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
 
