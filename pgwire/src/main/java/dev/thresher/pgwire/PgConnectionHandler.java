@@ -289,7 +289,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 portals.clear(); // Sync ends the implicit transaction, and portals with it
                 readyForQuery();
             }
-            case FrontendMessage.Flush f -> ctx.flush();
+            case FrontendMessage.Flush f -> ctx.flush(); // everything written so far, whatever wrote it
             case FrontendMessage.Terminate t -> {
                 phase = Phase.CLOSED;
                 ctx.close();
@@ -667,10 +667,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(new BackendMessage.ReadyForQuery('I'));
     }
 
-    /** An error in the extended protocol: reported, then everything up to Sync is discarded. */
+    /**
+     * An error in the extended protocol: reported and flushed at once (as PostgreSQL's elog does, since
+     * node-postgres' row mode and pg-cursor send Execute + Flush and wait for the error before Sync),
+     * then everything up to Sync is discarded.
+     */
     private void fail(PgError error) {
         logFailure(error);
-        ctx.write(new BackendMessage.ErrorResponse(error));
+        ctx.writeAndFlush(new BackendMessage.ErrorResponse(error));
         skipUntilSync = true;
     }
 

@@ -320,6 +320,37 @@ class PgWireProtocolTest {
     }
 
     @Test
+    void extendedErrorsAreFlushedWithoutWaitingForSync() {
+        Calls calls = new Calls(r -> r.bindingName().equals("trap")
+                ? CompletableFuture.failedFuture(new ThresherException(ErrorCode.GUEST_TRAP, "trapped"))
+                : new CompletableFuture<>());
+        Connection c = connected(trust(), calls, 32);
+        // node-postgres' row mode: Execute + Flush, and the Sync only after the error arrived
+        c.send(new FrontendBytes().parse("", "CALL BINDING trap($1)").bindText("", "", "{}").describe('P', "")
+                .execute("").flush());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("12TE");
+        assertThat(m.get(3).sqlState()).isEqualTo("38000");
+        c.send(new FrontendBytes().sync());
+        assertThat(types(c.receive())).isEqualTo("Z");
+
+        // an error is flushed even with no Flush behind it
+        c.send(new FrontendBytes().parse("", "SELECT 1"));
+        assertThat(types(c.receive())).isEqualTo("E");
+        c.send(new FrontendBytes().sync());
+        assertThat(types(c.receive())).isEqualTo("Z");
+
+        // a Flush queued behind a call flushes everything written up to it once the call is done
+        c.send(new FrontendBytes().parse("", "CALL BINDING slow($1)").bindText("", "", "{}").execute("").flush());
+        assertThat(c.receive()).isEmpty();
+        calls.futures.get(1).complete(new CallResult("c", "{}"));
+        assertThat(types(c.receive())).isEqualTo("12DC");
+        c.send(new FrontendBytes().sync());
+        assertThat(types(c.receive())).isEqualTo("Z");
+        c.assertNoLeaks();
+    }
+
+    @Test
     void namedStatementsDescribeAndClose() {
         Calls calls = Calls.returning(RESULT);
         Connection c = connected(trust(), calls, 21);
