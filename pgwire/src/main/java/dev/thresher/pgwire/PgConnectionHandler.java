@@ -366,6 +366,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void parse(FrontendMessage.Parse p) {
+        if (p.statementName().isEmpty()) {
+            // PostgreSQL drops the unnamed statement at the start of every Parse of it, so a failed Parse
+            // leaves none behind and a later Bind to "" cannot run an older statement.
+            statements.remove("");
+        }
         ParsedStatement statement = CallStatementParser.parse(p.sql());
         int count = statement.parameterCount();
         if (p.parameterTypes().size() > count) {
@@ -536,7 +541,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void close(FrontendMessage.Close c) {
         switch (c.target()) {
-            case STATEMENT -> statements.remove(c.name());
+            case STATEMENT -> {
+                // Closing a statement closes the portals built from it (identity: equal statements may differ).
+                Prepared closed = statements.remove(c.name());
+                if (closed != null) {
+                    portals.values().removeIf(portal -> portal.prepared() == closed);
+                }
+            }
             case PORTAL -> portals.remove(c.name());
         }
         ctx.write(new BackendMessage.CloseComplete());

@@ -351,6 +351,35 @@ class PgWireProtocolTest {
     }
 
     @Test
+    void aFailedParseOfTheUnnamedStatementLeavesNoneBehind() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 33);
+        c.send(new FrontendBytes().parse("", "CALL BINDING old($1)").sync()
+                .parse("", "SELECT 1").sync()
+                .bindText("", "", "{}").execute("").sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("1Z" + "EZ" + "EZ");
+        assertThat(m.get(2).sqlState()).isEqualTo("0A000");
+        assertThat(m.get(4).sqlState()).isEqualTo("26000");
+        assertThat(calls.requests).isEmpty();
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void closingAStatementClosesItsPortals() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 34);
+        c.send(new FrontendBytes().parse("S_1", "CALL BINDING x($1)").parse("S_2", "CALL BINDING y($1)")
+                .bindText("P_1", "S_1", "{}").bindText("P_2", "S_2", "{}")
+                .close('S', "S_1").execute("P_2").execute("P_1").sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("1122" + "3" + "DC" + "E" + "Z");
+        assertThat(m.get(7).sqlState()).isEqualTo("34000");
+        assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("y");
+        c.assertNoLeaks();
+    }
+
+    @Test
     void namedStatementsDescribeAndClose() {
         Calls calls = Calls.returning(RESULT);
         Connection c = connected(trust(), calls, 21);
