@@ -373,13 +373,21 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         ParsedStatement statement = CallStatementParser.parse(p.sql());
         int count = statement.parameterCount();
-        if (p.parameterTypes().size() > count) {
-            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "Parse declares " + p.parameterTypes().size()
-                    + " parameter types but the statement uses " + count + " parameters");
-        }
-        List<Integer> types = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            types.add(parameterType(i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID));
+        // PostgreSQL accepts more declared types than the statement uses; they are described and bound
+        // (Bind must supply a value for each), and their values are ignored.
+        int declared = Math.max(count, p.parameterTypes().size());
+        List<Integer> types = new ArrayList<>(declared);
+        for (int i = 0; i < declared; i++) {
+            int oid = i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID;
+            if (i < count) {
+                types.add(parameterType(oid));
+            } else if (oid == UNSPECIFIED_OID || oid == UNKNOWN_OID) {
+                fail(PgError.protocol(SqlStates.INDETERMINATE_DATATYPE,
+                        "could not determine data type of parameter $" + (i + 1)));
+                return;
+            } else {
+                types.add(oid);
+            }
         }
         if (!p.statementName().isEmpty() && statements.containsKey(p.statementName())) {
             fail(PgError.protocol(SqlStates.DUPLICATE_PREPARED_STATEMENT,
@@ -425,7 +433,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String arguments = null;
-        if (count == 1) {
+        if (prepared.statement().parameterCount() == 1) { // values past $1 are bound but not used
             arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
                     b.parameterValues().get(0));
         }

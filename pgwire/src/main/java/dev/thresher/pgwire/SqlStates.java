@@ -55,6 +55,8 @@ public final class SqlStates {
     public static final String INVALID_SQL_STATEMENT_NAME = "26000";
     /** {@code 34000}: Describe or Execute named a portal that does not exist. */
     public static final String INVALID_CURSOR_NAME = "34000";
+    /** {@code 42P18}: Parse declared a parameter the statement does not use without giving its type. */
+    public static final String INDETERMINATE_DATATYPE = "42P18";
     /** {@code 42P05}: Parse reused the name of an existing prepared statement. */
     public static final String DUPLICATE_PREPARED_STATEMENT = "42P05";
 

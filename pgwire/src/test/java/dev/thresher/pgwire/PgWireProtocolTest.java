@@ -14,6 +14,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -376,6 +377,26 @@ class PgWireProtocolTest {
         assertThat(types(m)).isEqualTo("1122" + "3" + "DC" + "E" + "Z");
         assertThat(m.get(7).sqlState()).isEqualTo("34000");
         assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("y");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void declaredParameterTypesBeyondThoseUsedAreKeptAndBound() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 35);
+        c.send(new FrontendBytes().parse("S", "CALL BINDING x($1)", 114, 23, 25).describe('S', "S").sync()
+                .bindText("", "S", "{\"a\":1}").sync()
+                .bindText("", "S", "{\"a\":2}", "7", "ignored").execute("").sync()
+                .parse("L", "CALL BINDING y('[]')", 25).bindText("", "L", "unused").execute("").sync()
+                .parse("U", "CALL BINDING z($1)", 114, 0).sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("1tTZ" + "EZ" + "2DCZ" + "12DCZ" + "EZ");
+        ByteBuffer description = m.get(1).buffer();
+        assertThat(description.getShort()).isEqualTo((short) 3);
+        assertThat(List.of(description.getInt(), description.getInt(), description.getInt())).containsExactly(114, 23, 25);
+        assertThat(m.get(4).sqlState()).isEqualTo("08P01"); // Bind must supply every declared parameter
+        assertThat(m.get(15).sqlState()).isEqualTo("42P18");
+        assertThat(calls.requests).extracting(CallRequest::argumentsJson).containsExactly("{\"a\":2}", "[]");
         c.assertNoLeaks();
     }
 
