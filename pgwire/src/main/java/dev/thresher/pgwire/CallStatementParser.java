@@ -14,7 +14,7 @@ import java.util.Locale;
  * <pre>
  * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
- * statement  := call | set
+ * statement  := call | set | show | begin | commit | rollback
  * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -22,17 +22,25 @@ import java.util.Locale;
  *             | '$' tag? '$' any '$' tag? '$'          -- dollar quoting
  *             | '$1'
  * set        := SET (SESSION | LOCAL)? name ('.' name)* ( '=' | TO )? value
+ * show       := SHOW ( TRANSACTION ISOLATION LEVEL | TIME ZONE | name ('.' name)* )
+ * begin      := ( BEGIN (WORK | TRANSACTION)? | START TRANSACTION ) mode ( ','? mode )*   -- modes are ignored
+ * mode       := ISOLATION LEVEL (SERIALIZABLE | REPEATABLE READ | READ COMMITTED | READ UNCOMMITTED)
+ *             | READ WRITE | READ ONLY | NOT? DEFERRABLE
+ * commit     := (COMMIT | END) (WORK | TRANSACTION)? (AND NO CHAIN)?
+ * rollback   := (ROLLBACK | ABORT) (WORK | TRANSACTION)? (AND NO CHAIN)?
  * </pre>
  *
  * <p>Example: {@code call Binding "Sales"( '{"region": ''eu''}' ) ;} parses to
  * {@code Call("Sales", Literal("{\"region\": 'eu'}"))}.
  *
  * <p>Failures are {@link ThresherException}s: {@link ErrorCode#UNSUPPORTED_STATEMENT} for a statement
- * other than {@code CALL BINDING} or {@code SET} (or several in one prepared statement), and
+ * other than those above (or several in one prepared statement, or {@code AND CHAIN}), and
  * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
  */
 final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1)";
+    private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
+            "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
     private final String sql;
     private int pos;
@@ -85,6 +93,20 @@ final class CallStatementParser {
         ParsedStatement result = switch (keyword.toUpperCase(Locale.ROOT)) {
             case "CALL" -> call(start);
             case "SET" -> set();
+            case "SHOW" -> show();
+            case "BEGIN" -> {
+                optionalWord("WORK", "TRANSACTION");
+                yield begin();
+            }
+            case "START" -> {
+                skipTrivia();
+                if (!word().equalsIgnoreCase("TRANSACTION")) {
+                    throw syntax("expected TRANSACTION after START");
+                }
+                yield begin();
+            }
+            case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
+            case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
             default -> throw unsupported(start, "statement " + describe(start) + " is not supported");
         };
         skipTrivia();
@@ -191,6 +213,90 @@ final class CallStatementParser {
             throw syntax("SET " + name + " needs a value");
         }
         return new ParsedStatement.Set(name, value);
+    }
+
+    private ParsedStatement show() {
+        skipTrivia();
+        String name = identifier("a parameter name");
+        if (name.equals("transaction")) {
+            requireWords("ISOLATION", "LEVEL");
+            return new ParsedStatement.Show("transaction_isolation");
+        }
+        if (name.equals("time")) {
+            requireWords("ZONE");
+            return new ParsedStatement.Show("timezone");
+        }
+        while (!atEnd() && peek() == '.') {
+            pos++;
+            name = name + "." + identifier("a parameter name");
+        }
+        return new ParsedStatement.Show(name);
+    }
+
+    /** The transaction modes after BEGIN or START TRANSACTION: checked, then ignored. */
+    private ParsedStatement begin() {
+        while (true) {
+            skipTrivia();
+            if (atEnd() || peek() == ';') {
+                return new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.BEGIN);
+            }
+            if (peek() == ',') {
+                pos++;
+                continue;
+            }
+            int at = pos;
+            if (!TRANSACTION_MODE_WORDS.contains(word().toUpperCase(Locale.ROOT))) {
+                pos = at;
+                throw syntax("expected a transaction mode, found " + describe(at));
+            }
+        }
+    }
+
+    private ParsedStatement endBlock(ParsedStatement.Transaction.Kind kind) {
+        int at = pos;
+        optionalWord("WORK", "TRANSACTION");
+        skipTrivia();
+        int andAt = pos;
+        if (word().equalsIgnoreCase("AND")) {
+            skipTrivia();
+            int noAt = pos;
+            if (!word().equalsIgnoreCase("NO")) {
+                throw unsupported(andAt, "AND CHAIN is not supported");
+            }
+            pos = noAt;
+            requireWords("NO", "CHAIN");
+        } else {
+            pos = andAt;
+        }
+        skipTrivia();
+        if (!atEnd() && peek() != ';' && kind == ParsedStatement.Transaction.Kind.ROLLBACK) {
+            throw unsupported(at, "savepoints are not supported");
+        }
+        return new ParsedStatement.Transaction(kind);
+    }
+
+    /** Skips one of {@code words} (case-insensitive) if it comes next. */
+    private void optionalWord(String... words) {
+        skipTrivia();
+        int at = pos;
+        String w = word();
+        for (String each : words) {
+            if (w.equalsIgnoreCase(each)) {
+                return;
+            }
+        }
+        pos = at;
+    }
+
+    private void requireWords(String... words) {
+        for (String each : words) {
+            skipTrivia();
+            int at = pos;
+            if (!word().equalsIgnoreCase(each)) {
+                pos = at;
+                throw syntax("expected " + each + ", found " + describe(at));
+            }
+        }
     }
 
     /** An unquoted identifier folded to lower case, or a quoted one as written. */

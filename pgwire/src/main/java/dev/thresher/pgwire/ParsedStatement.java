@@ -48,6 +48,41 @@ sealed interface ParsedStatement {
         }
     }
 
+    /**
+     * {@code SHOW name}, answered with one row and one text column named after the parameter.
+     *
+     * @param name the parameter, lower-cased unless quoted; {@code SHOW TRANSACTION ISOLATION LEVEL} is
+     *     {@code transaction_isolation}, {@code SHOW TIME ZONE} is {@code timezone}, {@code SHOW ALL} is {@code all}
+     */
+    record Show(String name) implements ParsedStatement {
+        public Show {
+            Objects.requireNonNull(name, "name");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
+    /**
+     * A transaction-control statement. Calls are not transactional: a block only tracks the status byte
+     * of ReadyForQuery, as PostgreSQL reports it, so clients that wrap statements in BEGIN and COMMIT work.
+     */
+    record Transaction(Kind kind) implements ParsedStatement {
+        /** {@code BEGIN} and {@code START TRANSACTION}; {@code COMMIT} and {@code END}; {@code ROLLBACK} and {@code ABORT}. */
+        enum Kind { BEGIN, COMMIT, ROLLBACK }
+
+        public Transaction {
+            Objects.requireNonNull(kind, "kind");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
     /** The single argument of a call. */
     sealed interface Argument {
         /** A string literal holding the JSON arguments, quotes removed and {@code ''} unescaped. */

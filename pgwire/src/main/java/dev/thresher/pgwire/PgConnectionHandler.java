@@ -21,6 +21,7 @@ import java.security.MessageDigest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -88,6 +89,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** The caller's deadline for this connection's calls, or empty for the configured default. */
     private Optional<Long> callDeadlineMs = Optional.empty();
     private String pendingApplicationName = "";
+    private String applicationName = "";
+    /**
+     * The transaction status of ReadyForQuery, as PostgreSQL tracks it: {@code 'I'} idle, {@code 'T'} in a
+     * block after BEGIN, {@code 'E'} in a block that failed, where only COMMIT and ROLLBACK are served.
+     */
+    private char transactionStatus = 'I';
     private boolean callInFlight;
     private boolean skipUntilSync;
     private ScheduledFuture<?> authTimeout;
@@ -252,23 +259,55 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         phase = Phase.READY;
         authTimeout.cancel(false);
         ctx.write(new BackendMessage.AuthenticationOk());
-        for (var parameter : List.of(
-                new BackendMessage.ParameterStatus("server_version", SERVER_VERSION),
-                new BackendMessage.ParameterStatus("server_encoding", "UTF8"),
-                new BackendMessage.ParameterStatus("client_encoding", "UTF8"),
-                new BackendMessage.ParameterStatus("DateStyle", "ISO, MDY"),
-                new BackendMessage.ParameterStatus("IntervalStyle", "postgres"),
-                new BackendMessage.ParameterStatus("integer_datetimes", "on"),
-                new BackendMessage.ParameterStatus("standard_conforming_strings", "on"),
-                new BackendMessage.ParameterStatus("TimeZone", "UTC"),
-                new BackendMessage.ParameterStatus("is_superuser", "off"),
-                new BackendMessage.ParameterStatus("session_authorization", user),
-                new BackendMessage.ParameterStatus("application_name", applicationName))) {
-            ctx.write(parameter);
-        }
+        this.applicationName = applicationName;
+        reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
         ctx.write(new BackendMessage.BackendKeyData(PROCESS_IDS.incrementAndGet(), ThreadLocalRandom.current().nextInt()));
         readyForQuery();
         log.debug("{} authenticated user {} ({})", ctx.channel(), user, config.authMode());
+    }
+
+    /** The parameters reported in ParameterStatus at startup, with their current values, in report order. */
+    private Map<String, String> reportedParameters() {
+        Map<String, String> parameters = new LinkedHashMap<>();
+        parameters.put("server_version", SERVER_VERSION);
+        parameters.put("server_encoding", "UTF8");
+        parameters.put("client_encoding", "UTF8");
+        parameters.put("DateStyle", "ISO, MDY");
+        parameters.put("IntervalStyle", "postgres");
+        parameters.put("integer_datetimes", "on");
+        parameters.put("standard_conforming_strings", "on");
+        parameters.put("TimeZone", "UTC");
+        parameters.put("is_superuser", "off");
+        parameters.put("session_authorization", user);
+        parameters.put("application_name", applicationName);
+        // libpq's target_session_attrs and pgjdbc's targetServerType read these two without a query.
+        parameters.put("default_transaction_read_only", "off");
+        parameters.put("in_hot_standby", "off");
+        return parameters;
+    }
+
+    /**
+     * What {@code SHOW name} answers: the parameter's canonical name (the column name, as PostgreSQL
+     * names it) and its value. Names are matched without regard to case.
+     *
+     * @throws ThresherException {@link ErrorCode#UNKNOWN_SETTING} for a parameter this server does not have,
+     *     {@link ErrorCode#UNSUPPORTED_STATEMENT} for {@code SHOW ALL}
+     */
+    private Map.Entry<String, String> setting(String name) {
+        if (name.equalsIgnoreCase("all")) {
+            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "SHOW ALL is not supported; SHOW one parameter");
+        }
+        Map<String, String> settings = reportedParameters();
+        settings.put("transaction_isolation", "read committed");
+        settings.put("transaction_read_only", "off");
+        settings.put(CALL_DEADLINE_SETTING,
+                Long.toString(callDeadlineMs.orElse(config.limits().callDeadlineMs())));
+        for (var setting : settings.entrySet()) {
+            if (setting.getKey().equalsIgnoreCase(name)) {
+                return setting;
+            }
+        }
+        throw new ThresherException(ErrorCode.UNKNOWN_SETTING, "unrecognized configuration parameter \"" + name + "\"");
     }
 
     // ---- query protocols
@@ -286,7 +325,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case FrontendMessage.Close c -> close(c);
             case FrontendMessage.Sync s -> {
                 skipUntilSync = false;
-                portals.clear(); // Sync ends the implicit transaction, and portals with it
+                if (transactionStatus == 'I') {
+                    portals.clear(); // Sync ends the implicit transaction, and portals with it
+                }
                 readyForQuery();
             }
             case FrontendMessage.Flush f -> ctx.flush(); // everything written so far, whatever wrote it
@@ -332,35 +373,91 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             readyForQuery();
             return;
         }
-        switch (statements.get(index)) {
-            case ParsedStatement.Empty e -> runScript(statements, index + 1);
-            case ParsedStatement.Set s -> {
-                try {
-                    set(s);
-                } catch (ThresherException e) {
-                    queryFailed(PgError.of(e));
-                    return;
+        ParsedStatement statement = statements.get(index);
+        PgError refused = failedBlockError(statement);
+        if (refused != null) {
+            queryFailed(refused);
+            return;
+        }
+        try {
+            if (!(statement instanceof ParsedStatement.Call c)) {
+                if (statement instanceof ParsedStatement.Show show) {
+                    ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
+                }
+                if (!(statement instanceof ParsedStatement.Empty)) {
+                    runLocal(statement);
                 }
                 runScript(statements, index + 1);
+                return;
             }
-            case ParsedStatement.Call c -> {
-                if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
-                    queryFailed(PgError.of(new ThresherException(ErrorCode.SYNTAX_ERROR,
-                            "there is no parameter $1 in a simple query; use the extended query protocol to bind it")));
-                    return;
-                }
-                startCall(c.bindingName(), literal.json(), result -> {
-                    ctx.write(rowDescription((short) 0));
-                    ctx.write(dataRow(result));
-                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                    runScript(statements, index + 1);
-                }, this::queryFailed);
+            if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
+                throw new ThresherException(ErrorCode.SYNTAX_ERROR,
+                        "there is no parameter $1 in a simple query; use the extended query protocol to bind it");
             }
+            startCall(c.bindingName(), literal.json(), result -> {
+                ctx.write(rowDescription((short) 0));
+                ctx.write(dataRow(result));
+                ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
+                runScript(statements, index + 1);
+            }, this::queryFailed);
+        } catch (ThresherException e) {
+            queryFailed(PgError.of(e));
         }
+    }
+
+    /**
+     * Runs a statement that answers without a call (SET, SHOW's row, a transaction statement) and writes
+     * its response, not its RowDescription.
+     */
+    private void runLocal(ParsedStatement statement) {
+        switch (statement) {
+            case ParsedStatement.Empty e -> ctx.write(new BackendMessage.EmptyQueryResponse());
+            case ParsedStatement.Set s -> set(s);
+            case ParsedStatement.Show s -> {
+                ctx.write(new BackendMessage.DataRow(List.of(bytes(setting(s.name()).getValue()))));
+                ctx.write(new BackendMessage.CommandComplete("SHOW"));
+            }
+            case ParsedStatement.Transaction t -> transaction(t);
+            case ParsedStatement.Call c -> throw new IllegalStateException("a call is not run locally");
+        }
+    }
+
+    /**
+     * BEGIN, COMMIT and ROLLBACK move the transaction status as PostgreSQL does. Calls are not
+     * transactional: a call publishes its result when it completes, and ROLLBACK does not undo it.
+     */
+    private void transaction(ParsedStatement.Transaction t) {
+        String tag = switch (t.kind()) {
+            case BEGIN -> {
+                transactionStatus = 'T'; // BEGIN inside a block only warns in PostgreSQL; the block goes on
+                yield "BEGIN";
+            }
+            case COMMIT -> transactionStatus == 'E' ? "ROLLBACK" : "COMMIT"; // a failed block rolls back
+            case ROLLBACK -> "ROLLBACK";
+        };
+        if (t.kind() != ParsedStatement.Transaction.Kind.BEGIN) {
+            transactionStatus = 'I';
+            portals.clear(); // the end of a transaction closes its portals
+        }
+        ctx.write(new BackendMessage.CommandComplete(tag));
+    }
+
+    /**
+     * In a failed block everything but COMMIT and ROLLBACK is refused with {@code 25P02}, as in PostgreSQL:
+     * the error for {@code statement}, or null when it may run.
+     */
+    private PgError failedBlockError(ParsedStatement statement) {
+        if (transactionStatus == 'E' && !(statement instanceof ParsedStatement.Transaction t
+                && t.kind() != ParsedStatement.Transaction.Kind.BEGIN)) {
+            return PgError.protocol(SqlStates.IN_FAILED_SQL_TRANSACTION,
+                    "current transaction is aborted, commands ignored until end of transaction block");
+        }
+        return null;
     }
 
     private void queryFailed(PgError error) {
         logFailure(error);
+        blockFailed();
         ctx.write(new BackendMessage.ErrorResponse(error));
         readyForQuery();
     }
@@ -372,6 +469,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             statements.remove("");
         }
         ParsedStatement statement = CallStatementParser.parse(p.sql());
+        PgError refused = failedBlockError(statement);
+        if (refused != null) {
+            fail(refused);
+            return;
+        }
         int count = statement.parameterCount();
         // PostgreSQL accepts more declared types than the statement uses; they are described and bound
         // (Bind must supply a value for each), and their values are ignored.
@@ -420,6 +522,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     "prepared statement \"" + b.statementName() + "\" does not exist"));
             return;
         }
+        PgError refused = failedBlockError(prepared.statement());
+        if (refused != null) {
+            fail(refused);
+            return;
+        }
         int count = prepared.parameterTypes().size();
         if (b.parameterValues().size() != count) {
             fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message supplies " + b.parameterValues().size()
@@ -437,7 +544,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
                     b.parameterValues().get(0));
         }
-        int columns = prepared.statement() instanceof ParsedStatement.Call ? 1 : 0;
+        int columns = hasRow(prepared.statement()) ? 1 : 0;
         List<Short> resultFormats = b.resultFormats();
         if (resultFormats.size() > 1 && resultFormats.size() != columns) {
             fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + resultFormats.size()
@@ -499,8 +606,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
                 ctx.write(new BackendMessage.ParameterDescription(prepared.parameterTypes()));
                 // Result formats are not known before Bind: described as text.
-                ctx.write(prepared.statement() instanceof ParsedStatement.Call
-                        ? rowDescription((short) 0) : new BackendMessage.NoData());
+                ctx.write(description(prepared.statement(), (short) 0));
             }
             case PORTAL -> {
                 Portal portal = portals.get(d.name());
@@ -508,8 +614,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + d.name() + "\" does not exist"));
                     return;
                 }
-                ctx.write(portal.prepared().statement() instanceof ParsedStatement.Call
-                        ? rowDescription(portal.resultFormat()) : new BackendMessage.NoData());
+                ctx.write(description(portal.prepared().statement(), portal.resultFormat()));
             }
         }
     }
@@ -520,15 +625,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + e.portalName() + "\" does not exist"));
             return;
         }
+        PgError refused = failedBlockError(portal.prepared().statement());
+        if (refused != null) {
+            fail(refused);
+            return;
+        }
         switch (portal.prepared().statement()) {
-            case ParsedStatement.Empty empty -> ctx.write(new BackendMessage.EmptyQueryResponse());
-            case ParsedStatement.Set s -> {
-                try {
-                    set(s);
-                } catch (ThresherException ex) {
-                    fail(PgError.of(ex));
-                }
-            }
+            case ParsedStatement.Empty empty -> runLocal(empty);
+            case ParsedStatement.Set s -> runLocal(s);
+            case ParsedStatement.Show s -> runLocal(s);
+            case ParsedStatement.Transaction t -> runLocal(t);
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -566,6 +672,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void set(ParsedStatement.Set s) {
         if (s.name().equals("application_name")) {
+            applicationName = s.value();
             ctx.write(new BackendMessage.ParameterStatus("application_name", s.value()));
         } else if (s.name().equalsIgnoreCase(CALL_DEADLINE_SETTING)) {
             callDeadlineMs = parseDeadline(s.value());
@@ -672,6 +779,26 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---- output helpers
 
+    private static boolean hasRow(ParsedStatement statement) {
+        return statement instanceof ParsedStatement.Call || statement instanceof ParsedStatement.Show;
+    }
+
+    /** The RowDescription of a statement that returns a row, NoData for the others. */
+    private BackendMessage description(ParsedStatement statement, short format) {
+        return switch (statement) {
+            case ParsedStatement.Call c -> rowDescription(format);
+            case ParsedStatement.Show s -> showDescription(setting(s.name()).getKey(), format);
+            case ParsedStatement.Empty e -> new BackendMessage.NoData();
+            case ParsedStatement.Set s -> new BackendMessage.NoData();
+            case ParsedStatement.Transaction t -> new BackendMessage.NoData();
+        };
+    }
+
+    /** SHOW's one text column, named after the parameter; text's binary format is its text too. */
+    private static BackendMessage.RowDescription showDescription(String name, short format) {
+        return new BackendMessage.RowDescription(List.of(new BackendMessage.Column(name, TEXT_OID, (short) -1, format)));
+    }
+
     private static BackendMessage.RowDescription rowDescription(short format) {
         return new BackendMessage.RowDescription(
                 List.of(new BackendMessage.Column(RESULT_COLUMN, JSON_OID, (short) -1, format)));
@@ -683,7 +810,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void readyForQuery() {
-        ctx.writeAndFlush(new BackendMessage.ReadyForQuery('I'));
+        ctx.writeAndFlush(new BackendMessage.ReadyForQuery(transactionStatus));
     }
 
     /**
@@ -693,8 +820,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     private void fail(PgError error) {
         logFailure(error);
+        blockFailed();
         ctx.writeAndFlush(new BackendMessage.ErrorResponse(error));
         skipUntilSync = true;
+    }
+
+    /** An error inside a transaction block fails the block, as in PostgreSQL. */
+    private void blockFailed() {
+        if (transactionStatus == 'T') {
+            transactionStatus = 'E';
+        }
     }
 
     private void fatal(PgError error) {

@@ -20,6 +20,10 @@ import dev.thresher.errors.ErrorCode;
  * <tr><td>INVALID_ARGUMENTS</td><td>22023 invalid_parameter_value</td><td>the argument value, not the statement, is wrong</td></tr>
  * <tr><td>PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS</td><td>54000 program_limit_exceeded</td><td>the caller's input
  *     exceeds a fixed cap (argument bytes, statements or portals held by one connection)</td></tr>
+ * <tr><td>INVALID_TEXT_ENCODING</td><td>22021 character_not_in_repertoire</td><td>what PostgreSQL says for an invalid byte
+ *     sequence in the client's encoding (UTF8, the only one served)</td></tr>
+ * <tr><td>UNKNOWN_SETTING</td><td>42704 undefined_object</td><td>what PostgreSQL says for SHOW of an unrecognized
+ *     configuration parameter</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
  * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
  * <tr><td>INVALID_CONFIGURATION</td><td>F0000 config_file_error</td><td>the node's configuration, not the call, is wrong</td></tr>
@@ -53,6 +57,8 @@ import dev.thresher.errors.ErrorCode;
 public final class SqlStates {
     /** {@code 26000}: Bind, Describe or Close named a prepared statement that does not exist. */
     public static final String INVALID_SQL_STATEMENT_NAME = "26000";
+    /** {@code 25P02}: a statement other than COMMIT or ROLLBACK in a transaction block that failed. */
+    public static final String IN_FAILED_SQL_TRANSACTION = "25P02";
     /** {@code 34000}: Describe or Execute named a portal that does not exist. */
     public static final String INVALID_CURSOR_NAME = "34000";
     /** {@code 42P18}: Parse declared a parameter the statement does not use without giving its type. */
@@ -71,6 +77,8 @@ public final class SqlStates {
             case UNKNOWN_BINDING -> "42883";
             case INVALID_ARGUMENTS, INVALID_DEADLINE -> "22023";
             case PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS -> "54000";
+            case INVALID_TEXT_ENCODING -> "22021";
+            case UNKNOWN_SETTING -> "42704";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";
             case PROTOCOL_VIOLATION -> "08P01";

@@ -102,7 +102,9 @@ class CallStatementParserTest {
     @ValueSource(strings = {
         "SELECT 1",
         "select * from t",
-        "BEGIN",
+        "SAVEPOINT a",
+        "ROLLBACK TO SAVEPOINT a",
+        "COMMIT AND CHAIN",
         "CALL my_procedure()",
         "(SELECT 1)",
         "CALL BINDING x('{}'); CALL BINDING y('{}')",
@@ -132,10 +134,45 @@ class CallStatementParserTest {
         "CALL BINDING x('{}'::int)",
         "CALL BINDING x($$unterminated)",
         "CALL BINDING x('{}') /* unterminated",
-        "SET"
+        "SET",
+        "SHOW",
+        "SHOW TRANSACTION ISOLATION",
+        "START",
+        "BEGIN ISOLATION LEVEL CHAOTIC",
+        "COMMIT AND NO"
     })
     void malformedCallsAreSyntaxErrors(String sql) {
         assertFails(sql, ErrorCode.SYNTAX_ERROR);
+    }
+
+    @Test
+    void showNamesTheParameter() {
+        assertThat(CallStatementParser.parse("SHOW TRANSACTION ISOLATION LEVEL")).isEqualTo(new ParsedStatement.Show("transaction_isolation"));
+        assertThat(CallStatementParser.parse("show Transaction_Read_Only;")).isEqualTo(new ParsedStatement.Show("transaction_read_only"));
+        assertThat(CallStatementParser.parse("SHOW thresher.call_deadline_ms")).isEqualTo(new ParsedStatement.Show("thresher.call_deadline_ms"));
+        assertThat(CallStatementParser.parse("SHOW TIME ZONE")).isEqualTo(new ParsedStatement.Show("timezone"));
+        assertThat(CallStatementParser.parse("SHOW ALL")).isEqualTo(new ParsedStatement.Show("all"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"BEGIN", "begin work", "BEGIN TRANSACTION", "START TRANSACTION",
+        "BEGIN ISOLATION LEVEL SERIALIZABLE", "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY, NOT DEFERRABLE",
+        "BEGIN READ WRITE ISOLATION LEVEL READ COMMITTED;"})
+    void beginAndItsModes(String sql) {
+        assertThat(CallStatementParser.parse(sql))
+                .isEqualTo(new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.BEGIN));
+    }
+
+    @Test
+    void commitAndRollbackSpellings() {
+        for (String sql : new String[] {"COMMIT", "commit work", "END", "END TRANSACTION", "COMMIT AND NO CHAIN"}) {
+            assertThat(CallStatementParser.parse(sql)).as(sql)
+                    .isEqualTo(new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.COMMIT));
+        }
+        for (String sql : new String[] {"ROLLBACK", "ROLLBACK WORK", "ABORT", "abort transaction"}) {
+            assertThat(CallStatementParser.parse(sql)).as(sql)
+                    .isEqualTo(new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.ROLLBACK));
+        }
     }
 
     @Test

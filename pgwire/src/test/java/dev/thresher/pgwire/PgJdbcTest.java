@@ -3,6 +3,8 @@ package dev.thresher.pgwire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.limits.Limits;
 import java.sql.Connection;
@@ -194,6 +196,65 @@ class PgJdbcTest {
         }
         assertThatThrownBy(() -> connect("wrong")).isInstanceOfSatisfying(SQLException.class,
                 e -> assertThat(e.getSQLState()).isEqualTo("28P01"));
+    }
+
+    @Test
+    void autoCommitOffRunsCallsInsideBlocksAndRollsBackAFailedOne() throws SQLException {
+        try (Connection c = connect(PASSWORD)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("CALL BINDING echo('[1]')")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).isEqualTo("[1]");
+            }
+            try (PreparedStatement ps = c.prepareStatement("CALL BINDING echo(?)")) {
+                ps.setString(1, "[2]");
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getString(1)).isEqualTo("[2]");
+                }
+            }
+            c.commit();
+            try (Statement s = c.createStatement()) {
+                assertThatThrownBy(() -> s.executeQuery("CALL BINDING guest_trap('{}')"))
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("38000"));
+                assertThatThrownBy(() -> s.executeQuery("CALL BINDING echo('{}')"))
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25P02"));
+            }
+            c.rollback();
+            assertUsable(c);
+            c.commit();
+            assertThat(c.getTransactionIsolation()).isEqualTo(Connection.TRANSACTION_READ_COMMITTED);
+        }
+    }
+
+    @Test
+    void aDefaultHikariPoolServesCalls() throws SQLException {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + server.port() + "/thresher");
+        config.setUsername("thresher");
+        config.setPassword(PASSWORD);
+        config.setMaximumPoolSize(2);
+        config.setConnectionTimeout(10_000);
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            for (int i = 0; i < 4; i++) {
+                try (Connection c = pool.getConnection()) {
+                    assertUsable(c);
+                }
+            }
+        }
+    }
+
+    @Test
+    void targetServerTypePrimaryFindsThePrimary() throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("targetServerType", "primary");
+        try (Connection c = connect(PASSWORD, p); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SHOW transaction_read_only")) {
+            assertThat(rs.getMetaData().getColumnName(1)).isEqualTo("transaction_read_only");
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("off");
+            assertUsable(c);
+        }
     }
 
     private static void assertUsable(Connection c) throws SQLException {

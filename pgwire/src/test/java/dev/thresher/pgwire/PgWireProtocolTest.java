@@ -121,7 +121,7 @@ class PgWireProtocolTest {
         Connection c = new Connection(config, calls, seed);
         c.send(new FrontendBytes().startup(STARTUP));
         List<Message> hello = c.receive();
-        assertThat(types(hello)).isEqualTo("R" + "S".repeat(11) + "KZ");
+        assertThat(types(hello)).isEqualTo("R" + "S".repeat(13) + "KZ");
         return c;
     }
 
@@ -134,19 +134,20 @@ class PgWireProtocolTest {
                 .query("CALL BINDING total_sales('{\"region\": ''eu''}')").terminate());
         List<Message> messages = c.receive(2);
 
-        assertThat(types(messages)).isEqualTo("NNR" + "S".repeat(11) + "KZTDCZ");
+        assertThat(types(messages)).isEqualTo("NNR" + "S".repeat(13) + "KZTDCZ");
         assertThat(messages.get(2).buffer().getInt()).isZero(); // AuthenticationOk
-        List<List<String>> statuses = messages.subList(3, 14).stream().map(Message::strings).toList();
+        List<List<String>> statuses = messages.subList(3, 16).stream().map(Message::strings).toList();
         assertThat(statuses).contains(List.of("server_version", PgConnectionHandler.SERVER_VERSION),
                 List.of("client_encoding", "UTF8"), List.of("server_encoding", "UTF8"), List.of("DateStyle", "ISO, MDY"),
                 List.of("integer_datetimes", "on"), List.of("standard_conforming_strings", "on"),
-                List.of("TimeZone", "UTC"), List.of("application_name", "protocol-test"));
-        assertThat(messages.get(15).body()).containsExactly('I');
-        Message row = messages.get(16);
+                List.of("TimeZone", "UTC"), List.of("application_name", "protocol-test"),
+                List.of("default_transaction_read_only", "off"), List.of("in_hot_standby", "off"));
+        assertThat(messages.get(17).body()).containsExactly('I');
+        Message row = messages.get(18);
         assertThat(new String(row.body(), 2, 6, StandardCharsets.UTF_8)).isEqualTo("result");
         assertThat(row.buffer().position(2 + 7 + 6).getInt()).isEqualTo(114); // type OID json
-        assertThat(messages.get(17).firstColumn()).isEqualTo(RESULT);
-        assertThat(messages.get(18).strings()).containsExactly("CALL");
+        assertThat(messages.get(19).firstColumn()).isEqualTo(RESULT);
+        assertThat(messages.get(20).strings()).containsExactly("CALL");
 
         assertThat(calls.requests).containsExactly(
                 CallRequest.of("acme", "thresher", "total_sales", "{\"region\": 'eu'}"));
@@ -162,7 +163,7 @@ class PgWireProtocolTest {
         assertThat(types(ask)).isEqualTo("R");
         assertThat(ask.get(0).buffer().getInt()).isEqualTo(3);
         c.send(new FrontendBytes().password("s3cret").query("CALL BINDING x('{}')"));
-        assertThat(types(c.receive())).isEqualTo("R" + "S".repeat(11) + "KZ" + "TDCZ");
+        assertThat(types(c.receive())).isEqualTo("R" + "S".repeat(13) + "KZ" + "TDCZ");
         c.assertNoLeaks();
     }
 
@@ -207,7 +208,7 @@ class PgWireProtocolTest {
         Connection c = new Connection(trust(), Calls.returning(RESULT), 15);
         c.send(new FrontendBytes().startup(3, 2, Map.of("user", "thresher", "_pq_.option", "x")));
         List<Message> messages = c.receive();
-        assertThat(types(messages)).isEqualTo("vR" + "S".repeat(11) + "KZ");
+        assertThat(types(messages)).isEqualTo("vR" + "S".repeat(13) + "KZ");
         assertThat(messages.get(0).buffer().getInt()).isZero();
         c.assertNoLeaks();
     }
@@ -397,6 +398,120 @@ class PgWireProtocolTest {
         assertThat(m.get(4).sqlState()).isEqualTo("08P01"); // Bind must supply every declared parameter
         assertThat(m.get(15).sqlState()).isEqualTo("42P18");
         assertThat(calls.requests).extracting(CallRequest::argumentsJson).containsExactly("{\"a\":2}", "[]");
+        c.assertNoLeaks();
+    }
+
+    /** The column name of a one-column RowDescription. */
+    private static String columnName(Message rowDescription) {
+        String rest = new String(rowDescription.body(), 2, rowDescription.body().length - 2, StandardCharsets.UTF_8);
+        return rest.substring(0, rest.indexOf('\0'));
+    }
+
+    @Test
+    void showAnswersOneTextRowNamedAfterTheParameter() {
+        Connection c = connected(trust(), Calls.returning(RESULT), 36);
+        String[][] cases = {
+            {"SHOW TRANSACTION ISOLATION LEVEL", "transaction_isolation", "read committed"},
+            {"show transaction_read_only", "transaction_read_only", "off"},
+            {"SHOW default_transaction_read_only", "default_transaction_read_only", "off"},
+            {"SHOW in_hot_standby", "in_hot_standby", "off"},
+            {"SHOW timezone", "TimeZone", "UTC"},
+            {"SHOW server_version", "server_version", PgConnectionHandler.SERVER_VERSION},
+            {"SHOW client_encoding", "client_encoding", "UTF8"},
+            {"SHOW application_name", "application_name", "protocol-test"},
+            {"SHOW thresher.call_deadline_ms", "thresher.call_deadline_ms", Long.toString(Limits.DEFAULTS.callDeadlineMs())},
+        };
+        for (String[] each : cases) {
+            c.send(new FrontendBytes().query(each[0]));
+            List<Message> m = c.receive();
+            assertThat(types(m)).as(each[0]).isEqualTo("TDCZ");
+            assertThat(columnName(m.get(0))).as(each[0]).isEqualTo(each[1]);
+            assertThat(m.get(0).buffer().position(2 + each[1].length() + 1 + 6).getInt()).isEqualTo(25); // text
+            assertThat(m.get(1).firstColumn()).as(each[0]).isEqualTo(each[2]);
+            assertThat(m.get(2).strings()).containsExactly("SHOW");
+        }
+        c.send(new FrontendBytes().query("SET thresher.call_deadline_ms = 1500; SET application_name = 'b'; "
+                + "SHOW thresher.call_deadline_ms; SHOW application_name"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("CSC" + "TDC" + "TDC" + "Z");
+        assertThat(m.get(4).firstColumn()).isEqualTo("1500");
+        assertThat(m.get(7).firstColumn()).isEqualTo("b");
+
+        c.send(new FrontendBytes().query("SHOW no_such_setting").query("SHOW ALL")
+                .parse("S", "SHOW transaction_read_only").describe('S', "S").bindText("", "S").execute("").sync()
+                .parse("U", "SHOW nope").describe('S', "U").sync());
+        m = c.receive();
+        assertThat(types(m)).isEqualTo("EZ" + "EZ" + "1tT2DCZ" + "1tEZ");
+        assertThat(m.get(0).sqlState()).isEqualTo("42704");
+        assertThat(m.get(0).errorFields().get('M')).isEqualTo("unrecognized configuration parameter \"no_such_setting\"");
+        assertThat(m.get(2).sqlState()).isEqualTo("0A000");
+        assertThat(columnName(m.get(6))).isEqualTo("transaction_read_only");
+        assertThat(m.get(8).firstColumn()).isEqualTo("off");
+        assertThat(m.get(13).sqlState()).isEqualTo("42704");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void transactionBlocksTrackTheStatusAndRefuseWorkAfterAFailure() {
+        Calls calls = new Calls(r -> r.bindingName().equals("trap")
+                ? CompletableFuture.failedFuture(new ThresherException(ErrorCode.GUEST_TRAP, "trapped"))
+                : CompletableFuture.completedFuture(new CallResult("c", "{}")));
+        Connection c = connected(trust(), calls, 37);
+        c.send(new FrontendBytes().query("BEGIN").query("CALL BINDING a('{}')").query("COMMIT")
+                .query("CALL BINDING trap('{}')")
+                .query("START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY").query("CALL BINDING trap('{}')")
+                .query("CALL BINDING b('{}')").query("SHOW transaction_read_only").query("SET a = 1")
+                .query("COMMIT")
+                .query("BEGIN; CALL BINDING trap('{}'); CALL BINDING c('{}')").query("ROLLBACK; CALL BINDING d('{}')")
+                .query("ABORT").query("END"));
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("CZ" + "TDCZ" + "CZ" + "EZ" + "CZ" + "EZ" + "EZ" + "EZ" + "EZ" + "CZ"
+                + "CEZ" + "CTDCZ" + "CZ" + "CZ");
+        String statuses = m.stream().filter(x -> x.type() == 'Z').map(x -> String.valueOf((char) x.body()[0]))
+                .reduce("", String::concat);
+        assertThat(statuses).isEqualTo("TTI" + "I" + "TEEEE" + "I" + "EII" + "I");
+        assertThat(m.get(0).strings()).containsExactly("BEGIN");
+        assertThat(m.get(6).strings()).containsExactly("COMMIT");
+        assertThat(m.get(10).strings()).containsExactly("BEGIN");
+        assertThat(m.get(14).sqlState()).isEqualTo("25P02");
+        assertThat(m.get(14).errorFields().get('M'))
+                .isEqualTo("current transaction is aborted, commands ignored until end of transaction block");
+        assertThat(m.get(16).sqlState()).isEqualTo("25P02");
+        assertThat(m.get(18).sqlState()).isEqualTo("25P02");
+        assertThat(m.get(20).strings()).as("COMMIT of a failed block").containsExactly("ROLLBACK");
+        assertThat(m.get(23).sqlState()).isEqualTo("38000");
+        assertThat(m.get(25).strings()).containsExactly("ROLLBACK");
+        assertThat(m.get(30).strings()).containsExactly("ROLLBACK");
+        assertThat(m.get(32).strings()).containsExactly("COMMIT");
+        assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("a", "trap", "trap", "trap", "d");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void theExtendedProtocolKeepsTheBlockAcrossSync() {
+        Calls calls = new Calls(r -> r.bindingName().equals("trap")
+                ? CompletableFuture.failedFuture(new ThresherException(ErrorCode.GUEST_TRAP, "trapped"))
+                : CompletableFuture.completedFuture(new CallResult("c", "{}")));
+        Connection c = connected(trust(), calls, 38);
+        c.send(new FrontendBytes()
+                .parse("", "BEGIN").bindText("", "").execute("")
+                .parse("", "CALL BINDING a($1)").bindText("P", "", "{}").sync()
+                .execute("P").sync()
+                .parse("", "CALL BINDING trap('{}')").bindText("", "").execute("").sync()
+                .parse("", "CALL BINDING b('{}')").sync()
+                .bindText("", "missing").sync()
+                .parse("", "COMMIT").bindText("", "").execute("").sync()
+                .execute("P").sync());
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("12C12Z" + "DCZ" + "12EZ" + "EZ" + "EZ" + "12CZ" + "EZ");
+        String statuses = m.stream().filter(x -> x.type() == 'Z').map(x -> String.valueOf((char) x.body()[0]))
+                .reduce("", String::concat);
+        assertThat(statuses).isEqualTo("TTEEEII");
+        assertThat(m.get(13).sqlState()).isEqualTo("25P02");
+        assertThat(m.get(15).sqlState()).as("the statement is looked up first").isEqualTo("26000");
+        assertThat(m.get(19).strings()).containsExactly("ROLLBACK");
+        assertThat(m.get(21).sqlState()).as("the end of the block closed the portal").isEqualTo("34000");
+        assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("a", "trap");
         c.assertNoLeaks();
     }
 

@@ -44,7 +44,11 @@ class PsqlTest {
         List<String> command = new ArrayList<>(List.of(psql.toString(), "-h", "127.0.0.1", "-p",
                 Integer.toString(server.port()), "-U", "thresher", "-d", "thresher", "-X", "-At"));
         command.addAll(List.of(extra));
-        ProcessBuilder pb = new ProcessBuilder(command);
+        return run(new ProcessBuilder(command), password);
+    }
+
+    /** Runs a psql process with {@code password}, bounded to 60 s. */
+    private static Run run(ProcessBuilder pb, String password) throws IOException, InterruptedException {
         pb.environment().put("PGPASSWORD", password);
         pb.environment().put("PGCONNECT_TIMEOUT", "10");
         Path out = Files.createTempFile("psql", ".out");
@@ -77,6 +81,18 @@ class PsqlTest {
         Run run = psql(PgJdbcTest.PASSWORD, "-c", "CALL BINDING x('{}')");
         assertThat(run.exitCode()).as(run.stderr()).isZero();
         assertThat(run.stdout()).isEqualTo(TestCallService.RESULT);
+    }
+
+    @Test
+    void psqlConnectsWithReadWriteSessionAttributesAndShows() throws Exception {
+        Path psql = onPath("psql");
+        assumeTrue(psql != null, "psql is not on the PATH");
+        ProcessBuilder pb = new ProcessBuilder(psql.toString(), "-X", "-At", "-c", "SHOW transaction_read_only",
+                "-c", "BEGIN", "-c", "CALL BINDING x('{}')", "-c", "COMMIT",
+                "host=127.0.0.1 port=" + server.port() + " user=thresher dbname=thresher target_session_attrs=read-write");
+        Run run = run(pb, PgJdbcTest.PASSWORD);
+        assertThat(run.exitCode()).as(run.stderr()).isZero();
+        assertThat(run.stdout().lines()).containsExactly("off", "BEGIN", TestCallService.RESULT, "COMMIT");
     }
 
     @Test

@@ -19,6 +19,8 @@ class SqlStatesTest {
             case INVALID_ARGUMENTS -> "22023";
             case PAYLOAD_TOO_LARGE -> "54000";
             case TOO_MANY_PREPARED_STATEMENTS -> "54000";
+            case INVALID_TEXT_ENCODING -> "22021";
+            case UNKNOWN_SETTING -> "42704";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE -> "22023";
             case INVALID_CONFIGURATION -> "F0000";
@@ -70,6 +72,8 @@ class SqlStatesTest {
         assertThat(SqlStates.INVALID_SQL_STATEMENT_NAME).isEqualTo("26000");
         assertThat(SqlStates.INVALID_CURSOR_NAME).isEqualTo("34000");
         assertThat(SqlStates.DUPLICATE_PREPARED_STATEMENT).isEqualTo("42P05");
+        assertThat(SqlStates.INDETERMINATE_DATATYPE).isEqualTo("42P18");
+        assertThat(SqlStates.IN_FAILED_SQL_TRANSACTION).isEqualTo("25P02");
     }
 
     @Test
