@@ -44,6 +44,18 @@ sealed interface FrontendMessage {
         }
     }
 
+    /**
+     * A well-framed message whose strings are not valid UTF-8 (the only client encoding served): answered
+     * with an error ({@code 22021}) in place of the message, and the connection goes on.
+     *
+     * @param type the message's type byte
+     */
+    record InvalidText(char type, String message) implements FrontendMessage {
+        public InvalidText {
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
     /** {@code 'Q' int32 len, cstring sql}: the simple query protocol. */
     record Query(String sql) implements FrontendMessage {
     }

@@ -5,6 +5,9 @@ import dev.thresher.errors.ThresherException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToMessageDecoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +16,9 @@ import java.util.List;
  * Turns one whole typed message (a frame from the length-field frame decoder: {@code byte type,
  * int32 length, body}) into a {@link FrontendMessage}. It never sees partial messages, copies what it
  * keeps, and releases the frame (done by {@link MessageToMessageDecoder}). A type it does not know or a
- * body that does not match its type is a {@link ErrorCode#PROTOCOL_VIOLATION}.
+ * body that does not match its type is a {@link ErrorCode#PROTOCOL_VIOLATION}. Strings are decoded
+ * strictly as UTF-8: a message holding an invalid byte sequence becomes {@link FrontendMessage.InvalidText}
+ * (never a silent U+FFFD), which the connection answers with {@link ErrorCode#INVALID_TEXT_ENCODING}.
  *
  * <p>Worked example: {@code 51 00 00 00 0d 43 41 4c 4c 20 2e 2e 2e 00} ('Q', length 13,
  * {@code "CALL ..."\0}) decodes to {@code Query("CALL ...")}.
@@ -45,6 +50,11 @@ final class FrontendMessageDecoder extends MessageToMessageDecoder<ByteBuf> {
             };
         } catch (IndexOutOfBoundsException e) {
             throw violation("invalid message format: message '" + printable(type) + "' is truncated");
+        } catch (InvalidUtf8 e) {
+            frame.skipBytes(frame.readableBytes());
+            out.add(new FrontendMessage.InvalidText(type, "invalid byte sequence for encoding \"UTF8\" in message '"
+                    + printable(type) + "'"));
+            return;
         }
         if (frame.isReadable()) {
             throw violation("invalid message format: " + frame.readableBytes() + " extra bytes in message '"
@@ -109,9 +119,25 @@ final class FrontendMessageDecoder extends MessageToMessageDecoder<ByteBuf> {
         if (length < 0) {
             throw violation("invalid string in message: no terminator");
         }
-        String s = frame.toString(frame.readerIndex(), length, StandardCharsets.UTF_8);
-        frame.skipBytes(length + 1);
-        return s;
+        byte[] bytes = new byte[length];
+        frame.readBytes(bytes);
+        frame.skipBytes(1);
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new InvalidUtf8();
+        }
+    }
+
+    /** A string that is not valid UTF-8; caught in {@link #decode}. */
+    private static final class InvalidUtf8 extends RuntimeException {
+        InvalidUtf8() {
+            super(null, null, false, false);
+        }
     }
 
     private static String printable(char c) {

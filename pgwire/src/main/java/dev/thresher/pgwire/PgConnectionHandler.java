@@ -223,6 +223,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "no user name specified in startup packet"));
             return;
         }
+        String clientEncoding = s.parameters().get("client_encoding");
+        if (clientEncoding != null && !isUtf8(clientEncoding)) {
+            fatal(PgError.fatal(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(clientEncoding)));
+            return;
+        }
         String applicationName = s.parameters().getOrDefault("application_name", "");
         switch (config.authMode()) {
             // Trust admits any user name, as PostgreSQL's trust method does; it is meant for loopback.
@@ -334,6 +339,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case FrontendMessage.Terminate t -> {
                 phase = Phase.CLOSED;
                 ctx.close();
+            }
+            case FrontendMessage.InvalidText t -> {
+                PgError error = PgError.error(ErrorCode.INVALID_TEXT_ENCODING, t.message());
+                if (t.type() == 'Q') {
+                    queryFailed(error);
+                } else {
+                    fail(error);
+                }
             }
             case FrontendMessage.Password p -> fatal(unexpected(p));
             case FrontendMessage.Startup s -> fatal(unexpected(s));
@@ -674,12 +687,28 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (s.name().equals("application_name")) {
             applicationName = s.value();
             ctx.write(new BackendMessage.ParameterStatus("application_name", s.value()));
+        } else if (s.name().equals("client_encoding") || s.name().equals("names")) {
+            if (!isUtf8(s.value()) && !s.value().equalsIgnoreCase("default")) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(s.value()));
+            }
+            ctx.write(new BackendMessage.ParameterStatus("client_encoding", "UTF8"));
         } else if (s.name().equalsIgnoreCase(CALL_DEADLINE_SETTING)) {
             callDeadlineMs = parseDeadline(s.value());
         } else {
             log.debug("{} ignoring SET {}", ctx.channel(), s.name());
         }
         ctx.write(new BackendMessage.CommandComplete("SET"));
+    }
+
+    /** UTF8 is the only client encoding served; these are PostgreSQL's names for it. */
+    private static boolean isUtf8(String encoding) {
+        String e = encoding.strip();
+        return e.equalsIgnoreCase("UTF8") || e.equalsIgnoreCase("UTF-8") || e.equalsIgnoreCase("UNICODE");
+    }
+
+    private static String unsupportedEncoding(String encoding) {
+        return "invalid value for parameter \"client_encoding\": \"" + encoding
+                + "\"; Thresher serves the UTF8 client encoding only";
     }
 
     private Optional<Long> parseDeadline(String value) {

@@ -515,6 +515,66 @@ class PgWireProtocolTest {
         c.assertNoLeaks();
     }
 
+    /** A Query or Parse whose SQL holds the byte 0xff, which UTF-8 never uses. */
+    private static FrontendBytes invalidUtf8(FrontendBytes bytes, char type) {
+        return bytes.message(type, b -> {
+            if (type == 'P') {
+                b.write(0);
+            }
+            b.writeBytes("CALL BINDING echo('{\"a\": \"".getBytes(StandardCharsets.UTF_8));
+            b.write(0xff);
+            b.writeBytes("\"}')".getBytes(StandardCharsets.UTF_8));
+            b.write(0);
+            if (type == 'P') {
+                b.write(0);
+                b.write(0);
+            }
+        });
+    }
+
+    @Test
+    void invalidUtf8IsRefusedNotReplaced() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 39);
+        FrontendBytes bytes = invalidUtf8(new FrontendBytes(), 'Q');
+        invalidUtf8(bytes, 'P').bindText("", "").execute("").sync().query("CALL BINDING x('{\"ok\": \"é\"}')");
+        c.send(bytes);
+        List<Message> m = c.receive();
+        assertThat(types(m)).isEqualTo("EZ" + "EZ" + "TDCZ");
+        assertThat(m.get(0).errorFields()).containsEntry('S', "ERROR").containsEntry('C', "22021");
+        assertThat(m.get(0).errorFields().get('M')).contains("invalid byte sequence for encoding \"UTF8\"");
+        assertThat(m.get(0).errorFields().get('D')).contains("thresher_code=1011");
+        assertThat(m.get(2).sqlState()).isEqualTo("22021");
+        assertThat(calls.requests).extracting(CallRequest::argumentsJson).containsExactly("{\"ok\": \"é\"}");
+        c.assertNoLeaks();
+    }
+
+    @Test
+    void onlyTheUtf8ClientEncodingIsServed() {
+        Connection latin1 = new Connection(trust(), Calls.returning(RESULT), 40);
+        latin1.send(new FrontendBytes().startup(Map.of("user", "thresher", "client_encoding", "LATIN1")));
+        List<Message> refused = latin1.receive();
+        assertThat(types(refused)).isEqualTo("E");
+        assertThat(refused.get(0).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "22023");
+        assertThat(latin1.channel.isOpen()).isFalse();
+        latin1.assertNoLeaks();
+
+        for (String utf8 : List.of("UTF8", "utf-8", "Unicode")) {
+            Connection c = new Connection(trust(), Calls.returning(RESULT), 41);
+            c.send(new FrontendBytes().startup(Map.of("user", "thresher", "client_encoding", utf8)));
+            assertThat(types(c.receive())).as(utf8).endsWith("KZ");
+            c.send(new FrontendBytes().query("SET client_encoding = 'SQL_ASCII'").query("SET NAMES 'win1252'")
+                    .query("SET client_encoding TO 'utf-8'").query("SET client_encoding = DEFAULT"));
+            List<Message> m = c.receive();
+            assertThat(types(m)).isEqualTo("EZ" + "EZ" + "SCZ" + "SCZ");
+            assertThat(m.get(0).sqlState()).isEqualTo("22023");
+            assertThat(m.get(2).sqlState()).isEqualTo("22023");
+            assertThat(m.get(4).strings()).containsExactly("client_encoding", "UTF8");
+            assertThat(c.channel.isOpen()).isTrue();
+            c.assertNoLeaks();
+        }
+    }
+
     @Test
     void namedStatementsDescribeAndClose() {
         Calls calls = Calls.returning(RESULT);
