@@ -4,13 +4,24 @@ import dev.thresher.cellhost.Component;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.control.ControlStore;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
-/** Components by digest. Packages are immutable, so an entry never goes stale. */
+/**
+ * Components by digest, the {@value #ENTRIES} used last. Packages are immutable, so an entry never
+ * goes stale; one dropped is read again from the package store when next needed.
+ */
 final class ComponentCache {
+    static final int ENTRIES = 64;
+
     private final ControlStore control;
-    private final Map<String, Component> byDigest = new ConcurrentHashMap<>();
+    private final Map<String, Component> byDigest = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Component> eldest) {
+            return size() > ENTRIES;
+        }
+    });
 
     ComponentCache(ControlStore control) {
         this.control = control;

@@ -83,10 +83,12 @@ public final class Coordinator implements CallService {
     private final Semaphore shardPool;
     private final AtomicLong requestIds = new AtomicLong();
     private final AtomicLong shardRetries = new AtomicLong();
+    private final AtomicLong failedSlots = new AtomicLong();
 
     /**
      * @param callExecutor runs each call and each of its slots (virtual threads fit: they mostly wait)
-     * @param guestExecutor platform threads that run guest code (polyglot contexts stay off virtual threads)
+     * @param guestExecutor platform threads that run reduce (polyglot contexts stay off virtual threads); not the
+     *     shard pool, or a reduce could queue behind other calls' shard runs past its deadline
      */
     public Coordinator(String hostId, ControlStore control, WireClient wire, CellHost cells, Limits limits,
                        ExecutorService callExecutor, ExecutorService guestExecutor, Failpoints failpoints) {
@@ -111,6 +113,11 @@ public final class Coordinator implements CallService {
     /** Shard runs this coordinator retried automatically. */
     public long shardRetries() {
         return shardRetries.get();
+    }
+
+    /** Slots of calls coordinated here that failed for good (counted once the call stops admitting for it). */
+    public long failedSlots() {
+        return failedSlots.get();
     }
 
     private CallResult run(CallRequest request, long startNanos) {
@@ -150,6 +157,7 @@ public final class Coordinator implements CallService {
             Deadlines.check(deadlineNanos, "before reduce");
             String result = reduce(plan, request, merged, deadlineNanos);
             failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, site);
+            Deadlines.check(deadlineNanos, "before publishing the result");
             PublishOutcome published = control.publishResult(callId, hostId, result, attempts.get());
             String visible = switch (published.status()) {
                 case PUBLISHED, ALREADY_PUBLISHED -> published.visibleResult().orElseThrow();
@@ -193,6 +201,11 @@ public final class Coordinator implements CallService {
     /** The outcome of one slot after its attempts. */
     private record SlotOutcome(ShardTarget target, ThresherException failure) {}
 
+    /** Whether a slot holds its place in the shard pool; it gives it up while it waits for a new leader. */
+    private static final class Permit {
+        boolean held = true;
+    }
+
     /**
      * Sends every shard through the bounded pool in slot order. Once one fails for good or the
      * deadline passes, no new shard is admitted; started shards settle; the failure of the lowest
@@ -225,15 +238,19 @@ public final class Coordinator implements CallService {
                 shardPool.release();
                 break;
             }
+            Permit permit = new Permit();
             started.put(t.slotIndex(), CompletableFuture.supplyAsync(() -> {
                 try {
-                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, stop, attempts);
+                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, stop, attempts, permit);
                     if (o.failure() != null) {
                         stop.compareAndSet(null, o.failure());
+                        failedSlots.incrementAndGet();
                     }
                     return o;
                 } finally {
-                    shardPool.release();
+                    if (permit.held) {
+                        shardPool.release();
+                    }
                 }
             }, callExecutor));
         }
@@ -255,9 +272,13 @@ public final class Coordinator implements CallService {
         return targets;
     }
 
-    /** Runs one slot, retrying only what the contract allows. */
+    /**
+     * Runs one slot, retrying only what the contract allows. Between attempts the slot gives up its
+     * pool place while it waits for a leader, and it sends again only if no other slot failed and
+     * the deadline has not passed in the meantime.
+     */
     private SlotOutcome runSlot(CallPlan plan, ShardTarget target, CallRequest request, long deadlineNanos,
-                                AtomicReference<ThresherException> stop, AtomicInteger attempts) {
+                                AtomicReference<ThresherException> stop, AtomicInteger attempts, Permit permit) {
         ShardTarget t = target;
         for (int attempt = 1; ; attempt++) {
             attempts.incrementAndGet();
@@ -271,9 +292,9 @@ public final class Coordinator implements CallService {
             ShardRunRequest req = new ShardRunRequest(requestIds.incrementAndGet(), plan.callId().toString(), t.wireId(),
                     request.tenant(), plan.binding().name(), plan.binding().componentDigest(), plan.binding().version(), t.slotIndex(),
                     t.partition().id(), t.partition().epoch(), remainingMicros, attempt, request.argumentsJson());
+            CompletableFuture<WireMessage> sent = wire.send(t.leader().wireHost(), t.leader().wirePort(), req);
             try {
-                WireMessage reply = wire.send(t.leader().wireHost(), t.leader().wirePort(), req)
-                        .get(remainingMicros, TimeUnit.MICROSECONDS);
+                WireMessage reply = sent.get(remainingMicros, TimeUnit.MICROSECONDS);
                 switch (reply) {
                     case ShardRunResult r -> {
                         return new SlotOutcome(t, null);
@@ -288,6 +309,7 @@ public final class Coordinator implements CallService {
                     case ShardRunRequest m -> throw unexpected(t, m);
                 }
             } catch (TimeoutException e) {
+                sent.cancel(false); // frees the request's place on the connection; a late reply is dropped
                 return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "deadline passed waiting for " + describe(t)));
             } catch (ExecutionException | CompletionException e) {
@@ -306,21 +328,47 @@ public final class Coordinator implements CallService {
             if (!retry) {
                 return new SlotOutcome(t, failure);
             }
-            shardRetries.incrementAndGet();
             log.debug("retrying {} after {} (attempt {} of {})", describe(t), failure.code(), attempt + 1,
                     limits.attemptBudget());
+            shardPool.release();
+            permit.held = false;
             try {
-                t = reresolve(t, deadlineNanos);
+                t = reresolve(t, deadlineNanos, stop);
             } catch (ThresherException e) {
                 return new SlotOutcome(t, e);
             }
+            if (t == null) {
+                return new SlotOutcome(target, failure); // another slot failed meanwhile: nothing more is sent
+            }
+            try {
+                permit.held = shardPool.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return new SlotOutcome(t, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", ie));
+            }
+            if (!permit.held) {
+                return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                        "deadline passed before slot " + t.slotIndex() + " was admitted again"));
+            }
+            if (stop.get() != null) {
+                return new SlotOutcome(t, failure);
+            }
+            shardRetries.incrementAndGet();
         }
     }
 
-    /** The slot's partition and leader read again from the topology, waiting for a leader like planning does. */
-    private ShardTarget reresolve(ShardTarget t, long deadlineNanos) {
+    /**
+     * The slot's partition and leader read again from the topology, waiting for a leader like
+     * planning does.
+     *
+     * @return the new target, or null when another slot failed while this one waited
+     */
+    private ShardTarget reresolve(ShardTarget t, long deadlineNanos, AtomicReference<ThresherException> stop) {
         long giveUp = Math.min(deadlineNanos, System.nanoTime() + msToNanos(limits.activationWindowMs()));
         while (true) {
+            if (stop.get() != null) {
+                return null;
+            }
             Topology topology = control.readTopology();
             Partition p = topology.partition(t.partition().id()).orElseThrow(() -> new ThresherException(
                     ErrorCode.TARGET_STALE, "partition " + t.partition().id() + " no longer exists"));
@@ -343,10 +391,11 @@ public final class Coordinator implements CallService {
             outcome = journaled.get();
         } else {
             byte[] partials = PartialsCodec.encode(merged);
+            CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> cells.reduce(
+                    components.get(plan.binding().componentDigest()), partials, request.argumentsJson(),
+                    deadlineNanos), guestExecutor);
             try {
-                ReduceOutcome reduced = CompletableFuture.supplyAsync(() -> cells.reduce(
-                        components.get(plan.binding().componentDigest()), partials, request.argumentsJson(),
-                        deadlineNanos), guestExecutor).join();
+                ReduceOutcome reduced = awaitReduce(running, deadlineNanos);
                 byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
                 if (json.length > limits.resultMaxBytes()) {
                     throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result is " + json.length
@@ -356,7 +405,9 @@ public final class Coordinator implements CallService {
                         JournalEntry.REDUCE, hostId, -1, -1, true, 0, null, 0, 0, json,
                         TimeUnit.NANOSECONDS.toMicros(reduced.guestNanos())));
             } catch (RuntimeException e) {
-                if (CellHost.refusedBeforeGuest(e)) {
+                if (CellHost.refusedBeforeGuest(e) || !running.isDone() || running.isCancelled()) {
+                    // refused before guest code, or the deadline passed while reduce was queued or running:
+                    // no component outcome to journal
                     throw ThresherException.of(e);
                 }
                 ThresherException te = ThresherException.of(e);
@@ -368,6 +419,24 @@ public final class Coordinator implements CallService {
             throw new ThresherException(ErrorCode.ofCode(outcome.errorCode()), "reduce: " + outcome.errorMessage());
         }
         return new String(outcome.payload(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Waits for reduce no longer than the deadline. A reduce still queued then refuses to start (the
+     * cell checks the deadline before the guest); one running is interrupted at the deadline.
+     */
+    private static ReduceOutcome awaitReduce(CompletableFuture<ReduceOutcome> reduce, long deadlineNanos) {
+        try {
+            return reduce.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            reduce.cancel(false);
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for reduce");
+        } catch (ExecutionException e) {
+            throw ThresherException.of(e.getCause() == null ? e : e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted waiting for reduce", e);
+        }
     }
 
     private static String describe(ShardTarget t) {

@@ -101,8 +101,12 @@ public final class Node implements AutoCloseable {
         ExecutorService callExecutor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name(config.hostId() + "-call-", 0).factory());
         closers.push(callExecutor::shutdownNow);
+        // Reduce has its own platform threads: queued behind shard runs it could outlive its call's deadline.
+        ExecutorService reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                Thread.ofPlatform().name(config.hostId() + "-reduce-", 0).daemon().factory());
+        closers.push(reduceExecutor::shutdownNow);
         coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor,
-                shardExecutor, failpoints);
+                reduceExecutor, failpoints);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), coordinator);

@@ -39,6 +39,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -63,6 +65,9 @@ class ContractIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern CODE = Pattern.compile("thresher_code=(\\d+)");
     private static final String ROWS = "{\"rows\":50000}";
+    private static final long RETENTION_MS = 5000;
+    /** Runs calls a test waits on; never the common pool, which a blocked call can starve on a small machine. */
+    private static final ExecutorService CALLERS = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
 
     private static DevCluster cluster;
     private static PGSimpleDataSource controlDb;
@@ -73,7 +78,7 @@ class ContractIT {
         Limits limits = Limits.fromProperties(Map.of(
                 "limits.reduceLeaseMs", "3000",
                 "limits.activationWindowMs", "2000",
-                "limits.coordinationRetentionMs", "5000"));
+                "limits.coordinationRetentionMs", Long.toString(RETENTION_MS)));
         cluster = DevCluster.start(DevCluster.Options.defaults(Files.createTempDirectory("thresher-contract-"))
                 .withPgwirePort(0).withLimits(limits).withFailpoints());
         controlDb = new PGSimpleDataSource();
@@ -164,7 +169,7 @@ class ContractIT {
         node(0).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
         long before = sum(received());
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
-                ErrorCode.GUEST_TRAP, "38000"));
+                ErrorCode.GUEST_TRAP, "38000"), CALLERS);
         await(() -> firedSum(Failpoint.BEFORE_GUEST_START) == 8, "slot 0 failed and slots 1..7 are held");
         hold(Duration.ofMillis(300));
         cluster.nodes().forEach(n -> n.failpoints().release(hold));
@@ -273,7 +278,7 @@ class ContractIT {
         Action hold = Action.halt();
         leader.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 6, 1, hold);
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
-                ErrorCode.SLOT_STALE, "40001"));
+                ErrorCode.SLOT_STALE, "40001"), CALLERS);
         await(() -> leader.failpoints().fired(Failpoint.BEFORE_SLOT_PUBLISH) == 1, "slot 6 is about to publish", failed);
         try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
             assertThat(s.executeUpdate("UPDATE partitions SET epoch = epoch + 1 WHERE partition_id = 6")).isEqualTo(1);
@@ -313,6 +318,40 @@ class ContractIT {
         assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
         // Node 0 leads partitions 0, 3, 6, 9, 12, 15: six requests arrived, the failed send never did.
         assertThat(node(12).failpoints().hits(Failpoint.WIRE_RECEIVE) - received).isEqualTo(6);
+    }
+
+    @Test
+    void aSlotWaitingForANewLeaderIsNotSentAfterAnotherSlotFailed() throws Exception {
+        Node n9 = node(9);
+        Node n10 = node(10);
+        Node coordinator = cluster.nodes().get(0);
+        // Slot 9 is held on arrival, then refused before its guest (retryable); slot 10's guest runs
+        // and is held, then the slot fails for good. Every send of slot 9 is counted at the coordinator.
+        Action holdNine = Action.halt();
+        Action holdTen = Action.halt();
+        n9.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 9, 1, holdNine);
+        n9.failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.partitionId() == 9, 1, Action.fail(ErrorCode.TARGET_STALE));
+        n10.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 10, 1, holdTen);
+        n10.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 10, 1, Action.fail(ErrorCode.GUEST_TRAP));
+        coordinator.failpoints().arm(Failpoint.WIRE_SEND, s -> s.slotIndex() == 9, -1, Action.delay(Duration.ZERO));
+        long failedBefore = coordinator.coordinator().failedSlots();
+        CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.TARGET_STALE, "40001"), CALLERS);
+        await(() -> n9.failpoints().fired(Failpoint.WIRE_RECEIVE) == 1
+                && n10.failpoints().fired(Failpoint.AFTER_GUEST_START) == 1, "slots 9 and 10 are held", failed);
+        // Partition 9 loses its leader: the retry of slot 9 has to wait for a new one.
+        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
+            assertThat(s.executeUpdate("DELETE FROM partition_leases WHERE partition_id = 9")).isEqualTo(1);
+        }
+        long refusals = n9.shardExecutor().refusals();
+        n9.failpoints().release(holdNine);
+        await(() -> n9.shardExecutor().refusals() > refusals, "slot 9 was refused before its guest", failed);
+        n10.failpoints().release(holdTen);
+        await(() -> coordinator.coordinator().failedSlots() > failedBefore, "slot 10 failed for good", failed);
+        n9.leases().renew(); // a leader for partition 9 appears while slot 9 may still be waiting
+        failed.get(30, TimeUnit.SECONDS);
+        assertThat(coordinator.failpoints().fired(Failpoint.WIRE_SEND)).as("slot 9 was sent once, never again")
+                .isEqualTo(1);
     }
 
     @Test
@@ -478,7 +517,7 @@ class ContractIT {
         Action hold = Action.halt();
         node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, hold);
         CompletableFuture<Void> refused = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "redeployed"),
-                ErrorCode.TARGET_STALE, "40001"));
+                ErrorCode.TARGET_STALE, "40001"), CALLERS);
         await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce", refused);
         // Same component, another selector: a new binding version while the call is in flight.
         control.putBinding(DevCluster.TENANT, "redeployed", digest, ContractGuests.SELECTOR + " WHERE amount < 0");
@@ -487,6 +526,67 @@ class ContractIT {
         assertThat(lastInvocation("redeployed", "result_json")).as("nothing published").isNull();
         // Every shard runs the version its call was planned with; the next call plans with the new one.
         assertThat(call(0, "redeployed")).as("the next call runs the new selector everywhere").isEqualTo("{\"rows\":0}");
+    }
+
+    @Test
+    void reduceDoesNotQueueBehindShardRuns() throws Exception {
+        Node n0 = cluster.nodes().get(0);
+        Action holdReduce = Action.halt();
+        n0.failpoints().arm(Failpoint.BEFORE_REDUCE, 1, holdReduce);
+        CompletableFuture<String> a = CompletableFuture.supplyAsync(() -> {
+            try (Connection c = connect(0); Statement s = c.createStatement()) {
+                s.execute("SET thresher.call_deadline_ms = 20000");
+                return query(s, "CALL BINDING row_count('{}')");
+            } catch (SQLException e) {
+                throw new AssertionError(e);
+            }
+        }, CALLERS);
+        await(() -> n0.failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "call A reached reduce", a);
+        // Two other calls fill every shard thread of node 0, held before their guests.
+        Action holdShards = Action.halt();
+        n0.failpoints().arm(Failpoint.BEFORE_GUEST_START, Limits.DEFAULTS.shardConcurrency(), holdShards);
+        CompletableFuture<String> b1 = CompletableFuture.supplyAsync(() -> callUnchecked(1, "row_count"), CALLERS);
+        CompletableFuture<String> b2 = CompletableFuture.supplyAsync(() -> callUnchecked(2, "row_count"), CALLERS);
+        await(() -> n0.failpoints().fired(Failpoint.BEFORE_GUEST_START) == Limits.DEFAULTS.shardConcurrency(),
+                "every shard thread of node 0 is held", b1);
+        n0.failpoints().release(holdReduce);
+        assertThat(a.get(30, TimeUnit.SECONDS)).as("call A reduced while node 0's shard threads were busy")
+                .isEqualTo(ROWS);
+        n0.failpoints().release(holdShards);
+        assertThat(b1.get(30, TimeUnit.SECONDS)).isEqualTo(ROWS);
+        assertThat(b2.get(30, TimeUnit.SECONDS)).isEqualTo(ROWS);
+    }
+
+    @Test
+    void aCallStillRunningKeepsItsCoordinationStatePastTheRetention() throws Exception {
+        Node n0 = cluster.nodes().get(0);
+        Action hold = Action.halt();
+        n0.failpoints().arm(Failpoint.BEFORE_REDUCE, 1, hold);
+        CompletableFuture<Void> call = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.SLOT_EXPIRED, "40001"), CALLERS);
+        await(() -> n0.failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce", call);
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        assertThat(lastInvocation("row_count", "state")).isEqualTo("running");
+        int rows = rowsOf(callId);
+        await(() -> olderThanRetention(callId), "the call's journal is older than the retention");
+        control.cleanup(RETENTION_MS);
+        assertThat(rowsOf(callId)).as("journal, slots and lease of a running call survive a sweep").isEqualTo(rows);
+        n0.failpoints().release(hold);
+        // Its slots are still there, their leases (3 s here) ended: expired, not missing.
+        call.get(30, TimeUnit.SECONDS);
+    }
+
+    private static boolean olderThanRetention(UUID callId) {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT bool_and(recorded_at < now() - make_interval(secs => ? / 1000.0)) FROM journal WHERE call_id = ?")) {
+            ps.setLong(1, RETENTION_MS);
+            ps.setObject(2, callId);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test
@@ -501,7 +601,7 @@ class ContractIT {
             } catch (SQLException expected) {
                 // the connection is closed under it
             }
-        });
+        }, CALLERS);
         await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce", abandoned);
         c.abort(Runnable::run);
         abandoned.get(30, TimeUnit.SECONDS);
@@ -541,6 +641,14 @@ class ContractIT {
     private static String call(int node, String binding) throws SQLException {
         try (Connection c = connect(node); Statement s = c.createStatement()) {
             return query(s, "CALL BINDING " + binding + "('{}')");
+        }
+    }
+
+    private static String callUnchecked(int node, String binding) {
+        try {
+            return call(node, binding);
+        } catch (SQLException e) {
+            throw new AssertionError(e);
         }
     }
 

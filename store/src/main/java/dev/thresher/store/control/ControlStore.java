@@ -313,18 +313,29 @@ public final class ControlStore {
             if (!standing.succeeded()) {
                 return Map.entry(standing, SlotFence.PUBLISHED);
             }
+            // The fence: the partition lease row, locked against a concurrent takeover until this
+            // transaction ends and judged by the clock now, not by when the transaction began (the
+            // journal insert above may have waited on a concurrent one).
+            try (PreparedStatement fence = c.prepareStatement("""
+                    SELECT 1 FROM partition_leases WHERE partition_id = ? AND host_id = ? AND epoch = ?
+                      AND lease_until > clock_timestamp() FOR SHARE""")) {
+                bind(fence, standing.partitionId(), outcome.hostId(), standing.epoch());
+                try (ResultSet rs = fence.executeQuery()) {
+                    if (!rs.next()) {
+                        return Map.entry(standing, SlotFence.NOT_LEADER);
+                    }
+                }
+            }
             try (PreparedStatement ps = c.prepareStatement("""
                     INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
                       row_count, emit_count, entry_count, partials, lease_until)
-                    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => ? / 1000.0)
-                    WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
-                                  AND l.epoch = ? AND l.lease_until > now())
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0))
                     ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
                       WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
                 int entries = PartialsCodec.count(standing.payload());
                 bind(ps, standing.callId(), slotIndex, standing.tenant(), standing.partitionId(), standing.epoch(),
                         standing.wireId(), outcome.hostId(), standing.rowCount(), standing.emitCount(), entries,
-                        standing.payload(), leaseMs, standing.partitionId(), outcome.hostId(), standing.epoch());
+                        standing.payload(), leaseMs);
                 return Map.entry(standing, ps.executeUpdate() == 1 ? SlotFence.PUBLISHED : SlotFence.NOT_LEADER);
             }
         });
@@ -412,17 +423,21 @@ public final class ControlStore {
 
     /**
      * Deletes coordination state older than the retention: journal entries, slots, reduce leases
-     * and finished invocations.
+     * and finished invocations. The state of a call whose invocation is still running is kept,
+     * whatever its age, so a slow call never loses its slots or its journal; an invocation left
+     * running (its coordinator died) is dropped an hour after the retention, and its state with
+     * the next sweep.
      *
      * @return rows deleted
      */
     public int cleanup(long retentionMs) {
+        String notRunning = " AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.call_id = t.call_id AND i.state = 'running')";
         return inTransaction(c -> {
             int n = 0;
             for (String sql : List.of(
-                    "DELETE FROM journal WHERE recorded_at < now() - make_interval(secs => ? / 1000.0)",
-                    "DELETE FROM shard_slots WHERE published_at < now() - make_interval(secs => ? / 1000.0)",
-                    "DELETE FROM reduce_leases WHERE taken_at < now() - make_interval(secs => ? / 1000.0)",
+                    "DELETE FROM journal t WHERE recorded_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
+                    "DELETE FROM shard_slots t WHERE published_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
+                    "DELETE FROM reduce_leases t WHERE taken_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
                     "DELETE FROM invocations WHERE state <> 'running' AND finished_at < now() - make_interval(secs => ? / 1000.0)",
                     "DELETE FROM invocations WHERE created_at < now() - make_interval(secs => ? / 1000.0) - interval '1 hour'")) {
                 try (PreparedStatement ps = c.prepareStatement(sql)) {
