@@ -121,6 +121,11 @@ public final class Node implements AutoCloseable {
         CoordinationJanitor janitor = new CoordinationJanitor(control, config.hostId(), limits.coordinationRetentionMs());
         janitor.start();
         closers.push(janitor);
+        if (limits.reduceLeaseMs() < limits.maxCallDeadlineMs()) {
+            log.warn("limits.reduceLeaseMs ({}) is shorter than limits.maxCallDeadlineMs ({}): a call slower than the "
+                    + "lease fails SLOT_EXPIRED because its earliest slots' leases end before reduce",
+                    limits.reduceLeaseMs(), limits.maxCallDeadlineMs());
+        }
         ready.set(true);
         log.info("node {} ready: pgwire {}, http {}, wire {}:{}, shard {}, leading {} partitions", config.hostId(),
                 pgwireAddress(), httpAddress(), config.bindHost(), wireServer.port(), config.shardId(), leases.ledCount());
