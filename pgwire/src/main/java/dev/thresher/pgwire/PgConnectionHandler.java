@@ -129,6 +129,19 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         drain();
     }
 
+    /**
+     * Write back-pressure: once the channel is writable again (its outbound buffer fell under the low
+     * water mark), reading and handling resume, unless a call is in flight.
+     */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable() && !callInFlight && phase != Phase.CLOSED) {
+            ctx.channel().config().setAutoRead(true);
+            drain();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (callInFlight) {
@@ -169,15 +182,23 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         fatal(error);
     }
 
+    /**
+     * Handles queued messages until the queue is empty, a call is in flight, or the channel is not
+     * writable: a client that pipelines and never reads must not make the server buffer responses without
+     * bound, so reading stops too until {@link #channelWritabilityChanged}.
+     */
     private void drain() {
         FrontendMessage message;
-        while (!callInFlight && phase != Phase.CLOSED && (message = pending.poll()) != null) {
+        while (!callInFlight && phase != Phase.CLOSED && ctx.channel().isWritable() && (message = pending.poll()) != null) {
             try {
                 handle(message);
             } catch (ThresherException e) {
                 // Only for the READY phase; startup failures are fatal and handled where they happen.
                 fail(PgError.of(e));
             }
+        }
+        if (!ctx.channel().isWritable() && phase != Phase.CLOSED) {
+            ctx.channel().config().setAutoRead(false);
         }
     }
 
@@ -784,7 +805,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (callInFlight) {
             return; // the continuation started the next call of a multi-statement query
         }
-        ctx.channel().config().setAutoRead(true);
+        if (ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
         drain();
     }
 

@@ -11,6 +11,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -64,6 +65,7 @@ public final class PgWireServer implements AutoCloseable {
                 .group(acceptor, io)
                 .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
@@ -88,8 +90,15 @@ public final class PgWireServer implements AutoCloseable {
         return server;
     }
 
+    /**
+     * Write back-pressure: a connection whose unsent output passes the high mark becomes unwritable and
+     * stops reading until the output falls under the low mark.
+     */
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(256 * 1024, 1024 * 1024);
+
     /** The pipeline of a new connection; after the startup message the startup decoder replaces itself. */
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
+        pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
         pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
         pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls));

@@ -576,6 +576,24 @@ class PgWireProtocolTest {
     }
 
     @Test
+    void anUnwritableConnectionStopsReadingUntilItDrains() {
+        Calls calls = Calls.returning(RESULT);
+        Connection c = connected(trust(), calls, 42);
+        assertThat(c.channel.config().getWriteBufferWaterMark()).isEqualTo(PgWireServer.WATER_MARK);
+        // as if the socket were full: the outbound buffer reports the channel unwritable
+        c.channel.unsafe().outboundBuffer().setUserDefinedWritability(1, false);
+        c.send(new FrontendBytes().query("CALL BINDING a('{}')").query("CALL BINDING b('{}')"));
+        assertThat(calls.requests).isEmpty();
+        assertThat(c.channel.config().isAutoRead()).isFalse();
+
+        c.channel.unsafe().outboundBuffer().setUserDefinedWritability(1, true);
+        assertThat(types(c.receive())).isEqualTo("TDCZ" + "TDCZ");
+        assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("a", "b");
+        assertThat(c.channel.config().isAutoRead()).isTrue();
+        c.assertNoLeaks();
+    }
+
+    @Test
     void namedStatementsDescribeAndClose() {
         Calls calls = Calls.returning(RESULT);
         Connection c = connected(trust(), calls, 21);
