@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * node-postgres, installed from npm into {@code target/node}, against the real cluster: simple,
  * parameterized and named prepared queries return the SQL reference; an unknown binding is a
- * typed error and the connection keeps serving.
+ * typed error and the connection keeps serving; in row mode ({@code rows: 10}) a failing call answers
+ * its error (the script bounds each step, so a hang fails) and a succeeding one its row.
  */
 class NodePostgresIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -49,6 +50,9 @@ class NodePostgresIT {
         assertThat(r.path("error").path("code").asText()).isEqualTo("42883");
         assertThat(r.path("error").path("detail").asText()).contains("thresher_code=1003");
         assertEquals(r.get("afterError"), reference);
+        // row mode (rows: 10) sends Execute + Flush and waits for the answer before Sync: an error must arrive
+        assertThat(r.path("rowsError").path("code").asText()).as(r.path("rowsError").toString()).isEqualTo("42883");
+        assertEquals(r.get("rowMode"), reference);
     }
 
     /** Copies the script and installs the pinned node-postgres from the npm registry, once. */
