@@ -90,6 +90,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private Optional<Long> callDeadlineMs = Optional.empty();
     private String pendingApplicationName = "";
     private String applicationName = "";
+    /** UTF8, or SQL_ASCII (no conversion); text is decoded as strict UTF-8 either way. */
+    private String clientEncoding = "UTF8";
     /**
      * The transaction status of ReadyForQuery, as PostgreSQL tracks it: {@code 'I'} idle, {@code 'T'} in a
      * block after BEGIN, {@code 'E'} in a block that failed, where only COMMIT and ROLLBACK are served.
@@ -244,10 +246,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "no user name specified in startup packet"));
             return;
         }
-        String clientEncoding = s.parameters().get("client_encoding");
-        if (clientEncoding != null && !isUtf8(clientEncoding)) {
-            fatal(PgError.fatal(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(clientEncoding)));
-            return;
+        String requestedEncoding = s.parameters().get("client_encoding");
+        if (requestedEncoding != null) {
+            if (servedEncoding(requestedEncoding) == null) {
+                fatal(PgError.fatal(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(requestedEncoding)));
+                return;
+            }
+            clientEncoding = servedEncoding(requestedEncoding);
         }
         String applicationName = s.parameters().getOrDefault("application_name", "");
         switch (config.authMode()) {
@@ -297,7 +302,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         Map<String, String> parameters = new LinkedHashMap<>();
         parameters.put("server_version", SERVER_VERSION);
         parameters.put("server_encoding", "UTF8");
-        parameters.put("client_encoding", "UTF8");
+        parameters.put("client_encoding", clientEncoding);
         parameters.put("DateStyle", "ISO, MDY");
         parameters.put("IntervalStyle", "postgres");
         parameters.put("integer_datetimes", "on");
@@ -709,10 +714,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             applicationName = s.value();
             ctx.write(new BackendMessage.ParameterStatus("application_name", s.value()));
         } else if (s.name().equals("client_encoding") || s.name().equals("names")) {
-            if (!isUtf8(s.value()) && !s.value().equalsIgnoreCase("default")) {
+            String served = s.value().equalsIgnoreCase("default") ? "UTF8" : servedEncoding(s.value());
+            if (served == null) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(s.value()));
             }
-            ctx.write(new BackendMessage.ParameterStatus("client_encoding", "UTF8"));
+            clientEncoding = served;
+            ctx.write(new BackendMessage.ParameterStatus("client_encoding", clientEncoding));
         } else if (s.name().equalsIgnoreCase(CALL_DEADLINE_SETTING)) {
             callDeadlineMs = parseDeadline(s.value());
         } else {
@@ -721,15 +728,22 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.write(new BackendMessage.CommandComplete("SET"));
     }
 
-    /** UTF8 is the only client encoding served; these are PostgreSQL's names for it. */
-    private static boolean isUtf8(String encoding) {
+    /**
+     * The client encoding served for a requested one, or null: UTF8 (under PostgreSQL's names for
+     * it), and SQL_ASCII, which an interactive psql in a C locale asks for and which, as in
+     * PostgreSQL, means no conversion: the bytes must still be valid UTF-8.
+     */
+    private static String servedEncoding(String encoding) {
         String e = encoding.strip();
-        return e.equalsIgnoreCase("UTF8") || e.equalsIgnoreCase("UTF-8") || e.equalsIgnoreCase("UNICODE");
+        if (e.equalsIgnoreCase("UTF8") || e.equalsIgnoreCase("UTF-8") || e.equalsIgnoreCase("UNICODE")) {
+            return "UTF8";
+        }
+        return e.equalsIgnoreCase("SQL_ASCII") ? "SQL_ASCII" : null;
     }
 
     private static String unsupportedEncoding(String encoding) {
         return "invalid value for parameter \"client_encoding\": \"" + encoding
-                + "\"; Thresher serves the UTF8 client encoding only";
+                + "\"; Thresher serves the UTF8 client encoding (and SQL_ASCII, unconverted) only";
     }
 
     private Optional<Long> parseDeadline(String value) {

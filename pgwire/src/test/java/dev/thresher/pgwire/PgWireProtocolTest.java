@@ -566,13 +566,21 @@ class PgWireProtocolTest {
             c.send(new FrontendBytes().query("SET client_encoding = 'SQL_ASCII'").query("SET NAMES 'win1252'")
                     .query("SET client_encoding TO 'utf-8'").query("SET client_encoding = DEFAULT"));
             List<Message> m = c.receive();
-            assertThat(types(m)).isEqualTo("EZ" + "EZ" + "SCZ" + "SCZ");
-            assertThat(m.get(0).sqlState()).isEqualTo("22023");
-            assertThat(m.get(2).sqlState()).isEqualTo("22023");
-            assertThat(m.get(4).strings()).containsExactly("client_encoding", "UTF8");
+            assertThat(types(m)).isEqualTo("SCZ" + "EZ" + "SCZ" + "SCZ");
+            assertThat(m.get(0).strings()).containsExactly("client_encoding", "SQL_ASCII");
+            assertThat(m.get(3).sqlState()).isEqualTo("22023");
+            assertThat(m.get(5).strings()).containsExactly("client_encoding", "UTF8");
             assertThat(c.channel.isOpen()).isTrue();
             c.assertNoLeaks();
         }
+
+        // An interactive psql in a C locale asks for SQL_ASCII: served unconverted, still strict UTF-8.
+        Connection ascii = new Connection(trust(), Calls.returning(RESULT), 43);
+        ascii.send(new FrontendBytes().startup(Map.of("user", "thresher", "client_encoding", "SQL_ASCII")));
+        List<Message> started = ascii.receive();
+        assertThat(types(started)).endsWith("KZ");
+        assertThat(started).anySatisfy(p -> assertThat(p.strings()).containsExactly("client_encoding", "SQL_ASCII"));
+        ascii.assertNoLeaks();
     }
 
     @Test
