@@ -44,6 +44,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -145,8 +146,9 @@ public final class Coordinator implements CallService {
         control.insertInvocation(callId, binding, request.principal(), hostId, plan.targets().size(), deadlineEpochMs,
                 deadlineMs);
         AtomicInteger attempts = new AtomicInteger();
+        AtomicBoolean guestRan = new AtomicBoolean();
         try {
-            List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, attempts);
+            List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, attempts, guestRan);
             if (!control.takeReduceLease(callId, hostId, plan.reduceWireId(), limits.reduceLeaseMs())) {
                 throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of " + callId);
             }
@@ -171,6 +173,9 @@ public final class Coordinator implements CallService {
             return new CallResult(callId.toString(), visible);
         } catch (RuntimeException e) {
             ThresherException te = ThresherException.of(e);
+            if (guestRan.get()) {
+                te = te.afterGuestCode(); // a retryable code then still means "call again", not "nothing ran"
+            }
             try {
                 control.failInvocation(callId, te.code(), te.getMessage(), attempts.get());
             } catch (RuntimeException recordFailure) {
@@ -213,7 +218,8 @@ public final class Coordinator implements CallService {
      *
      * @return the targets as finally dispatched
      */
-    private List<ShardTarget> dispatch(CallPlan plan, CallRequest request, long deadlineNanos, AtomicInteger attempts) {
+    private List<ShardTarget> dispatch(CallPlan plan, CallRequest request, long deadlineNanos, AtomicInteger attempts,
+                                       AtomicBoolean guestRan) {
         AtomicReference<ThresherException> stop = new AtomicReference<>();
         Map<Integer, CompletableFuture<SlotOutcome>> started = new TreeMap<>();
         for (ShardTarget t : plan.targets()) {
@@ -241,7 +247,7 @@ public final class Coordinator implements CallService {
             Permit permit = new Permit();
             started.put(t.slotIndex(), CompletableFuture.supplyAsync(() -> {
                 try {
-                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, stop, attempts, permit);
+                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, stop, attempts, permit, guestRan);
                     if (o.failure() != null) {
                         stop.compareAndSet(null, o.failure());
                         failedSlots.incrementAndGet();
@@ -278,7 +284,8 @@ public final class Coordinator implements CallService {
      * the deadline has not passed in the meantime.
      */
     private SlotOutcome runSlot(CallPlan plan, ShardTarget target, CallRequest request, long deadlineNanos,
-                                AtomicReference<ThresherException> stop, AtomicInteger attempts, Permit permit) {
+                                AtomicReference<ThresherException> stop, AtomicInteger attempts, Permit permit,
+                                AtomicBoolean guestRan) {
         ShardTarget t = target;
         for (int attempt = 1; ; attempt++) {
             attempts.incrementAndGet();
@@ -297,6 +304,7 @@ public final class Coordinator implements CallService {
                 WireMessage reply = sent.get(remainingMicros, TimeUnit.MICROSECONDS);
                 switch (reply) {
                     case ShardRunResult r -> {
+                        guestRan.set(true);
                         return new SlotOutcome(t, null);
                     }
                     case ShardRunFailure f -> {
@@ -309,6 +317,7 @@ public final class Coordinator implements CallService {
                     case ShardRunRequest m -> throw unexpected(t, m);
                 }
             } catch (TimeoutException e) {
+                guestRan.set(true); // the request left: its guest may be running
                 sent.cancel(false); // frees the request's place on the connection; a late reply is dropped
                 return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "deadline passed waiting for " + describe(t)));
@@ -322,6 +331,9 @@ public final class Coordinator implements CallService {
                 return new SlotOutcome(t, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e));
             } catch (ThresherException e) {
                 return new SlotOutcome(t, e);
+            }
+            if (!provablyNotStarted) {
+                guestRan.set(true);
             }
             boolean retry = failure.code().retryClass() == RetryClass.RETRYABLE && provablyNotStarted
                     && attempt < limits.attemptBudget() && stop.get() == null && System.nanoTime() < deadlineNanos;

@@ -46,7 +46,8 @@ import java.util.regex.Pattern;
  * GET  /readyz                        200 once the node leads its partitions and serves calls, else 503
  * POST /v1/bindings/{name}/call       body: the JSON arguments; header Thresher-Deadline-Ms optional
  *      200 {"call_id": "...", "result": &lt;the reduced JSON&gt;}
- *      4xx/5xx {"error": {"code": 1003, "name": "UNKNOWN_BINDING", "category": "...", "retry": "TERMINAL", "message": "..."}}
+ *      4xx/5xx {"error": {"code": 1003, "name": "UNKNOWN_BINDING", "category": "...", "retry": "TERMINAL",
+ *               "guestCodeRan": false, "message": "..."}}
  * </pre>
  *
  * Requests are decoded on the event loop; calls complete on the coordinator's executor and the
@@ -176,6 +177,7 @@ public final class HttpFront implements AutoCloseable {
             err.put("name", e.code().name());
             err.put("category", e.code().category().name());
             err.put("retry", e.code().retryClass().name());
+            err.put("guestCodeRan", e.guestCodeRan());
             err.put("message", e.getMessage());
             return root.toString();
         }

@@ -10,8 +10,9 @@ import java.util.Objects;
  * @param fatal whether the connection closes after it (severity {@code FATAL} instead of {@code ERROR})
  * @param code the Thresher code reported as {@code thresher_code=} in the detail
  * @param sqlState the SQLSTATE, {@link SqlStates#of} of the code unless a wire-protocol condition refines it
+ * @param guestCodeRan whether guest code of the failed call ran or may have run (shapes the retry hint)
  */
-record PgError(boolean fatal, ErrorCode code, String sqlState, String message) {
+record PgError(boolean fatal, ErrorCode code, String sqlState, String message, boolean guestCodeRan) {
     PgError {
         Objects.requireNonNull(code, "code");
         Objects.requireNonNull(sqlState, "sqlState");
@@ -21,8 +22,12 @@ record PgError(boolean fatal, ErrorCode code, String sqlState, String message) {
         }
     }
 
+    PgError(boolean fatal, ErrorCode code, String sqlState, String message) {
+        this(fatal, code, sqlState, message, false);
+    }
+
     static PgError of(ThresherException e) {
-        return new PgError(false, e.code(), SqlStates.of(e.code()), e.getMessage());
+        return new PgError(false, e.code(), SqlStates.of(e.code()), e.getMessage(), e.guestCodeRan());
     }
 
     static PgError of(Throwable t) {
@@ -52,6 +57,6 @@ record PgError(boolean fatal, ErrorCode code, String sqlState, String message) {
     }
 
     String hint() {
-        return SqlStates.hint(code);
+        return SqlStates.hint(code, guestCodeRan);
     }
 }

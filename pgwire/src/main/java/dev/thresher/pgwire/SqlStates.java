@@ -100,9 +100,20 @@ public final class SqlStates {
 
     /** Retry guidance for the error's hint field, from the code's retry class. */
     static String hint(ErrorCode code) {
+        return hint(code, false);
+    }
+
+    /**
+     * Retry guidance for the error's hint field, from the code's retry class and whether guest code
+     * of the failed call ran: a retryable failure after guest code ran (a slot that went stale or
+     * expired, a lease lost) is still worth a new call, but that call runs the guest again.
+     */
+    static String hint(ErrorCode code, boolean guestCodeRan) {
         return switch (code.retryClass()) {
             case TERMINAL -> "Do not retry: the same call fails the same way until the request, binding or limits change.";
-            case RETRYABLE -> "Safe to retry: guest code did not run; the target is resolved again on the next attempt.";
+            case RETRYABLE -> guestCodeRan
+                    ? "Retry after re-resolution: nothing of this call was published, but its guest code ran; a new call runs it again."
+                    : "Safe to retry: guest code did not run; the target is resolved again on the next attempt.";
             case AMBIGUOUS -> "Outcome unknown: guest code may have run; retry only if re-executing its effects is acceptable.";
         };
     }

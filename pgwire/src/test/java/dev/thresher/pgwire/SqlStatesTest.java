@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -105,5 +106,16 @@ class SqlStatesTest {
         assertThat(error.hint()).startsWith("Safe to retry");
         assertThat(PgError.error(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN, "x").hint()).startsWith("Outcome unknown");
         assertThat(PgError.error(ErrorCode.GUEST_TRAP, "x").hint()).startsWith("Do not retry");
+    }
+
+    @Test
+    void aRetryableFailureAfterGuestCodeRanDoesNotPromiseThatNothingRan() {
+        ThresherException stale = new ThresherException(ErrorCode.SLOT_EXPIRED, "slot 3 expired");
+        assertThat(PgError.of(stale).hint()).startsWith("Safe to retry");
+        PgError after = PgError.of(stale.afterGuestCode());
+        assertThat(after.code()).isEqualTo(ErrorCode.SLOT_EXPIRED);
+        assertThat(after.sqlState()).isEqualTo("40001");
+        assertThat(after.message()).isEqualTo("slot 3 expired");
+        assertThat(after.hint()).startsWith("Retry after re-resolution").contains("guest code ran");
     }
 }

@@ -224,7 +224,7 @@ class ContractIT {
         try (Connection c = connect(2); Statement s = c.createStatement()) {
             // Deadline (1 s) before the window (2 s).
             s.execute("SET thresher.call_deadline_ms = 1000");
-            assertCode(() -> query(s, "CALL BINDING orphan_rows('{}')"), ErrorCode.CELL_UNAVAILABLE, "57P03");
+            assertCode(() -> query(s, "CALL BINDING orphan_rows('{}')"), ErrorCode.CELL_UNAVAILABLE, "57P03", false);
             // Window (2 s) before the default 30 s deadline: the call gives up long before its deadline.
             s.execute("SET thresher.call_deadline_ms = DEFAULT");
             long t0 = System.nanoTime();
@@ -269,7 +269,7 @@ class ContractIT {
     @Test
     void aSlotWhoseLeaseEndedBeforeReduceFailsTheCall() {
         node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, Action.delay(Duration.ofMillis(3500)));
-        assertCode(() -> call(0, "row_count"), ErrorCode.SLOT_EXPIRED, "40001");
+        assertCode(() -> call(0, "row_count"), ErrorCode.SLOT_EXPIRED, "40001", true);
     }
 
     @Test
@@ -447,7 +447,7 @@ class ContractIT {
         Node leader = node(slot);
         leader.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == slot, 1,
                 Action.fail(ErrorCode.TARGET_STALE));
-        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001");
+        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001", true);
         UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
         String wireId;
         long epoch;
@@ -665,6 +665,27 @@ class ContractIT {
     }
 
     /** The call fails with this Thresher code (from the error's detail) and this SQLSTATE. */
+    /** Like {@link #assertCode}, and the hint says whether guest code of the failed call ran. */
+    private static void assertCode(SqlCall call, ErrorCode code, String sqlState, boolean guestCodeRan) {
+        assertThatThrownBy(call::run).isInstanceOfSatisfying(PSQLException.class, e -> {
+            assertThat(ErrorCode.ofCode(Integer.parseInt(codeOf(e)))).as(e.getMessage()).isEqualTo(code);
+            assertThat(e.getSQLState()).isEqualTo(sqlState);
+            String hint = e.getServerErrorMessage().getHint();
+            if (guestCodeRan) {
+                assertThat(hint).as("hint").startsWith("Retry after re-resolution").contains("guest code ran");
+            } else {
+                assertThat(hint).as("hint").startsWith("Safe to retry: guest code did not run");
+            }
+        });
+    }
+
+    private static String codeOf(PSQLException e) {
+        String detail = e.getServerErrorMessage() == null ? "" : e.getServerErrorMessage().getDetail();
+        Matcher m = CODE.matcher(detail == null ? "" : detail);
+        assertThat(m.find()).as("thresher_code in %s (%s)", detail, e.getMessage()).isTrue();
+        return m.group(1);
+    }
+
     private static void assertCode(SqlCall call, ErrorCode code, String sqlState) {
         assertThatThrownBy(call::run).isInstanceOfSatisfying(PSQLException.class, e -> {
             String detail = e.getServerErrorMessage() == null ? "" : e.getServerErrorMessage().getDetail();
