@@ -79,7 +79,7 @@ public final class CellHost implements AutoCloseable {
     public RunOutcome run(Component c, byte[] rowBatch, String argumentsJson, long deadlineNanos) {
         Objects.requireNonNull(rowBatch, "rowBatch");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
-        return withCell(c, deadlineNanos, cell -> cell.run(rowBatch, argumentsJson, deadlineNanos));
+        return withCell(c, Role.RUN, deadlineNanos, cell -> cell.run(rowBatch, argumentsJson, deadlineNanos));
     }
 
     /**
@@ -92,7 +92,7 @@ public final class CellHost implements AutoCloseable {
     public ReduceOutcome reduce(Component c, byte[] partials, String argumentsJson, long deadlineNanos) {
         Objects.requireNonNull(partials, "partials");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
-        return withCell(c, deadlineNanos, cell -> cell.reduce(partials, argumentsJson, deadlineNanos));
+        return withCell(c, Role.REDUCE, deadlineNanos, cell -> cell.reduce(partials, argumentsJson, deadlineNanos));
     }
 
     /** How many {@code run} and {@code reduce} invocations actually entered guest code. */
@@ -123,10 +123,17 @@ public final class CellHost implements AutoCloseable {
         engine.close();
     }
 
-    private <T> T withCell(Component c, long deadlineNanos, Function<Cell, T> call) {
+    /**
+     * What a cell serves. A component has one cell for {@code run} and one for {@code reduce} on a
+     * node, so a call's reduce never queues behind other calls' shard runs of the same component;
+     * each cell still takes one invocation at a time.
+     */
+    private enum Role { RUN, REDUCE }
+
+    private <T> T withCell(Component c, Role role, long deadlineNanos, Function<Cell, T> call) {
         Objects.requireNonNull(c, "component");
         checkOpen();
-        Slot slot = slots.computeIfAbsent(c.digest(), d -> new Slot());
+        Slot slot = slots.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""), d -> new Slot());
         acquire(slot, deadlineNanos);
         try {
             checkOpen();

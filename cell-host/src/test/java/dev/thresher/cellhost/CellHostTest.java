@@ -302,6 +302,26 @@ class CellHostTest {
     }
 
     @Test
+    void reduceHasItsOwnCellAndDoesNotQueueBehindARun() throws Exception {
+        try (CellHost fresh = CellHost.create(Limits.DEFAULTS)) {
+            Component c = TestGuests.scriptGuest();
+            fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
+            var looping = new java.util.concurrent.FutureTask<>(() -> fresh.run(c, new Script().loopForever().bytes(),
+                    "{}", System.nanoTime() + TimeUnit.SECONDS.toNanos(6)));
+            Thread.ofPlatform().daemon().start(looping);
+            while (fresh.guestStarts() < 2) {
+                Thread.onSpinWait();
+            }
+            // The run cell is busy until its deadline (6 s); a reduce that may wait 4 s at most still runs.
+            assertThat(fresh.reduce(c, new Script().integer(7).bytes(), "{}",
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(4)).resultJson()).isEqualTo("7");
+            assertThat(fresh.liveCells()).isEqualTo(2);
+            assertThatThrownBy(() -> looping.get(30, TimeUnit.SECONDS)).cause()
+                    .satisfies(e -> assertThat(((ThresherException) e).code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+        }
+    }
+
+    @Test
     void onlyTheEngineAdapterImportsGraalVm() throws Exception {
         try (var files = java.nio.file.Files.walk(java.nio.file.Path.of("src/main/java"))) {
             List<String> importing = files.filter(f -> f.toString().endsWith(".java"))
