@@ -34,6 +34,9 @@ import java.util.function.Function;
  * @param wireHandshakeTimeoutMs the version handshake with a peer node
  * @param pgwireAuthTimeoutMs from a pgwire connection's first byte to the end of its authentication
  * @param pgwireStatementsPerConnection named prepared statements, and portals, one pgwire connection may hold
+ * @param httpRequestTimeoutMs from the start of waiting for an HTTP request (connection open, or the previous
+ *        response written) to its last byte; a connection over it with no call in flight is closed
+ * @param httpMaxConnections open HTTP connections one node serves at once; more are answered 503 and closed
  */
 public record Limits(
         long callDeadlineMs,
@@ -58,11 +61,14 @@ public record Limits(
         int wireConnectTimeoutMs,
         int wireHandshakeTimeoutMs,
         int pgwireAuthTimeoutMs,
-        int pgwireStatementsPerConnection) {
+        int pgwireStatementsPerConnection,
+        int httpRequestTimeoutMs,
+        int httpMaxConnections) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
-            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000);
+            1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
+            30_000, 1_024);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -92,6 +98,8 @@ public record Limits(
         positive(p, "wireHandshakeTimeoutMs", wireHandshakeTimeoutMs);
         positive(p, "pgwireAuthTimeoutMs", pgwireAuthTimeoutMs);
         positive(p, "pgwireStatementsPerConnection", pgwireStatementsPerConnection);
+        positive(p, "httpRequestTimeoutMs", httpRequestTimeoutMs);
+        positive(p, "httpMaxConnections", httpMaxConnections);
         if (wireMaxFrameBytes < batchMaxBytes) {
             p.add("wireMaxFrameBytes (" + wireMaxFrameBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes + ")");
         }
@@ -157,7 +165,8 @@ public record Limits(
                     toInt(v, "partialKeyMaxBytes"), toInt(v, "resultMaxBytes"), toInt(v, "wireMaxFrameBytes"),
                     toInt(v, "pgwireMaxMessageBytes"), toInt(v, "wireConnectTimeoutMs"),
                     toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
-                    toInt(v, "pgwireStatementsPerConnection"));
+                    toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
+                    toInt(v, "httpMaxConnections"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

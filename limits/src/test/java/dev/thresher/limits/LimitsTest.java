@@ -23,6 +23,18 @@ class LimitsTest {
         assertThat(l.nestedCallsPerRequest()).isEqualTo(1);
         assertThat(l.directCallPayloadBytes()).isEqualTo(1 << 20);
         assertThat(l.attemptBudget()).isEqualTo(2);
+        assertThat(l.httpRequestTimeoutMs()).isEqualTo(30_000);
+        assertThat(l.httpMaxConnections()).isEqualTo(1_024);
+    }
+
+    @Test
+    void httpBoundsAreOverridableAndMustBePositive() {
+        Limits l = Limits.fromProperties(Map.of("limits.httpRequestTimeoutMs", "500", "limits.httpMaxConnections", "2"));
+        assertThat(l.httpRequestTimeoutMs()).isEqualTo(500);
+        assertThat(l.httpMaxConnections()).isEqualTo(2);
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.httpRequestTimeoutMs", "0", "limits.httpMaxConnections", "-1")))
+                .hasMessageContaining("httpRequestTimeoutMs must be positive")
+                .hasMessageContaining("httpMaxConnections must be positive");
     }
 
     @Test
