@@ -4,6 +4,7 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,23 @@ final class Cell implements HostImports, AutoCloseable {
      *
      * @throws ThresherException GUEST_INVALID_MODULE, GUEST_ABI_MISMATCH, GUEST_TRAP or DEADLINE_EXCEEDED
      */
+    /** The guest ABI's exported functions and their types; checked before any of them is called. */
+    private static final Map<String, WasmSignatures.FuncType> ABI_FUNCTIONS = Map.of(
+            "thresher_abi_version", WasmSignatures.FuncType.i32s(0, 1),
+            "run", WasmSignatures.FuncType.i32s(2, 1),
+            "reduce", WasmSignatures.FuncType.i32s(2, 1));
+
+    private static void checkSignatures(Component component) {
+        Map<String, WasmSignatures.FuncType> exported = WasmSignatures.exportedFunctions(component.wasm());
+        for (var expected : ABI_FUNCTIONS.entrySet()) {
+            WasmSignatures.FuncType actual = exported.get(expected.getKey());
+            if (actual != null && !actual.equals(expected.getValue())) {
+                throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH, "export " + expected.getKey() + " has type "
+                        + actual + "; guest ABI " + ABI_VERSION + " wants " + expected.getValue());
+            }
+        }
+    }
+
     static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, long deadlineNanos) {
         GuestIo io = new GuestIo(OUTPUT_CAPTURE_BYTES);
         WasmEngine.WasmSandbox sandbox = engine.newSandbox(io.stdin(), io.output(), io.output());
@@ -52,6 +70,7 @@ final class Cell implements HostImports, AutoCloseable {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,
                         "component exports no memory or no thresher_abi_version: not a Thresher guest");
             }
+            checkSignatures(component);
             int version = sandbox.callI32("thresher_abi_version");
             if (version != ABI_VERSION) {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,

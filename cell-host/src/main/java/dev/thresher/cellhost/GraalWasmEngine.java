@@ -85,6 +85,11 @@ final class GraalWasmEngine implements WasmEngine {
                     throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE,
                             "module does not link, or its start function trapped: " + e.getMessage());
                 }
+                if (mapped.code() == ErrorCode.GUEST_INVALID_RESULT || mapped.code() == ErrorCode.GUEST_REPORTED_FAILURE) {
+                    // the start function called emit, a result-writer import, fail or proc_exit
+                    throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE,
+                            "the start function may not produce output or fail: " + mapped.getMessage());
+                }
                 throw mapped;
             }
             exports = instance.getMember("exports");

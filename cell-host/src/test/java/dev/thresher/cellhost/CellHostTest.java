@@ -188,6 +188,54 @@ class CellHostTest {
     }
 
     @Test
+    void exportSignaturesAreCheckedBeforeAnyExportIsCalled() {
+        try (CellHost fresh = CellHost.create(Limits.DEFAULTS)) {
+            for (String exports : List.of(
+                    """
+                    (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                    (func (export "run") (param i32) (result i32) (i32.const 0))
+                    (func (export "reduce") (param i32 i32) (result i32) (i32.const 0))""",
+                    """
+                    (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                    (func (export "run") (param i32 i32) (result i32) (i32.const 0))
+                    (func (export "reduce") (param i32 i64) (result i32) (i32.const 0))""",
+                    """
+                    (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                    (func (export "run") (param i32 i32) (i32.const 0) (drop))
+                    (func (export "reduce") (param i32 i32) (result i32) (i32.const 0))""",
+                    """
+                    (func (export "thresher_abi_version") (param i32) (result i32) (i32.const 1))
+                    (func (export "run") (param i32 i32) (result i32) (i32.const 0))
+                    (func (export "reduce") (param i32 i32) (result i32) (i32.const 0))""")) {
+                Component c = TestGuests.compile("(module (import \"thresher\" \"fail\" (func (param i32 i32)))"
+                        + " (memory (export \"memory\") 1)" + exports + ")");
+                assertThatThrownBy(() -> fresh.run(c, new Script().bytes(), "{}", inSeconds(30)))
+                        .isInstanceOfSatisfying(ThresherException.class, e -> {
+                            assertThat(e.code()).as(exports).isEqualTo(ErrorCode.GUEST_ABI_MISMATCH);
+                            assertThat(e.getMessage()).contains("has type");
+                        });
+            }
+            assertThat(fresh.guestStarts()).as("no run or reduce entered guest code").isZero();
+            // A start function may not emit.
+            Component emitsAtStart = TestGuests.compile("""
+                    (module (import "thresher" "emit" (func $emit (param i32 i32 f64) (result i32)))
+                      (memory (export "memory") 1) (data (i32.const 0) "k")
+                      (func $start (drop (call $emit (i32.const 0) (i32.const 1) (f64.const 1))))
+                      (start $start)
+                      (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                      (func (export "run") (param i32 i32) (result i32) (i32.const 0))
+                      (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""");
+            assertCode(() -> fresh.run(emitsAtStart, new Script().bytes(), "{}", inSeconds(30)),
+                    ErrorCode.GUEST_INVALID_MODULE);
+            // A well-formed guest with imports before its functions passes the check.
+            assertThat(WasmSignatures.exportedFunctions(TestGuests.scriptGuest().wasm()))
+                    .containsEntry("run", WasmSignatures.FuncType.i32s(2, 1))
+                    .containsEntry("reduce", WasmSignatures.FuncType.i32s(2, 1))
+                    .containsEntry("thresher_abi_version", WasmSignatures.FuncType.i32s(0, 1));
+        }
+    }
+
+    @Test
     void invalidModulesAndDigestMismatchesAreRefused() {
         byte[] wasm = TestGuests.scriptGuest().wasm();
         assertCode(() -> new Component("sha256:" + "0".repeat(64), wasm), ErrorCode.GUEST_INVALID_MODULE);
