@@ -125,14 +125,9 @@ public final class Main implements Runnable {
             }
             Map<String, String> map = new HashMap<>();
             props.stringPropertyNames().forEach(k -> map.put(k, props.getProperty(k)));
-            System.getenv().forEach((k, v) -> {
-                if (k.startsWith("THRESHER_")) {
-                    map.put(k.substring("THRESHER_".length()).toLowerCase(java.util.Locale.ROOT).replace('_', '.'), v);
-                }
-            });
             NodeConfig nodeConfig;
             try {
-                nodeConfig = NodeConfig.fromProperties(map);
+                nodeConfig = NodeConfig.fromPropertiesAndEnvironment(map, System.getenv());
             } catch (IllegalArgumentException e) {
                 System.err.println(e.getMessage());
                 return 2;

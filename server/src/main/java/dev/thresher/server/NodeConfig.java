@@ -3,9 +3,14 @@ package dev.thresher.server;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.AuthMode;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Everything one node needs. Keys of {@link #fromProperties}: {@code node.id}, {@code node.shardId},
@@ -29,11 +34,89 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         Objects.requireNonNull(limits, "limits");
     }
 
+    /** Prefix of the environment variables that override configuration keys. */
+    public static final String ENVIRONMENT_PREFIX = "THRESHER_";
+
+    /** Variables the {@code ./thresher} launcher reads itself; they are not configuration keys. */
+    public static final Set<String> LAUNCHER_VARIABLES = Set.of("THRESHER_JAVA_OPTS", "THRESHER_SKIP_BUILD");
+
+    /** Every key {@link #fromProperties} reads, the {@code limits.*} keys included, in a stable order. */
+    public static Set<String> keys() {
+        Set<String> keys = new LinkedHashSet<>(List.of("node.id", "node.shardId", "node.bindHost", "node.wirePort",
+                "node.pgwirePort", "node.httpPort", "control.jdbcUrl", "shard.jdbcUrl", "db.user", "db.password",
+                "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled"));
+        Limits.DEFAULTS.asMap().keySet().forEach(k -> keys.add("limits." + k));
+        return keys;
+    }
+
+    /** The environment variable that overrides {@code key}: the key with dots as underscores, uppercased, after {@code THRESHER_}. */
+    public static String environmentVariable(String key) {
+        return ENVIRONMENT_PREFIX + key.replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * The configuration keys an environment sets: each {@code THRESHER_*} variable maps to the known key
+     * whose {@link #environmentVariable} it is ({@code THRESHER_LIMITS_CALLDEADLINEMS} to
+     * {@code limits.callDeadlineMs}). Other variables, and the launcher's own, are not configuration.
+     *
+     * @throws IllegalArgumentException naming every {@code THRESHER_*} variable that matches no key
+     */
+    public static Map<String, String> environmentOverrides(Map<String, String> environment) {
+        List<String> problems = new ArrayList<>();
+        Map<String, String> overrides = environmentOverrides(environment, problems);
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("invalid node configuration: " + String.join("; ", problems));
+        }
+        return overrides;
+    }
+
+    private static Map<String, String> environmentOverrides(Map<String, String> environment, List<String> problems) {
+        Map<String, String> keyByVariable = new HashMap<>();
+        for (String key : keys()) {
+            keyByVariable.put(environmentVariable(key), key);
+        }
+        Map<String, String> overrides = new TreeMap<>();
+        List<String> unknown = new ArrayList<>();
+        for (var e : new TreeMap<>(environment).entrySet()) {
+            String variable = e.getKey();
+            if (!variable.startsWith(ENVIRONMENT_PREFIX) || LAUNCHER_VARIABLES.contains(variable)) {
+                continue;
+            }
+            String key = keyByVariable.get(variable);
+            if (key == null) {
+                unknown.add(variable);
+            } else {
+                overrides.put(key, e.getValue());
+            }
+        }
+        if (!unknown.isEmpty()) {
+            problems.add("environment variable" + (unknown.size() == 1 ? " " : "s ") + String.join(", ", unknown)
+                    + " match" + (unknown.size() == 1 ? "es" : "") + " no configuration key (THRESHER_ followed by a key"
+                    + " with dots as underscores, uppercased: THRESHER_LIMITS_CALLDEADLINEMS sets limits.callDeadlineMs)");
+        }
+        return overrides;
+    }
+
+    /**
+     * Reads a node's configuration from its properties with the environment's {@code THRESHER_*}
+     * variables over them (see {@link #environmentOverrides}), refusing unknown variables and missing
+     * or malformed keys with one message naming them all.
+     */
+    public static NodeConfig fromPropertiesAndEnvironment(Map<String, String> properties, Map<String, String> environment) {
+        List<String> problems = new ArrayList<>();
+        Map<String, String> merged = new HashMap<>(properties);
+        merged.putAll(environmentOverrides(environment, problems));
+        return fromProperties(merged, problems);
+    }
+
     /**
      * Reads a node's configuration, refusing missing and malformed keys with one message naming them all.
      */
     public static NodeConfig fromProperties(Map<String, String> p) {
-        List<String> problems = new ArrayList<>();
+        return fromProperties(p, new ArrayList<>());
+    }
+
+    private static NodeConfig fromProperties(Map<String, String> p, List<String> problems) {
         String id = required(p, "node.id", problems);
         String control = required(p, "control.jdbcUrl", problems);
         String shard = required(p, "shard.jdbcUrl", problems);

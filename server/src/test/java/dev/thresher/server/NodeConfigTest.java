@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.AuthMode;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class NodeConfigTest {
@@ -59,6 +61,76 @@ class NodeConfigTest {
                 .hasMessageContaining("control.jdbcUrl is required")
                 .hasMessageContaining("node.pgwirePort is not an integer")
                 .hasMessageContaining("pgwire.auth must be trust or password")
+                .hasMessageContaining("rowsPerBatch must be positive");
+    }
+
+    @Test
+    void anEnvironmentVariableSetsTheKeyWhoseUppercasedNameItIs() {
+        assertThat(NodeConfig.environmentOverrides(Map.of(
+                "THRESHER_LIMITS_CALLDEADLINEMS", "5000",
+                "THRESHER_NODE_HTTPPORT", "9000",
+                "THRESHER_CONTROL_JDBCURL", "jdbc:postgresql://db/c",
+                "THRESHER_NODE_ID", "n7")))
+                .containsExactlyInAnyOrderEntriesOf(Map.of(
+                        "limits.callDeadlineMs", "5000",
+                        "node.httpPort", "9000",
+                        "control.jdbcUrl", "jdbc:postgresql://db/c",
+                        "node.id", "n7"));
+    }
+
+    @Test
+    void theLauncherVariablesAndOtherVariablesAreNotConfiguration() {
+        assertThat(NodeConfig.environmentOverrides(Map.of(
+                "THRESHER_JAVA_OPTS", "-Xmx1g",
+                "THRESHER_SKIP_BUILD", "1",
+                "PATH", "/usr/bin",
+                "thresher_node_id", "lowercase is not ours"))).isEmpty();
+    }
+
+    @Test
+    void unknownThresherVariablesAreRefusedByName() {
+        Map<String, String> env = Map.of(
+                "THRESHER_LIMITS_CALLDEADLINE", "5000",
+                "THRESHER_NODE_HTTP_PORT", "9000",
+                "THRESHER_NODE_ID", "n7");
+        assertThatThrownBy(() -> NodeConfig.environmentOverrides(env))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("THRESHER_LIMITS_CALLDEADLINE, THRESHER_NODE_HTTP_PORT")
+                .hasMessageNotContaining("THRESHER_NODE_ID,");
+    }
+
+    @Test
+    void everyKeyHasItsOwnVariable() {
+        Set<String> variables = new HashSet<>();
+        for (String key : NodeConfig.keys()) {
+            String variable = NodeConfig.environmentVariable(key);
+            assertThat(variables.add(variable)).as("%s names one key only", variable).isTrue();
+            assertThat(NodeConfig.LAUNCHER_VARIABLES).doesNotContain(variable);
+            assertThat(NodeConfig.environmentOverrides(Map.of(variable, "v"))).containsExactly(Map.entry(key, "v"));
+        }
+        assertThat(NodeConfig.keys()).contains("node.httpPort", "limits.callDeadlineMs", "limits.maxCallDeadlineMs");
+    }
+
+    @Test
+    void theEnvironmentOverridesTheProperties() {
+        Map<String, String> p = minimal();
+        p.put("node.httpPort", "8000");
+        p.put("limits.callDeadlineMs", "20000");
+        NodeConfig c = NodeConfig.fromPropertiesAndEnvironment(p, Map.of(
+                "THRESHER_NODE_HTTPPORT", "9000", "THRESHER_LIMITS_CALLDEADLINEMS", "5000", "THRESHER_JAVA_OPTS", "-ea"));
+        assertThat(c.httpPort()).isEqualTo(9000);
+        assertThat(c.limits().callDeadlineMs()).isEqualTo(5000);
+    }
+
+    @Test
+    void unknownVariablesAndBadKeysAreNamedInOneMessage() {
+        Map<String, String> p = minimal();
+        p.remove("node.id");
+        assertThatThrownBy(() -> NodeConfig.fromPropertiesAndEnvironment(p, Map.of(
+                "THRESHER_NODE_HTTPPORTT", "9000", "THRESHER_LIMITS_ROWSPERBATCH", "0")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("THRESHER_NODE_HTTPPORTT")
+                .hasMessageContaining("node.id is required")
                 .hasMessageContaining("rowsPerBatch must be positive");
     }
 }
