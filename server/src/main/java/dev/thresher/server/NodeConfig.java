@@ -37,8 +37,12 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
     /** Prefix of the environment variables that override configuration keys. */
     public static final String ENVIRONMENT_PREFIX = "THRESHER_";
 
-    /** Variables the {@code ./thresher} launcher reads itself; they are not configuration keys. */
-    public static final Set<String> LAUNCHER_VARIABLES = Set.of("THRESHER_JAVA_OPTS", "THRESHER_SKIP_BUILD");
+    /**
+     * {@code THRESHER_*} variables that are not configuration keys: the {@code ./thresher} launcher's own
+     * ({@code THRESHER_JAVA_OPTS}, {@code THRESHER_SKIP_BUILD}) and the log level {@code logback.xml} reads.
+     */
+    public static final Set<String> RESERVED_VARIABLES = Set.of("THRESHER_JAVA_OPTS", "THRESHER_SKIP_BUILD",
+            "THRESHER_LOG_LEVEL");
 
     /** Every key {@link #fromProperties} reads, the {@code limits.*} keys included, in a stable order. */
     public static Set<String> keys() {
@@ -57,7 +61,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
     /**
      * The configuration keys an environment sets: each {@code THRESHER_*} variable maps to the known key
      * whose {@link #environmentVariable} it is ({@code THRESHER_LIMITS_CALLDEADLINEMS} to
-     * {@code limits.callDeadlineMs}). Other variables, and the launcher's own, are not configuration.
+     * {@code limits.callDeadlineMs}). Other variables, and the {@link #RESERVED_VARIABLES}, are not configuration.
      *
      * @throws IllegalArgumentException naming every {@code THRESHER_*} variable that matches no key
      */
@@ -79,7 +83,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         List<String> unknown = new ArrayList<>();
         for (var e : new TreeMap<>(environment).entrySet()) {
             String variable = e.getKey();
-            if (!variable.startsWith(ENVIRONMENT_PREFIX) || LAUNCHER_VARIABLES.contains(variable)) {
+            if (!variable.startsWith(ENVIRONMENT_PREFIX) || RESERVED_VARIABLES.contains(variable)) {
                 continue;
             }
             String key = keyByVariable.get(variable);

@@ -79,10 +79,11 @@ class NodeConfigTest {
     }
 
     @Test
-    void theLauncherVariablesAndOtherVariablesAreNotConfiguration() {
+    void theLauncherAndLoggingVariablesAndOtherVariablesAreNotConfiguration() {
         assertThat(NodeConfig.environmentOverrides(Map.of(
                 "THRESHER_JAVA_OPTS", "-Xmx1g",
                 "THRESHER_SKIP_BUILD", "1",
+                "THRESHER_LOG_LEVEL", "DEBUG",
                 "PATH", "/usr/bin",
                 "thresher_node_id", "lowercase is not ours"))).isEmpty();
     }
@@ -105,7 +106,7 @@ class NodeConfigTest {
         for (String key : NodeConfig.keys()) {
             String variable = NodeConfig.environmentVariable(key);
             assertThat(variables.add(variable)).as("%s names one key only", variable).isTrue();
-            assertThat(NodeConfig.LAUNCHER_VARIABLES).doesNotContain(variable);
+            assertThat(NodeConfig.RESERVED_VARIABLES).doesNotContain(variable);
             assertThat(NodeConfig.environmentOverrides(Map.of(variable, "v"))).containsExactly(Map.entry(key, "v"));
         }
         assertThat(NodeConfig.keys()).contains("node.httpPort", "limits.callDeadlineMs", "limits.maxCallDeadlineMs");
