@@ -65,7 +65,7 @@ final class Cell implements HostImports, AutoCloseable {
         Watchdog.Watch watch = watchdog.arm(deadlineNanos, sandbox);
         boolean fired = false;
         try {
-            sandbox.instantiate(component.digest(), component.wasm(), cell);
+            sandbox.instantiate(component.digest(), WasmMemoryCap.apply(component.wasm(), limits.guestMemoryMaxBytes()), cell);
             if (!sandbox.hasMemory("memory") || !sandbox.hasFunction("thresher_abi_version")) {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,
                         "component exports no memory or no thresher_abi_version: not a Thresher guest");

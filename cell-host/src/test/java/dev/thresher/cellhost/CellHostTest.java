@@ -236,6 +236,38 @@ class CellHostTest {
     }
 
     @Test
+    void guestMemoryIsBoundedByTheLimit() {
+        // run emits what memory.grow by 100 pages returned: the old size in pages, or -1.
+        String growing = """
+                (module (import "thresher" "emit" (func $emit (param i32 i32 f64) (result i32)))
+                  (memory (export "memory") %s) (data (i32.const 0) "g")
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32 i32) (result i32)
+                    (drop (call $emit (i32.const 0) (i32.const 1) (f64.convert_i32_s (memory.grow (i32.const 100)))))
+                    (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""";
+        Limits twoMiB = Limits.fromProperties(Map.of("limits.guestMemoryMaxBytes", Long.toString(2L << 20),
+                "limits.batchMaxBytes", Long.toString(1L << 20)));
+        try (CellHost small = CellHost.create(twoMiB); CellHost large = CellHost.create(Limits.DEFAULTS)) {
+            Component undeclared = TestGuests.compile(growing.formatted("1"));
+            assertThat(small.run(undeclared, new Script().bytes(), "{}", inSeconds(30)).partials().get(0).value())
+                    .as("101 pages asked, 32 allowed: refused inside the guest").isEqualTo(-1.0);
+            assertThat(large.run(undeclared, new Script().bytes(), "{}", inSeconds(30)).partials().get(0).value())
+                    .as("under the default cap the same growth succeeds").isEqualTo(1.0);
+            Component declaredSmaller = TestGuests.compile(growing.formatted("1 50"));
+            assertThat(large.run(declaredSmaller, new Script().bytes(), "{}", inSeconds(30)).partials().get(0).value())
+                    .as("a smaller maximum the module declares is kept").isEqualTo(-1.0);
+            assertCode(() -> small.run(TestGuests.compile(growing.formatted("200")), new Script().bytes(), "{}", inSeconds(30)),
+                    ErrorCode.GUEST_INVALID_MODULE);
+            assertCode(() -> small.run(TestGuests.compile("""
+                    (module (import "env" "memory" (memory 1))
+                      (func (export "thresher_abi_version") (result i32) (i32.const 1)))"""), new Script().bytes(), "{}",
+                    inSeconds(30)), ErrorCode.GUEST_INVALID_MODULE);
+            assertThat(small.guestStarts()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void invalidModulesAndDigestMismatchesAreRefused() {
         byte[] wasm = TestGuests.scriptGuest().wasm();
         assertCode(() -> new Component("sha256:" + "0".repeat(64), wasm), ErrorCode.GUEST_INVALID_MODULE);

@@ -37,6 +37,8 @@ import java.util.function.Function;
  * @param httpRequestTimeoutMs from the start of waiting for an HTTP request (connection open, or the previous
  *        response written) to its last byte; a connection over it with no call in flight is closed
  * @param httpMaxConnections open HTTP connections one node serves at once; more are answered 503 and closed
+ * @param guestMemoryMaxBytes linear memory one guest instance may have (whole 64 KiB pages); {@code memory.grow}
+ *        past it fails inside the guest
  */
 public record Limits(
         long callDeadlineMs,
@@ -63,12 +65,13 @@ public record Limits(
         int pgwireAuthTimeoutMs,
         int pgwireStatementsPerConnection,
         int httpRequestTimeoutMs,
-        int httpMaxConnections) {
+        int httpMaxConnections,
+        long guestMemoryMaxBytes) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024);
+            30_000, 1_024, 256L << 20);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -100,6 +103,11 @@ public record Limits(
         positive(p, "pgwireStatementsPerConnection", pgwireStatementsPerConnection);
         positive(p, "httpRequestTimeoutMs", httpRequestTimeoutMs);
         positive(p, "httpMaxConnections", httpMaxConnections);
+        positive(p, "guestMemoryMaxBytes", guestMemoryMaxBytes);
+        if (guestMemoryMaxBytes < batchMaxBytes) {
+            p.add("guestMemoryMaxBytes (" + guestMemoryMaxBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes
+                    + "): a full batch could not fit in a guest");
+        }
         if (wireMaxFrameBytes < batchMaxBytes) {
             p.add("wireMaxFrameBytes (" + wireMaxFrameBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes + ")");
         }
@@ -166,7 +174,7 @@ public record Limits(
                     toInt(v, "pgwireMaxMessageBytes"), toInt(v, "wireConnectTimeoutMs"),
                     toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
                     toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
-                    toInt(v, "httpMaxConnections"));
+                    toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

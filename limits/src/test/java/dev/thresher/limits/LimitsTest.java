@@ -25,6 +25,15 @@ class LimitsTest {
         assertThat(l.attemptBudget()).isEqualTo(2);
         assertThat(l.httpRequestTimeoutMs()).isEqualTo(30_000);
         assertThat(l.httpMaxConnections()).isEqualTo(1_024);
+        assertThat(l.guestMemoryMaxBytes()).isEqualTo(256L << 20);
+    }
+
+    @Test
+    void guestMemoryMustHoldABatch() {
+        assertThat(Limits.fromProperties(Map.of("limits.guestMemoryMaxBytes", "67108864")).guestMemoryMaxBytes())
+                .isEqualTo(64L << 20);
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.guestMemoryMaxBytes", "1048576")))
+                .hasMessageContaining("guestMemoryMaxBytes (1048576) is smaller than batchMaxBytes");
     }
 
     @Test

@@ -1,0 +1,160 @@
+package dev.thresher.cellhost;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import java.io.ByteArrayOutputStream;
+
+/**
+ * Bounds a guest's linear memory by rewriting the maximum of each memory its binary defines
+ * (WebAssembly core specification, sections 5.3.8 and 5.5.8): a memory without a maximum, or with
+ * one above the cap, gets the cap as its maximum, so {@code memory.grow} past it returns -1 inside
+ * the guest instead of taking host heap. A memory whose initial size is already above the cap
+ * makes the module invalid. Every other byte of the module is kept as it is.
+ */
+final class WasmMemoryCap {
+    static final int PAGE_BYTES = 65_536;
+    private static final int MEMORY_SECTION = 5;
+    private static final int IMPORT_SECTION = 2;
+
+    private final byte[] b;
+    private int pos;
+
+    private WasmMemoryCap(byte[] wasm) {
+        this.b = wasm;
+    }
+
+    /**
+     * The module with every defined memory's maximum at most {@code maxBytes} (rounded down to whole
+     * pages, at least one page).
+     *
+     * @throws ThresherException {@link ErrorCode#GUEST_INVALID_MODULE} when a memory starts above the
+     *     cap, is 64-bit or imported, or the binary cannot be read
+     */
+    static byte[] apply(byte[] wasm, long maxBytes) {
+        long capPages = Math.max(1, Math.min(65_536, maxBytes / PAGE_BYTES));
+        try {
+            return new WasmMemoryCap(wasm).rewrite(capPages);
+        } catch (IndexOutOfBoundsException | IllegalStateException e) {
+            throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "the module binary cannot be read: " + e.getMessage());
+        }
+    }
+
+    private byte[] rewrite(long capPages) {
+        if (b.length < 8 || b[0] != 0 || b[1] != 'a' || b[2] != 's' || b[3] != 'm') {
+            return b; // not a module: the engine refuses it with its own message
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(b.length + 16);
+        out.write(b, 0, 8);
+        pos = 8;
+        while (pos < b.length) {
+            int sectionStart = pos;
+            int id = b[pos++] & 0xff;
+            int size = u32();
+            int end = pos + size;
+            if (end > b.length) {
+                throw new IllegalStateException("section " + id + " runs past the end of the module");
+            }
+            if (id == IMPORT_SECTION) {
+                refuseImportedMemory(end);
+                out.write(b, sectionStart, end - sectionStart);
+            } else if (id == MEMORY_SECTION) {
+                byte[] section = memorySection(end, capPages);
+                out.write(MEMORY_SECTION);
+                writeU32(out, section.length);
+                out.write(section, 0, section.length);
+            } else {
+                out.write(b, sectionStart, end - sectionStart);
+            }
+            pos = end;
+        }
+        return out.toByteArray();
+    }
+
+    private byte[] memorySection(int end, long capPages) {
+        ByteArrayOutputStream section = new ByteArrayOutputStream();
+        int count = u32();
+        writeU32(section, count);
+        for (int i = 0; i < count; i++) {
+            int flags = b[pos++] & 0xff;
+            if ((flags & 0x04) != 0) {
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "64-bit memories are not supported");
+            }
+            long min = u32() & 0xffff_ffffL;
+            long max = (flags & 0x01) != 0 ? u32() & 0xffff_ffffL : Long.MAX_VALUE;
+            if (min > capPages) {
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "memory " + i + " starts at " + min
+                        + " pages (64 KiB each); limits.guestMemoryMaxBytes allows " + capPages);
+            }
+            section.write(flags | 0x01);
+            writeU32(section, min);
+            writeU32(section, Math.min(max, capPages));
+        }
+        if (pos != end) {
+            throw new IllegalStateException("memory section has " + (end - pos) + " bytes after its memories");
+        }
+        return section.toByteArray();
+    }
+
+    /** A memory the guest imports would escape the cap; the guest ABI has the guest define its own. */
+    private void refuseImportedMemory(int end) {
+        int save = pos;
+        for (int n = u32(); n > 0; n--) {
+            skipName();
+            skipName();
+            int kind = b[pos++];
+            switch (kind) {
+                case 0 -> u32();
+                case 1 -> {
+                    pos++;
+                    skipLimits();
+                }
+                case 2 -> throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE,
+                        "the module imports its memory; a Thresher guest defines and exports it");
+                case 3 -> pos += 2;
+                case 4 -> {
+                    pos++;
+                    u32();
+                }
+                default -> throw new IllegalStateException("import kind " + kind);
+            }
+        }
+        if (pos != end) {
+            throw new IllegalStateException("import section has " + (end - pos) + " bytes after its imports");
+        }
+        pos = save;
+    }
+
+    private void skipLimits() {
+        int flags = b[pos++];
+        u32();
+        if ((flags & 1) != 0) {
+            u32();
+        }
+    }
+
+    private void skipName() {
+        int len = u32();
+        pos += len;
+    }
+
+    private int u32() {
+        int result = 0;
+        for (int shift = 0; shift < 35; shift += 7) {
+            int x = b[pos++] & 0xff;
+            result |= (x & 0x7f) << shift;
+            if ((x & 0x80) == 0) {
+                return result;
+            }
+        }
+        throw new IllegalStateException("LEB128 longer than 5 bytes");
+    }
+
+    private static void writeU32(ByteArrayOutputStream out, long value) {
+        long v = value;
+        do {
+            int x = (int) (v & 0x7f);
+            v >>>= 7;
+            out.write(v != 0 ? x | 0x80 : x);
+        } while (v != 0);
+    }
+}
