@@ -3,6 +3,7 @@ package dev.thresher.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.CallRequest;
+import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -19,7 +20,15 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.TooLongHttpContentException;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -31,12 +40,17 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.net.InetSocketAddress;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP front door of a node.
@@ -55,7 +69,9 @@ import java.util.regex.Pattern;
  */
 public final class HttpFront implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern CALL = Pattern.compile("^/v1/bindings/([A-Za-z_][A-Za-z0-9_]*)/call$");
+    private static final Logger log = LoggerFactory.getLogger(HttpFront.class);
+    private static final Pattern CALL = Pattern.compile("^/v1/bindings/([^/]+)/call$");
+    private static final Pattern BINDING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private final EventLoopGroup group;
     private final Channel channel;
@@ -81,8 +97,7 @@ public final class HttpFront implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel c) {
                             c.pipeline().addLast(new HttpServerCodec(),
-                                    // Slack over the payload limit so an oversized body gets a typed 413 from us.
-                                    new HttpObjectAggregator(limits.directCallPayloadBytes() + 1024),
+                                    new Aggregator(limits.directCallPayloadBytes()),
                                     new Handler(tenant, limits, calls, ready));
                         }
                     })
@@ -119,33 +134,44 @@ public final class HttpFront implements AutoCloseable {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-            boolean keepAlive = HttpUtil.isKeepAlive(req);
-            String path = req.uri().split("\\?", 2)[0];
-            if (req.method().equals(HttpMethod.GET) && path.equals("/livez")) {
-                send(ctx, keepAlive, HttpResponseStatus.OK, "{\"status\":\"live\"}");
+            if (!req.decoderResult().isSuccess()) {
+                refuseUndecodable(ctx, req.decoderResult().cause());
                 return;
             }
-            if (req.method().equals(HttpMethod.GET) && path.equals("/readyz")) {
-                boolean r = ready.getAsBoolean();
-                send(ctx, keepAlive, r ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        r ? "{\"status\":\"ready\"}" : "{\"status\":\"starting\"}");
+            boolean keepAlive = HttpUtil.isKeepAlive(req);
+            String path = req.uri().split("\\?", 2)[0];
+            HttpMethod method = req.method();
+            if (path.equals("/livez") || path.equals("/readyz")) {
+                if (!method.equals(HttpMethod.GET)) {
+                    wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+                } else if (path.equals("/livez")) {
+                    send(ctx, keepAlive, HttpResponseStatus.OK, "{\"status\":\"live\"}");
+                } else {
+                    boolean r = ready.getAsBoolean();
+                    send(ctx, keepAlive, r ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            r ? "{\"status\":\"ready\"}" : "{\"status\":\"starting\"}");
+                }
                 return;
             }
             Matcher m = CALL.matcher(path);
             if (!m.matches()) {
-                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND,
-                        error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + req.method() + " " + path)));
+                // A routing failure, not a call's: HTTP's own 404, with the code of a request Thresher does not serve.
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
                 return;
             }
-            if (!req.method().equals(HttpMethod.POST)) {
-                send(ctx, keepAlive, HttpResponseStatus.METHOD_NOT_ALLOWED,
-                        error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "calls are POST requests")));
+            if (!method.equals(HttpMethod.POST)) {
+                wrongMethod(ctx, keepAlive, method, path, HttpMethod.POST);
+                return;
+            }
+            String name = m.group(1);
+            if (!BINDING_NAME.matcher(name).matches()) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.UNKNOWN_BINDING,
+                        "no binding can be named '" + name + "': a name is a letter or '_', then letters, digits or '_'"));
                 return;
             }
             if (req.content().readableBytes() > limits.directCallPayloadBytes()) {
-                ThresherException e = new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "arguments are "
-                        + req.content().readableBytes() + " bytes; the limit is " + limits.directCallPayloadBytes());
-                send(ctx, keepAlive, HttpStatuses.of(e.code()), error(e));
+                fail(ctx, keepAlive, tooLarge());
                 return;
             }
             Optional<Long> deadline;
@@ -153,21 +179,85 @@ public final class HttpFront implements AutoCloseable {
                 String header = req.headers().get("Thresher-Deadline-Ms");
                 deadline = header == null ? Optional.empty() : Optional.of(Long.parseLong(header.trim()));
             } catch (NumberFormatException nfe) {
-                ThresherException e = new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer");
-                send(ctx, keepAlive, HttpStatuses.of(e.code()), error(e));
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer"));
                 return;
             }
-            String body = req.content().toString(StandardCharsets.UTF_8);
-            calls.call(new CallRequest(tenant, "http", m.group(1), body.isBlank() ? "{}" : body, deadline))
-                    .whenComplete((result, failure) -> {
+            String body;
+            try {
+                body = StandardCharsets.UTF_8.newDecoder()
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(req.content().nioBuffer())
+                        .toString();
+            } catch (CharacterCodingException e) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING,
+                        "the body is not valid UTF-8: " + e.getMessage()));
+                return;
+            }
+            if (body.isBlank()) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                        "the body is empty; it must be the call's JSON arguments, e.g. {}"));
+                return;
+            }
+            CompletableFuture<CallResult> future;
+            try {
+                future = calls.call(new CallRequest(tenant, "http", name, body, deadline));
+            } catch (RuntimeException e) {
+                future = CompletableFuture.failedFuture(e);
+            }
+            if (future == null) {
+                future = CompletableFuture.failedFuture(
+                        new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service returned no future"));
+            }
+            future.whenComplete((result, failure) -> {
                         if (failure == null) {
                             send(ctx, keepAlive, HttpResponseStatus.OK, "{\"call_id\":\"" + result.callId()
                                     + "\",\"result\":" + result.resultJson() + "}");
                         } else {
-                            ThresherException e = ThresherException.of(failure);
-                            send(ctx, keepAlive, HttpStatuses.of(e.code()), error(e));
+                            fail(ctx, keepAlive, ThresherException.of(failure));
                         }
                     });
+        }
+
+        private ThresherException tooLarge() {
+            return new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "the arguments exceed limits.directCallPayloadBytes ("
+                    + limits.directCallPayloadBytes() + " bytes)");
+        }
+
+        /**
+         * The request could not be decoded, or its body is over the payload limit: answered with a typed error,
+         * then the connection closes, because what follows on it cannot be framed.
+         */
+        private void refuseUndecodable(ChannelHandlerContext ctx, Throwable cause) {
+            HttpResponseStatus status;
+            ThresherException e;
+            if (cause instanceof TooLongHttpContentException) {
+                e = tooLarge();
+                status = HttpStatuses.of(e.code());
+            } else if (cause instanceof TooLongHttpHeaderException) {
+                status = HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE;
+                e = new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "the request's header section is too large");
+            } else if (cause instanceof TooLongHttpLineException) {
+                status = HttpResponseStatus.REQUEST_URI_TOO_LONG;
+                e = new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "the request line is too long");
+            } else {
+                status = HttpResponseStatus.BAD_REQUEST;
+                e = new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "malformed HTTP request: " + cause.getMessage());
+            }
+            log.debug("{} refusing an undecodable request: {}", ctx.channel(), cause.toString());
+            send(ctx, false, status, error(e));
+        }
+
+        private static void wrongMethod(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                                        HttpMethod allowed) {
+            FullHttpResponse res = response(HttpResponseStatus.METHOD_NOT_ALLOWED, error(new ThresherException(
+                    ErrorCode.UNSUPPORTED_STATEMENT, path + " serves " + allowed + ", not " + method)));
+            res.headers().set(HttpHeaderNames.ALLOW, allowed.name());
+            write(ctx, keepAlive, res);
+        }
+
+        private static void fail(ChannelHandlerContext ctx, boolean keepAlive, ThresherException e) {
+            send(ctx, keepAlive, HttpStatuses.of(e.code()), error(e));
         }
 
         private static String error(ThresherException e) {
@@ -183,16 +273,56 @@ public final class HttpFront implements AutoCloseable {
         }
 
         private static void send(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String json) {
+            write(ctx, keepAlive, response(status, json));
+        }
+
+        private static FullHttpResponse response(HttpResponseStatus status, String json) {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
                     Unpooled.copiedBuffer(json, StandardCharsets.UTF_8));
             res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
             HttpUtil.setContentLength(res, res.content().readableBytes());
+            return res;
+        }
+
+        private static void write(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse res) {
             if (keepAlive) {
                 res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
                 ctx.writeAndFlush(res);
             } else {
+                res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
                 ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
             }
+        }
+    }
+
+    /**
+     * Aggregates a request and its body up to the payload limit. A request over it is not answered here
+     * with Netty's bare 413: it goes on to the handler as a request whose decoding failed with
+     * {@link TooLongHttpContentException}, answered there in turn with a typed error.
+     */
+    private static final class Aggregator extends HttpObjectAggregator {
+        Aggregator(int maxContentLength) {
+            super(maxContentLength);
+        }
+
+        @Override
+        protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            if (HttpUtil.is100ContinueExpected(start) && HttpUtil.getContentLength(start, -1L) > maxContentLength) {
+                return null; // refused by handleOversizedMessage, which the declared length leads to next
+            }
+            return super.newContinueResponse(start, maxContentLength, pipeline);
+        }
+
+        @Override
+        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            if (!(oversized instanceof HttpRequest request)) {
+                throw new TooLongHttpContentException("HTTP content exceeds " + maxContentLength() + " bytes");
+            }
+            FullHttpRequest refused = new DefaultFullHttpRequest(request.protocolVersion(), request.method(), request.uri(),
+                    Unpooled.EMPTY_BUFFER);
+            refused.setDecoderResult(DecoderResult.failure(
+                    new TooLongHttpContentException("HTTP content exceeds " + maxContentLength() + " bytes")));
+            ctx.fireChannelRead(refused);
         }
     }
 }

@@ -1,0 +1,173 @@
+package dev.thresher.http;
+
+import static dev.thresher.http.Wire.closedByServer;
+import static dev.thresher.http.Wire.connect;
+import static dev.thresher.http.Wire.get;
+import static dev.thresher.http.Wire.post;
+import static dev.thresher.http.Wire.read;
+import static dev.thresher.http.Wire.send;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.limits.Limits;
+import java.io.ByteArrayOutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** What the HTTP front answers to one request: routes, refused requests, and the typed error of each. */
+class HttpFrontRequestTest {
+    private final Wire.StubCalls calls = Wire.StubCalls.echo();
+    private HttpFront front;
+
+    private HttpFront start(Limits limits) throws InterruptedException {
+        front = HttpFront.start("127.0.0.1", 0, "t1", limits, calls, () -> true);
+        return front;
+    }
+
+    @AfterEach
+    void stop() {
+        if (front != null) {
+            front.close();
+        }
+    }
+
+    @Test
+    void aCallAnswersItsResult() throws Exception {
+        start(Limits.DEFAULTS);
+        HttpResponse<String> res = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + front.port() + "/v1/bindings/sum/call"))
+                .timeout(Duration.ofMillis(Wire.WAIT_MS))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"x\":\"é\"}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(res.statusCode()).isEqualTo(200);
+        assertThat(Wire.JSON.readTree(res.body()).path("result").path("args").path("x").asText()).isEqualTo("é");
+        assertThat(calls.requests.poll().tenant()).isEqualTo("t1");
+    }
+
+    @Test
+    void aHeaderSectionOverTheDecoderLimitIsRefused431AndClosesWithoutACall() throws Exception {
+        start(Limits.DEFAULTS);
+        try (Socket s = connect(front)) {
+            send(s, "POST /v1/bindings/sum/call HTTP/1.1\r\nHost: t\r\nX-Long: " + "a".repeat(10_000)
+                    + "\r\nContent-Length: 2\r\n\r\n{}");
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(431);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION.code());
+            assertThat(res.header("connection")).isEqualToIgnoringCase("close");
+            assertThat(closedByServer(s)).isTrue();
+        }
+        assertThat(calls.requests).isEmpty();
+    }
+
+    @Test
+    void aMalformedRequestIsRefused400AndClosesWithoutACall() throws Exception {
+        start(Limits.DEFAULTS);
+        try (Socket s = connect(front)) {
+            send(s, "POST /v1/bindings/sum/call HTTP/1.1\r\nHost: t\r\nContent-Length: twelve\r\n\r\n{}");
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(400);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION.code());
+            assertThat(closedByServer(s)).isTrue();
+        }
+        assertThat(calls.requests).isEmpty();
+    }
+
+    @Test
+    void anEmptyBodyIsRefusedAsInvalidArguments() throws Exception {
+        start(Limits.DEFAULTS);
+        try (Socket s = connect(front)) {
+            send(s, post("/v1/bindings/sum/call", ""));
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(400);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.INVALID_ARGUMENTS.code());
+            send(s, post("/v1/bindings/sum/call", " \r\n"));
+            assertThat(read(s).errorCode()).isEqualTo(ErrorCode.INVALID_ARGUMENTS.code());
+            send(s, get("/livez"));
+            assertThat(read(s).status()).as("the connection keeps serving").isEqualTo(200);
+        }
+        assertThat(calls.requests).isEmpty();
+    }
+
+    @Test
+    void aBodyThatIsNotUtf8IsRefusedAsInvalidTextEncoding() throws Exception {
+        start(Limits.DEFAULTS);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.writeBytes("{\"region\":\"".getBytes(StandardCharsets.US_ASCII));
+        body.write(0xC3); // a lead byte with no continuation
+        body.writeBytes("\"}".getBytes(StandardCharsets.US_ASCII));
+        try (Socket s = connect(front)) {
+            send(s, post("/v1/bindings/sum/call", body.toByteArray()));
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(400);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.INVALID_TEXT_ENCODING.code());
+            assertThat(res.json().path("error").path("name").asText()).isEqualTo("INVALID_TEXT_ENCODING");
+            send(s, get("/livez"));
+            assertThat(read(s).status()).as("the connection keeps serving").isEqualTo(200);
+        }
+        assertThat(calls.requests).isEmpty();
+    }
+
+    @Test
+    void aBodyOverThePayloadLimitIsATyped413AndCloses() throws Exception {
+        start(Wire.limits(Map.of("directCallPayloadBytes", "1000")));
+        String big = "{\"pad\":\"" + "x".repeat(5_000) + "\"}";
+        try (Socket s = connect(front)) {
+            send(s, post("/v1/bindings/sum/call", big));
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(413);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE.code());
+            assertThat(res.json().path("error").path("name").asText()).isEqualTo("PAYLOAD_TOO_LARGE");
+            assertThat(closedByServer(s)).isTrue();
+        }
+        try (Socket s = connect(front)) {
+            send(s, "POST /v1/bindings/sum/call HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + Integer.toHexString(big.length()) + "\r\n" + big + "\r\n0\r\n\r\n");
+            Wire.Response res = read(s);
+            assertThat(res.status()).as("chunked").isEqualTo(413);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE.code());
+            assertThat(closedByServer(s)).isTrue();
+        }
+        String exact = "\"" + "x".repeat(998) + "\"";
+        try (Socket s = connect(front)) {
+            send(s, post("/v1/bindings/sum/call", exact));
+            assertThat(read(s).status()).as("a body of exactly the limit").isEqualTo(200);
+        }
+        assertThat(calls.requests).hasSize(1);
+    }
+
+    @Test
+    void anUnknownPathIs404AndAWrongMethod405WithAllow() throws Exception {
+        start(Limits.DEFAULTS);
+        try (Socket s = connect(front)) {
+            send(s, get("/nope"));
+            Wire.Response notFound = read(s);
+            assertThat(notFound.status()).isEqualTo(404);
+            assertThat(notFound.errorCode()).isEqualTo(ErrorCode.UNSUPPORTED_STATEMENT.code());
+
+            send(s, post("/livez", "{}"));
+            Wire.Response livez = read(s);
+            assertThat(livez.status()).isEqualTo(405);
+            assertThat(livez.header("allow")).isEqualTo("GET");
+            assertThat(livez.errorCode()).isEqualTo(ErrorCode.UNSUPPORTED_STATEMENT.code());
+
+            send(s, get("/v1/bindings/sum/call"));
+            Wire.Response call = read(s);
+            assertThat(call.status()).isEqualTo(405);
+            assertThat(call.header("allow")).isEqualTo("POST");
+
+            send(s, post("/v1/bindings/9-not-a-name/call", "{}"));
+            Wire.Response badName = read(s);
+            assertThat(badName.status()).isEqualTo(404);
+            assertThat(badName.errorCode()).as("the status is the code's").isEqualTo(ErrorCode.UNKNOWN_BINDING.code());
+            assertThat(HttpStatuses.of(ErrorCode.UNKNOWN_BINDING).code()).isEqualTo(404);
+        }
+        assertThat(calls.requests).isEmpty();
+    }
+}
