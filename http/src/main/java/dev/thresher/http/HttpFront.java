@@ -16,7 +16,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -29,6 +29,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.TooLongHttpContentException;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -43,9 +44,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -65,7 +70,10 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * Requests are decoded on the event loop; calls complete on the coordinator's executor and the
- * response is written when the future completes, so nothing blocks the loop.
+ * response is written when the future completes, so nothing blocks the loop. One request per
+ * connection is answered at a time, so pipelined requests are answered in order; a request must
+ * arrive within {@code limits.httpRequestTimeoutMs}; a node holds at most
+ * {@code limits.httpMaxConnections} connections. See docs/operations.md, HTTP.
  */
 public final class HttpFront implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -89,6 +97,7 @@ public final class HttpFront implements AutoCloseable {
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready) throws InterruptedException {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        AtomicInteger open = new AtomicInteger();
         try {
             Channel ch = new ServerBootstrap()
                     .group(group)
@@ -98,7 +107,7 @@ public final class HttpFront implements AutoCloseable {
                         protected void initChannel(SocketChannel c) {
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, ready));
+                                    new Handler(tenant, limits, calls, ready, open));
                         }
                     })
                     .bind(host, port).sync().channel();
@@ -119,21 +128,147 @@ public final class HttpFront implements AutoCloseable {
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
-    private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    /**
+     * One connection. Requests are answered one at a time, in the order they came: while one is being
+     * answered (its call in flight, or its response being written) the connection is not read, and
+     * requests already decoded wait in {@link #pending}. Waiting for a request is bounded by
+     * {@code limits.httpRequestTimeoutMs}; waiting for a call is bounded by the call's deadline.
+     */
+    static final class Handler extends ChannelInboundHandlerAdapter {
         private final String tenant;
         private final Limits limits;
         private final CallService calls;
         private final BooleanSupplier ready;
+        private final AtomicInteger open;
+        private final ArrayDeque<FullHttpRequest> pending = new ArrayDeque<>();
+        private ChannelHandlerContext ctx;
+        /** A request is being answered: its call is in flight or its response is being written. */
+        private boolean busy;
+        /** The connection closes once the response being written is; nothing more is answered. */
+        private boolean closing;
+        private boolean draining;
+        private ScheduledFuture<?> arrival;
 
-        Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready) {
+        Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this.tenant = tenant;
             this.limits = limits;
             this.calls = calls;
             this.ready = ready;
+            this.open = open;
         }
 
         @Override
-        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            this.ctx = ctx;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            int n = open.incrementAndGet();
+            if (n > limits.httpMaxConnections()) {
+                log.debug("{} refused: {} HTTP connections open, limits.httpMaxConnections is {}",
+                        ctx.channel(), n - 1, limits.httpMaxConnections());
+                closing = true;
+                ctx.channel().config().setAutoRead(false);
+                fail(ctx, false, new ThresherException(ErrorCode.CELL_UNAVAILABLE, "this node already serves "
+                        + limits.httpMaxConnections() + " HTTP connections (limits.httpMaxConnections); retry later"));
+            } else {
+                arm();
+            }
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            open.decrementAndGet();
+            closing = true;
+            disarm();
+            releasePending();
+            ctx.fireChannelInactive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (!(msg instanceof FullHttpRequest req) || closing) {
+                ReferenceCountUtil.release(msg);
+                return;
+            }
+            disarm();
+            pending.add(req);
+            drain();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            log.debug("{} closing after a failure: {}", ctx.channel(), cause.toString());
+            closing = true;
+            releasePending();
+            ctx.close();
+        }
+
+        /**
+         * Answers pending requests in order until one is in flight; then reading stops. With none in flight
+         * and none pending, reading resumes and the wait for the next request is bounded again.
+         */
+        private void drain() {
+            if (draining) {
+                return; // a response written at once, inside handle(); the loop below goes on
+            }
+            draining = true;
+            try {
+                FullHttpRequest req;
+                while (!busy && !closing && (req = pending.poll()) != null) {
+                    busy = true;
+                    try {
+                        handle(ctx, req);
+                    } finally {
+                        req.release();
+                    }
+                }
+            } finally {
+                draining = false;
+            }
+            if (closing) {
+                releasePending();
+                ctx.channel().config().setAutoRead(false);
+                return;
+            }
+            boolean idle = !busy && pending.isEmpty();
+            ctx.channel().config().setAutoRead(idle);
+            if (idle) {
+                arm();
+            }
+        }
+
+        /** Bounds the wait for the next request, from now to its last byte. */
+        private void arm() {
+            disarm();
+            arrival = ctx.executor().schedule(() -> {
+                if (!busy && pending.isEmpty() && ctx.channel().isActive()) {
+                    log.debug("{} no complete request within limits.httpRequestTimeoutMs ({} ms); closing",
+                            ctx.channel(), limits.httpRequestTimeoutMs());
+                    closing = true;
+                    ctx.close();
+                }
+            }, limits.httpRequestTimeoutMs(), TimeUnit.MILLISECONDS);
+        }
+
+        private void disarm() {
+            if (arrival != null) {
+                arrival.cancel(false);
+                arrival = null;
+            }
+        }
+
+        private void releasePending() {
+            FullHttpRequest req;
+            while ((req = pending.poll()) != null) {
+                req.release();
+            }
+        }
+
+        /** Answers one request, now or once its call completes; every path writes exactly one response. */
+        private void handle(ChannelHandlerContext ctx, FullHttpRequest req) {
             if (!req.decoderResult().isSuccess()) {
                 refuseUndecodable(ctx, req.decoderResult().cause());
                 return;
@@ -210,13 +345,28 @@ public final class HttpFront implements AutoCloseable {
                         new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service returned no future"));
             }
             future.whenComplete((result, failure) -> {
-                        if (failure == null) {
-                            send(ctx, keepAlive, HttpResponseStatus.OK, "{\"call_id\":\"" + result.callId()
-                                    + "\",\"result\":" + result.resultJson() + "}");
-                        } else {
-                            fail(ctx, keepAlive, ThresherException.of(failure));
-                        }
-                    });
+                try {
+                    ctx.executor().execute(() -> callDone(ctx, keepAlive, result, failure));
+                } catch (RejectedExecutionException e) {
+                    log.debug("event loop shut down; dropping the result of a call of {}", name);
+                }
+            });
+        }
+
+        private void callDone(ChannelHandlerContext ctx, boolean keepAlive, CallResult result, Throwable failure) {
+            if (!ctx.channel().isActive()) {
+                log.debug("{} closed before its call completed; dropping the result", ctx.channel());
+                return;
+            }
+            if (failure == null && result == null) {
+                failure = new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service completed with no result");
+            }
+            if (failure == null) {
+                send(ctx, keepAlive, HttpResponseStatus.OK, "{\"call_id\":\"" + result.callId()
+                        + "\",\"result\":" + result.resultJson() + "}");
+            } else {
+                fail(ctx, keepAlive, ThresherException.of(failure));
+            }
         }
 
         private ThresherException tooLarge() {
@@ -248,7 +398,7 @@ public final class HttpFront implements AutoCloseable {
             send(ctx, false, status, error(e));
         }
 
-        private static void wrongMethod(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+        private void wrongMethod(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
                                         HttpMethod allowed) {
             FullHttpResponse res = response(HttpResponseStatus.METHOD_NOT_ALLOWED, error(new ThresherException(
                     ErrorCode.UNSUPPORTED_STATEMENT, path + " serves " + allowed + ", not " + method)));
@@ -256,7 +406,7 @@ public final class HttpFront implements AutoCloseable {
             write(ctx, keepAlive, res);
         }
 
-        private static void fail(ChannelHandlerContext ctx, boolean keepAlive, ThresherException e) {
+        private void fail(ChannelHandlerContext ctx, boolean keepAlive, ThresherException e) {
             send(ctx, keepAlive, HttpStatuses.of(e.code()), error(e));
         }
 
@@ -272,7 +422,7 @@ public final class HttpFront implements AutoCloseable {
             return root.toString();
         }
 
-        private static void send(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String json) {
+        private void send(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String json) {
             write(ctx, keepAlive, response(status, json));
         }
 
@@ -284,14 +434,20 @@ public final class HttpFront implements AutoCloseable {
             return res;
         }
 
-        private static void write(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse res) {
-            if (keepAlive) {
-                res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-                ctx.writeAndFlush(res);
-            } else {
-                res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-                ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+        /** Writes the answer to the request being answered; once written, the next one is. */
+        private void write(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse res) {
+            if (!keepAlive) {
+                closing = true;
             }
+            res.headers().set(HttpHeaderNames.CONNECTION, closing ? HttpHeaderValues.CLOSE : HttpHeaderValues.KEEP_ALIVE);
+            ctx.writeAndFlush(res).addListener((ChannelFutureListener) f -> {
+                if (!f.isSuccess() || closing) {
+                    f.channel().close();
+                    return;
+                }
+                busy = false;
+                drain();
+            });
         }
     }
 
