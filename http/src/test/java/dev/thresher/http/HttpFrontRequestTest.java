@@ -134,6 +134,13 @@ class HttpFrontRequestTest {
             assertThat(res.errorCode()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE.code());
             assertThat(closedByServer(s)).isTrue();
         }
+        try (Socket s = connect(front)) {
+            send(s, "POST /v1/bindings/sum/call HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n");
+            Wire.Response res = read(s);
+            assertThat(res.status()).as("Expect: 100-continue").isEqualTo(413);
+            assertThat(res.errorCode()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE.code());
+            assertThat(closedByServer(s)).isTrue();
+        }
         String exact = "\"" + "x".repeat(998) + "\"";
         try (Socket s = connect(front)) {
             send(s, post("/v1/bindings/sum/call", exact));
