@@ -85,6 +85,7 @@ public final class Coordinator implements CallService {
     private final AtomicLong requestIds = new AtomicLong();
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong failedSlots = new AtomicLong();
+    private final AtomicInteger callsInFlight = new AtomicInteger();
 
     /**
      * @param callExecutor runs each call and each of its slots (virtual threads fit: they mostly wait)
@@ -108,7 +109,24 @@ public final class Coordinator implements CallService {
     @Override
     public CompletableFuture<CallResult> call(CallRequest request) {
         long startNanos = System.nanoTime();
-        return CompletableFuture.supplyAsync(() -> run(request, startNanos), callExecutor);
+        callsInFlight.incrementAndGet();
+        try {
+            return CompletableFuture.supplyAsync(() -> {
+                try {
+                    return run(request, startNanos);
+                } finally {
+                    callsInFlight.decrementAndGet();
+                }
+            }, callExecutor);
+        } catch (RuntimeException e) {
+            callsInFlight.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** Calls accepted by {@link #call} that have not finished yet (a stopping node waits for them). */
+    public int callsInFlight() {
+        return callsInFlight.get();
     }
 
     /** Shard runs this coordinator retried automatically. */
