@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.postgresql.PGConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -252,8 +253,18 @@ public final class DevCluster implements AutoCloseable {
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(endpointsFile().toFile(), endpoints());
     }
 
+    /**
+     * Stops every node, then PostgreSQL. All nodes first stop taking calls and finish those in flight
+     * (up to {@code limits.maxCallDeadlineMs}) while every wire server still serves shard runs; then
+     * each node stops in the order of {@link Node#close}.
+     */
     @Override
     public void close() {
+        nodes.forEach(Node::stopTakingCalls);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.limits().maxCallDeadlineMs());
+        for (Node n : nodes) {
+            n.awaitCallsInFlight(Math.max(0, (until - System.nanoTime()) / 1_000_000));
+        }
         for (int i = nodes.size() - 1; i >= 0; i--) {
             nodes.get(i).close();
         }

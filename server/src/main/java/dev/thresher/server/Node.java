@@ -16,11 +16,12 @@ import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Host;
 import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireServer;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,22 +35,41 @@ import org.slf4j.LoggerFactory;
  *                                               └─► CellHost.reduce
  *   WireServer ─► ShardExecutor (pool) ─► LeaseKeeper check ─► ShardReader (HikariCP) ─► CellHost.run
  * </pre>
+ *
+ * {@link #close} stops it in phases so that calls in flight finish (docs/operations.md, "Stopping a node").
  */
 public final class Node implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Node.class);
 
+    /** Bound of stopping the executors: by then no call is left, only stragglers. */
+    private static final long EXECUTOR_STOP_MS = 5_000;
+    /** After answers were handed to pgwire and HTTP, the time their event loops get to write them before the doors close. */
+    private static final long ANSWER_WRITE_MS = 100;
+    private static final long POLL_MS = 10;
+
     private final NodeConfig config;
-    private final Deque<AutoCloseable> closers = new ArrayDeque<>();
     private final AtomicBoolean ready = new AtomicBoolean();
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private HikariDataSource controlDb;
+    private HikariDataSource shardDb;
     private CellHost cells;
+    private ExecutorService shardExecutor;
+    private ExecutorService callExecutor;
+    private ExecutorService reduceExecutor;
     private WireServer wireServer;
+    private ServedShardRuns servedShardRuns;
+    private WireClient wireClient;
     private PgWireServer pgwire;
     private HttpFront http;
+    private FrontDoorCalls frontDoorCalls;
     private Failpoints failpoints;
     private ShardExecutor shards;
     private Coordinator coordinator;
     private ControlStore control;
     private LeaseKeeper leases;
+    private boolean leasesStarted;
+    private CoordinationJanitor janitor;
 
     private Node(NodeConfig config) {
         this.config = config;
@@ -69,12 +89,10 @@ public final class Node implements AutoCloseable {
 
     private void startParts() throws InterruptedException {
         var limits = config.limits();
-        HikariDataSource controlDb = Pools.open(config.hostId() + "-control", config.controlJdbcUrl(), config.dbUser(),
+        controlDb = Pools.open(config.hostId() + "-control", config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword(), 8);
-        closers.push(controlDb);
-        HikariDataSource shardDb = Pools.open(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
+        shardDb = Pools.open(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
                 config.dbPassword(), limits.shardConcurrency());
-        closers.push(shardDb);
         ControlStore.migrate(controlDb);
         control = new ControlStore(controlDb);
         failpoints = config.failpointsEnabled() ? Failpoints.enabled() : Failpoints.disabled();
@@ -83,44 +101,38 @@ public final class Node implements AutoCloseable {
         }
 
         cells = CellHost.create(limits);
-        closers.push(cells);
         log.info("node {}: guest engine {} ({})", config.hostId(), cells.engineName(),
                 cells.optimizing() ? "optimizing runtime on" : "INTERPRETER ONLY, guests run 20-100x slower");
 
-        ExecutorService shardExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
+        shardExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-shard-", 0).daemon().factory());
-        closers.push(shardExecutor::shutdownNow);
         leases = new LeaseKeeper(control, config.hostId(), config.shardId(), limits.activationLeaseMs());
         shards = new ShardExecutor(config.hostId(), control, leases, new ShardReader(shardDb), cells, limits,
                 shardExecutor, failpoints);
-        wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, shards, failpoints);
-        closers.push(wireServer);
+        servedShardRuns = new ServedShardRuns(shards);
+        wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
+                failpoints);
 
-        WireClient wireClient = new WireClient(config.hostId(), limits, failpoints);
-        closers.push(wireClient);
-        ExecutorService callExecutor = Executors.newThreadPerTaskExecutor(
+        wireClient = new WireClient(config.hostId(), limits, failpoints);
+        callExecutor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name(config.hostId() + "-call-", 0).factory());
-        closers.push(callExecutor::shutdownNow);
         // Reduce has its own platform threads: queued behind shard runs it could outlive its call's deadline.
-        ExecutorService reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+        reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 Thread.ofPlatform().name(config.hostId() + "-reduce-", 0).daemon().factory());
-        closers.push(reduceExecutor::shutdownNow);
         coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor,
                 reduceExecutor, failpoints);
+        frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
-                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), coordinator);
-        closers.push(pgwire);
-        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, coordinator, ready::get);
-        closers.push(http);
+                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls);
+        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get);
 
         control.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
                 pgwireAddress(), httpAddress());
+        leasesStarted = true;
         leases.start();
-        closers.push(leases);
-        CoordinationJanitor janitor = new CoordinationJanitor(control, config.hostId(), limits.coordinationRetentionMs());
+        janitor = new CoordinationJanitor(control, config.hostId(), limits.coordinationRetentionMs());
         janitor.start();
-        closers.push(janitor);
         if (limits.reduceLeaseMs() < limits.maxCallDeadlineMs()) {
             log.warn("limits.reduceLeaseMs ({}) is shorter than limits.maxCallDeadlineMs ({}): a call slower than the "
                     + "lease fails SLOT_EXPIRED because its earliest slots' leases end before reduce",
@@ -176,15 +188,198 @@ public final class Node implements AutoCloseable {
         return ready.get();
     }
 
+    /**
+     * Stops the node so that calls in flight finish, in this order (each phase logs one line with its
+     * duration):
+     * <ol>
+     *   <li>not ready ({@code /readyz} answers 503); pgwire and HTTP refuse new calls with
+     *       {@code HOST_UNREACHABLE} (retryable, nothing ran);</li>
+     *   <li>wait, up to {@code limits.maxCallDeadlineMs}, for the calls in flight here to finish and their
+     *       answers to reach their callers; then close pgwire and HTTP with their connections;</li>
+     *   <li>keep serving shard runs to other nodes until those in flight here finish (same bound); then
+     *       close the wire server and this node's wire client;</li>
+     *   <li>stop the lease keeper, releasing partition leadership, and the janitor;</li>
+     *   <li>stop the executors, waiting up to {@value #EXECUTOR_STOP_MS} ms for their tasks;</li>
+     *   <li>close the cells, then the database pools.</li>
+     * </ol>
+     * Idempotent; a second caller waits for the first to finish. Parts a failed start never started are skipped.
+     */
     @Override
     public void close() {
-        ready.set(false);
-        while (!closers.isEmpty()) {
-            try {
-                closers.pop().close();
-            } catch (Exception e) {
-                log.warn("node {}: error while stopping: {}", config.hostId(), e.toString());
+        if (!closing.compareAndSet(false, true)) {
+            awaitClosed();
+            return;
+        }
+        try {
+            stopInPhases();
+        } finally {
+            closed.countDown();
+        }
+    }
+
+    private void awaitClosed() {
+        long bound = 2 * config.limits().maxCallDeadlineMs() + EXECUTOR_STOP_MS + 30_000;
+        try {
+            if (!closed.await(bound, TimeUnit.MILLISECONDS)) {
+                log.warn("node {}: still stopping after {} ms", config.hostId(), bound);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void stopInPhases() {
+        String id = config.hostId();
+        long maxCallMs = config.limits().maxCallDeadlineMs();
+        long t0 = System.nanoTime();
+        long t = t0;
+
+        stopTakingCalls();
+        log.info("node {}: stopping 1/6: not ready, pgwire and HTTP take no new calls ({} ms)", id, msSince(t));
+
+        t = System.nanoTime();
+        int callsAtStart = callsInFlight();
+        int callsLeft = awaitCallsInFlight(maxCallMs);
+        closeQuietly(pgwire, "pgwire");
+        closeQuietly(http, "HTTP");
+        log.info("node {}: stopping 2/6: {} calls in flight finished, {} still running at the {} ms bound; pgwire and HTTP closed ({} ms)",
+                id, callsAtStart - callsLeft, callsLeft, maxCallMs, msSince(t));
+
+        t = System.nanoTime();
+        IntSupplier runs = () -> servedShardRuns == null ? 0 : servedShardRuns.inFlight();
+        int runsAtStart = runs.getAsInt();
+        int runsLeft = awaitZero(runs, maxCallMs);
+        closeQuietly(wireServer, "wire server");
+        closeQuietly(wireClient, "wire client");
+        log.info("node {}: stopping 3/6: {} shard runs in flight, {} still running at the {} ms bound; wire server closed ({} ms)",
+                id, runsAtStart, runsLeft, maxCallMs, msSince(t));
+
+        t = System.nanoTime();
+        if (leasesStarted) {
+            closeQuietly(leases, "lease keeper");
+        }
+        closeQuietly(janitor, "janitor");
+        log.info("node {}: stopping 4/6: partition leadership released, janitor stopped ({} ms)", id, msSince(t));
+
+        t = System.nanoTime();
+        int unfinished = stopExecutors(callExecutor, reduceExecutor, shardExecutor);
+        log.info("node {}: stopping 5/6: executors stopped, {} of them interrupted after {} ms ({} ms)", id, unfinished,
+                EXECUTOR_STOP_MS, msSince(t));
+
+        t = System.nanoTime();
+        closeQuietly(cells, "cells");
+        closeQuietly(shardDb, "shard database pool");
+        closeQuietly(controlDb, "control database pool");
+        log.info("node {}: stopping 6/6: cells and database pools closed ({} ms); stopped in {} ms", id, msSince(t),
+                msSince(t0));
+    }
+
+    /**
+     * The first phase of {@link #close} alone: not ready, and pgwire and HTTP refuse new calls. A cluster
+     * stopping every node does this on all of them first, so no node takes a call that needs a stopped peer.
+     */
+    void stopTakingCalls() {
+        if (frontDoorCalls != null) {
+            frontDoorCalls.stopAdmitting();
+        }
+        ready.set(false); // after: a node that reads not ready takes no call
+    }
+
+    /**
+     * Calls in flight here, a front door's counted until their answers are handed to it (a call from pgwire or
+     * HTTP is counted by the coordinator and by the front door at once: hence the larger of the two counts).
+     */
+    int callsInFlight() {
+        return Math.max(coordinator == null ? 0 : coordinator.callsInFlight(),
+                frontDoorCalls == null ? 0 : frontDoorCalls.inFlight());
+    }
+
+    /**
+     * Waits until no call is in flight here, up to {@code boundMs}; returns the calls still in flight. When it
+     * waited for calls that then finished, it also gives pgwire's and HTTP's event loops
+     * {@value #ANSWER_WRITE_MS} ms to write the answers just handed to them, so closing a door after it
+     * does not drop them.
+     */
+    int awaitCallsInFlight(long boundMs) {
+        if (callsInFlight() == 0) {
+            return 0;
+        }
+        int left = awaitZero(this::callsInFlight, boundMs);
+        if (left == 0) {
+            pause(ANSWER_WRITE_MS);
+        }
+        return left;
+    }
+
+    /** Waits until {@code count} reads zero, up to {@code boundMs}; returns the last count read. */
+    private static int awaitZero(IntSupplier count, long boundMs) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(boundMs);
+        int n;
+        while ((n = count.getAsInt()) > 0 && System.nanoTime() - until < 0) {
+            if (!pause(POLL_MS)) {
+                return count.getAsInt();
             }
         }
+        return n;
+    }
+
+    /**
+     * Shuts the executors down and waits for their tasks, up to {@value #EXECUTOR_STOP_MS} ms in all; interrupts
+     * the tasks of those still busy then. Returns how many were.
+     */
+    private static int stopExecutors(ExecutorService... executors) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EXECUTOR_STOP_MS);
+        int unfinished = 0;
+        for (ExecutorService e : executors) {
+            if (e != null) {
+                e.shutdown();
+            }
+        }
+        for (ExecutorService e : executors) {
+            if (e == null) {
+                continue;
+            }
+            boolean done;
+            try {
+                done = e.awaitTermination(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                done = false;
+            }
+            if (!done) {
+                e.shutdownNow();
+                unfinished++;
+            }
+        }
+        return unfinished;
+    }
+
+    /** Sleeps; false when interrupted (the interrupt is kept, and the caller stops waiting). */
+    private static boolean pause(long ms) {
+        if (Thread.currentThread().isInterrupted()) {
+            return false;
+        }
+        try {
+            Thread.sleep(ms);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void closeQuietly(AutoCloseable part, String what) {
+        if (part == null) {
+            return;
+        }
+        try {
+            part.close();
+        } catch (Exception e) {
+            log.warn("node {}: error while stopping the {}: {}", config.hostId(), what, e.toString());
+        }
+    }
+
+    private static long msSince(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1_000_000;
     }
 }

@@ -1,0 +1,55 @@
+package dev.thresher.server;
+
+import dev.thresher.wire.ShardRunHandler;
+import dev.thresher.wire.WireMessage;
+import dev.thresher.wire.WireMessage.ShardRunRequest;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The shard runs the wire server hands this node, counted while in flight: a run counts until its
+ * reply has been handed to the wire server (its completion callbacks ran, so the reply is queued on
+ * its connection before the server can close it).
+ */
+final class ServedShardRuns implements ShardRunHandler {
+    private final ShardRunHandler delegate;
+    private final AtomicInteger inFlight = new AtomicInteger();
+
+    ServedShardRuns(ShardRunHandler delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public CompletableFuture<WireMessage> handle(ShardRunRequest request, long receivedNanos) {
+        inFlight.incrementAndGet();
+        CompletableFuture<WireMessage> inner;
+        try {
+            inner = delegate.handle(request, receivedNanos);
+        } catch (RuntimeException e) {
+            inFlight.decrementAndGet();
+            throw e;
+        }
+        if (inner == null) {
+            inFlight.decrementAndGet();
+            return null;
+        }
+        CompletableFuture<WireMessage> reply = new CompletableFuture<>();
+        inner.whenComplete((message, failure) -> {
+            try {
+                if (failure == null) {
+                    reply.complete(message);
+                } else {
+                    reply.completeExceptionally(failure);
+                }
+            } finally {
+                inFlight.decrementAndGet();
+            }
+        });
+        return reply;
+    }
+
+    /** Shard runs received whose reply the wire server has not been handed yet. */
+    int inFlight() {
+        return inFlight.get();
+    }
+}
