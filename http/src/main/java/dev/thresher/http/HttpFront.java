@@ -15,6 +15,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.nio.NioIoHandler;
@@ -30,6 +32,7 @@ import io.netty.handler.codec.http.TooLongHttpContentException;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -83,10 +86,13 @@ public final class HttpFront implements AutoCloseable {
 
     private final EventLoopGroup group;
     private final Channel channel;
+    private final ChannelGroup connections;
+    private boolean closed;
 
-    private HttpFront(EventLoopGroup group, Channel channel) {
+    private HttpFront(EventLoopGroup group, Channel channel, ChannelGroup connections) {
         this.group = group;
         this.channel = channel;
+        this.connections = connections;
     }
 
     /**
@@ -98,6 +104,7 @@ public final class HttpFront implements AutoCloseable {
                                   BooleanSupplier ready) throws InterruptedException {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         AtomicInteger open = new AtomicInteger();
+        ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
         try {
             Channel ch = new ServerBootstrap()
                     .group(group)
@@ -105,13 +112,14 @@ public final class HttpFront implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel c) {
+                            connections.add(c); // the group forgets a channel when it closes
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
                                     new Handler(tenant, limits, calls, ready, open));
                         }
                     })
                     .bind(host, port).sync().channel();
-            return new HttpFront(group, ch);
+            return new HttpFront(group, ch, connections);
         } catch (InterruptedException | RuntimeException e) {
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             throw e;
@@ -122,9 +130,30 @@ public final class HttpFront implements AutoCloseable {
         return ((InetSocketAddress) channel.localAddress()).getPort();
     }
 
+    /** Stops accepting connections; the open ones go on being served. */
+    public synchronized void stopAccepting() {
+        if (!closed) {
+            channel.close().awaitUninterruptibly();
+        }
+    }
+
+    /**
+     * Closes the listening channel, every connection and the event loop. Each connection is closed by
+     * a task on its event loop, so a response already handed to the loop is written first.
+     */
     @Override
-    public void close() {
-        channel.close().syncUninterruptibly();
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        channel.close().awaitUninterruptibly();
+        for (Channel c : connections) {
+            c.eventLoop().execute(c::close);
+        }
+        for (Channel c : connections) {
+            c.closeFuture().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
@@ -284,7 +313,7 @@ public final class HttpFront implements AutoCloseable {
                 } else {
                     boolean r = ready.getAsBoolean();
                     send(ctx, keepAlive, r ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
-                            r ? "{\"status\":\"ready\"}" : "{\"status\":\"starting\"}");
+                            r ? "{\"status\":\"ready\"}" : "{\"status\":\"not ready\"}");
                 }
                 return;
             }

@@ -12,10 +12,13 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -39,13 +42,15 @@ public final class PgWireServer implements AutoCloseable {
     private final EventLoopGroup acceptor;
     private final EventLoopGroup io;
     private final Channel channel;
+    private final ChannelGroup connections;
     private final int port;
     private boolean closed;
 
-    private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel) {
+    private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections) {
         this.acceptor = acceptor;
         this.io = io;
         this.channel = channel;
+        this.connections = connections;
         this.port = ((InetSocketAddress) channel.localAddress()).getPort();
     }
 
@@ -61,6 +66,7 @@ public final class PgWireServer implements AutoCloseable {
                 NioIoHandler.newFactory());
         EventLoopGroup io = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("pgwire-io"),
                 NioIoHandler.newFactory());
+        ChannelGroup connections = new DefaultChannelGroup("pgwire-connections", GlobalEventExecutor.INSTANCE);
         ChannelFuture bound = new ServerBootstrap()
                 .group(acceptor, io)
                 .channel(NioServerSocketChannel.class)
@@ -69,6 +75,7 @@ public final class PgWireServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        connections.add(ch); // the group forgets a channel when it closes
                         configure(ch.pipeline(), config, calls);
                     }
                 })
@@ -80,7 +87,7 @@ public final class PgWireServer implements AutoCloseable {
             throw new ThresherException(ErrorCode.INVALID_CONFIGURATION,
                     "pgwire cannot listen on " + config.host() + ":" + config.port() + ": " + bound.cause(), bound.cause());
         }
-        PgWireServer server = new PgWireServer(acceptor, io, bound.channel());
+        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections);
         if (config.authMode() == AuthMode.PASSWORD && !isLoopback(config.host())) {
             log.warn("pgwire on {} asks for cleartext passwords on a non-loopback address; use it on loopback only",
                     config.host());
@@ -109,7 +116,18 @@ public final class PgWireServer implements AutoCloseable {
         return port;
     }
 
-    /** Closes the listening channel, every connection and the event loops. Calls in flight are not cancelled. */
+    /** Stops accepting connections; the open ones go on being served. */
+    public synchronized void stopAccepting() {
+        if (!closed) {
+            channel.close().awaitUninterruptibly();
+        }
+    }
+
+    /**
+     * Closes the listening channel, every connection and the event loops. Calls in flight are not
+     * cancelled. Each connection is closed by a task on its own event loop, so whatever was already
+     * handed to that loop (an answer just completed) is written first.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -117,6 +135,12 @@ public final class PgWireServer implements AutoCloseable {
         }
         closed = true;
         channel.close().syncUninterruptibly();
+        for (Channel c : connections) {
+            c.eventLoop().execute(c::close);
+        }
+        for (Channel c : connections) {
+            c.closeFuture().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        }
         io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         log.info("pgwire on port {} closed", port);

@@ -44,7 +44,6 @@ public final class Node implements AutoCloseable {
     /** Bound of stopping the executors: by then no call is left, only stragglers. */
     private static final long EXECUTOR_STOP_MS = 5_000;
     /** After answers were handed to pgwire and HTTP, the time their event loops get to write them before the doors close. */
-    private static final long ANSWER_WRITE_MS = 100;
     private static final long POLL_MS = 10;
 
     private final NodeConfig config;
@@ -235,7 +234,7 @@ public final class Node implements AutoCloseable {
         long t = t0;
 
         stopTakingCalls();
-        log.info("node {}: stopping 1/6: not ready, pgwire and HTTP take no new calls ({} ms)", id, msSince(t));
+        log.info("node {}: stopping 1/6: not ready, pgwire and HTTP accept no new connections or calls ({} ms)", id, msSince(t));
 
         t = System.nanoTime();
         int callsAtStart = callsInFlight();
@@ -283,6 +282,12 @@ public final class Node implements AutoCloseable {
             frontDoorCalls.stopAdmitting();
         }
         ready.set(false); // after: a node that reads not ready takes no call
+        if (pgwire != null) {
+            pgwire.stopAccepting();
+        }
+        if (http != null) {
+            http.stopAccepting();
+        }
     }
 
     /**
@@ -295,20 +300,12 @@ public final class Node implements AutoCloseable {
     }
 
     /**
-     * Waits until no call is in flight here, up to {@code boundMs}; returns the calls still in flight. When it
-     * waited for calls that then finished, it also gives pgwire's and HTTP's event loops
-     * {@value #ANSWER_WRITE_MS} ms to write the answers just handed to them, so closing a door after it
-     * does not drop them.
+     * Waits until no call is in flight here, up to {@code boundMs}; returns the calls still in flight. A call
+     * counts until its answer is handed to its front door's event loop; closing pgwire or HTTP afterwards closes
+     * each connection by a task on that same loop, so the answer is written first.
      */
     int awaitCallsInFlight(long boundMs) {
-        if (callsInFlight() == 0) {
-            return 0;
-        }
-        int left = awaitZero(this::callsInFlight, boundMs);
-        if (left == 0) {
-            pause(ANSWER_WRITE_MS);
-        }
-        return left;
+        return awaitZero(this::callsInFlight, boundMs);
     }
 
     /** Waits until {@code count} reads zero, up to {@code boundMs}; returns the last count read. */

@@ -107,18 +107,36 @@ class LauncherIT {
         }
     }
 
-    /** A port p such that p, p+1 and p+2 are free right now. */
+    /**
+     * A port p such that p, p+1 and p+2 are free right now, below the kernel's ephemeral range: the
+     * nodes' own ephemeral listeners (wire, HTTP) are drawn from that range and must not take one of
+     * them before the third node binds its pgwire port (as 5433-5435 of a real dev cluster never are).
+     */
     private static int freePortRun() throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int p;
-            try (ServerSocket s = new ServerSocket(0)) {
-                p = s.getLocalPort();
-            }
-            if (p < 65_000 && !listening(p) && !listening(p + 1) && !listening(p + 2)) {
+        int ephemeralLow = 32_768;
+        try {
+            ephemeralLow = Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            // not Linux: keep the common default
+        }
+        int low = Math.max(10_000, ephemeralLow - 12_000);
+        java.util.Random random = new java.util.Random();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int p = low + random.nextInt(Math.max(1, ephemeralLow - 3 - low));
+            if (free(p) && free(p + 1) && free(p + 2)) {
                 return p;
             }
         }
-        throw new IOException("no run of three free ports");
+        throw new IOException("no run of three free ports below " + ephemeralLow);
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static boolean listening(int port) {
