@@ -313,29 +313,21 @@ public final class ControlStore {
             if (!standing.succeeded()) {
                 return Map.entry(standing, SlotFence.PUBLISHED);
             }
-            // The fence: the partition lease row, locked against a concurrent takeover until this
-            // transaction ends and judged by the clock now, not by when the transaction began (the
-            // journal insert above may have waited on a concurrent one).
-            try (PreparedStatement fence = c.prepareStatement("""
-                    SELECT 1 FROM partition_leases WHERE partition_id = ? AND host_id = ? AND epoch = ?
-                      AND lease_until > clock_timestamp() FOR SHARE""")) {
-                bind(fence, standing.partitionId(), outcome.hostId(), standing.epoch());
-                try (ResultSet rs = fence.executeQuery()) {
-                    if (!rs.next()) {
-                        return Map.entry(standing, SlotFence.NOT_LEADER);
-                    }
-                }
-            }
+            // The fence, in the same statement: the partition lease row, locked against a concurrent
+            // takeover until this transaction ends and judged by the clock now, not by when the
+            // transaction began (the journal insert above may have waited on a concurrent one).
             try (PreparedStatement ps = c.prepareStatement("""
                     INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
                       row_count, emit_count, entry_count, partials, lease_until)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0))
+                    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0)
+                    WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
+                                  AND l.epoch = ? AND l.lease_until > clock_timestamp() FOR SHARE)
                     ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
                       WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
                 int entries = PartialsCodec.count(standing.payload());
                 bind(ps, standing.callId(), slotIndex, standing.tenant(), standing.partitionId(), standing.epoch(),
                         standing.wireId(), outcome.hostId(), standing.rowCount(), standing.emitCount(), entries,
-                        standing.payload(), leaseMs);
+                        standing.payload(), leaseMs, standing.partitionId(), outcome.hostId(), standing.epoch());
                 return Map.entry(standing, ps.executeUpdate() == 1 ? SlotFence.PUBLISHED : SlotFence.NOT_LEADER);
             }
         });
