@@ -16,11 +16,10 @@ final class WasmMemoryCap {
     private static final int MEMORY_SECTION = 5;
     private static final int IMPORT_SECTION = 2;
 
-    private final byte[] b;
-    private int pos;
+    private final WasmReader r;
 
     private WasmMemoryCap(byte[] wasm) {
-        this.b = wasm;
+        this.r = new WasmReader(wasm);
     }
 
     /**
@@ -40,17 +39,18 @@ final class WasmMemoryCap {
     }
 
     private byte[] rewrite(long capPages) {
-        if (b.length < 8 || b[0] != 0 || b[1] != 'a' || b[2] != 's' || b[3] != 'm') {
+        byte[] b = r.b;
+        if (!r.hasMagic()) {
             return b; // not a module: the engine refuses it with its own message
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(b.length + 16);
         out.write(b, 0, 8);
-        pos = 8;
-        while (pos < b.length) {
-            int sectionStart = pos;
-            int id = b[pos++] & 0xff;
-            int size = u32();
-            int end = pos + size;
+        r.pos = 8;
+        while (!r.atEnd()) {
+            int sectionStart = r.pos;
+            int id = r.u8();
+            int size = r.u32();
+            int end = r.pos + size;
             if (end > b.length) {
                 throw new IllegalStateException("section " + id + " runs past the end of the module");
             }
@@ -65,22 +65,22 @@ final class WasmMemoryCap {
             } else {
                 out.write(b, sectionStart, end - sectionStart);
             }
-            pos = end;
+            r.pos = end;
         }
         return out.toByteArray();
     }
 
     private byte[] memorySection(int end, long capPages) {
         ByteArrayOutputStream section = new ByteArrayOutputStream();
-        int count = u32();
+        int count = r.u32();
         writeU32(section, count);
         for (int i = 0; i < count; i++) {
-            int flags = b[pos++] & 0xff;
+            int flags = r.u8();
             if ((flags & 0x04) != 0) {
                 throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "64-bit memories are not supported");
             }
-            long min = u32() & 0xffff_ffffL;
-            long max = (flags & 0x01) != 0 ? u32() & 0xffff_ffffL : Long.MAX_VALUE;
+            long min = r.u32() & 0xffff_ffffL;
+            long max = (flags & 0x01) != 0 ? r.u32() & 0xffff_ffffL : Long.MAX_VALUE;
             if (min > capPages) {
                 throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "memory " + i + " starts at " + min
                         + " pages (64 KiB each); limits.guestMemoryMaxBytes allows " + capPages);
@@ -89,64 +89,27 @@ final class WasmMemoryCap {
             writeU32(section, min);
             writeU32(section, Math.min(max, capPages));
         }
-        if (pos != end) {
-            throw new IllegalStateException("memory section has " + (end - pos) + " bytes after its memories");
+        if (r.pos != end) {
+            throw new IllegalStateException("memory section has " + (end - r.pos) + " bytes after its memories");
         }
         return section.toByteArray();
     }
 
     /** A memory the guest imports would escape the cap; the guest ABI has the guest define its own. */
     private void refuseImportedMemory(int end) {
-        int save = pos;
-        for (int n = u32(); n > 0; n--) {
-            skipName();
-            skipName();
-            int kind = b[pos++];
-            switch (kind) {
-                case 0 -> u32();
-                case 1 -> {
-                    pos++;
-                    skipLimits();
-                }
-                case 2 -> throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE,
+        int save = r.pos;
+        for (int n = r.u32(); n > 0; n--) {
+            r.name();
+            r.name();
+            if (r.skipImportDescription(type -> { }) == 2) {
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE,
                         "the module imports its memory; a Thresher guest defines and exports it");
-                case 3 -> pos += 2;
-                case 4 -> {
-                    pos++;
-                    u32();
-                }
-                default -> throw new IllegalStateException("import kind " + kind);
             }
         }
-        if (pos != end) {
-            throw new IllegalStateException("import section has " + (end - pos) + " bytes after its imports");
+        if (r.pos != end) {
+            throw new IllegalStateException("import section has " + (end - r.pos) + " bytes after its imports");
         }
-        pos = save;
-    }
-
-    private void skipLimits() {
-        int flags = b[pos++];
-        u32();
-        if ((flags & 1) != 0) {
-            u32();
-        }
-    }
-
-    private void skipName() {
-        int len = u32();
-        pos += len;
-    }
-
-    private int u32() {
-        int result = 0;
-        for (int shift = 0; shift < 35; shift += 7) {
-            int x = b[pos++] & 0xff;
-            result |= (x & 0x7f) << shift;
-            if ((x & 0x80) == 0) {
-                return result;
-            }
-        }
-        throw new IllegalStateException("LEB128 longer than 5 bytes");
+        r.pos = save;
     }
 
     private static void writeU32(ByteArrayOutputStream out, long value) {

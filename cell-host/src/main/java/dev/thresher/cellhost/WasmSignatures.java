@@ -50,11 +50,10 @@ final class WasmSignatures {
         }
     }
 
-    private final byte[] b;
-    private int pos;
+    private final WasmReader r;
 
     private WasmSignatures(byte[] wasm) {
-        this.b = wasm;
+        this.r = new WasmReader(wasm);
     }
 
     /**
@@ -71,57 +70,43 @@ final class WasmSignatures {
     }
 
     private Map<String, FuncType> read() {
-        if (b.length < 8 || b[0] != 0 || b[1] != 'a' || b[2] != 's' || b[3] != 'm') {
+        if (!r.hasMagic()) {
             throw new IllegalStateException("no \\0asm magic");
         }
-        pos = 8;
+        r.pos = 8;
         List<FuncType> types = new ArrayList<>();
         List<Integer> functionTypes = new ArrayList<>(); // type index per function index, imports first
         Map<String, Integer> exported = new HashMap<>();
-        while (pos < b.length) {
-            int id = b[pos++] & 0xff;
-            int size = u32();
-            int end = pos + size;
+        while (!r.atEnd()) {
+            int id = r.u8();
+            int size = r.u32();
+            int end = r.pos + size;
             switch (id) {
                 case 1 -> {
-                    for (int n = u32(); n > 0; n--) {
-                        if (b[pos++] != 0x60) {
+                    for (int n = r.u32(); n > 0; n--) {
+                        if (r.u8() != 0x60) {
                             throw new IllegalStateException("a type is not a function type");
                         }
                         types.add(new FuncType(valueTypes(), valueTypes()));
                     }
                 }
                 case 2 -> {
-                    for (int n = u32(); n > 0; n--) {
-                        name();
-                        name();
-                        int kind = b[pos++];
-                        switch (kind) {
-                            case 0 -> functionTypes.add(u32());
-                            case 1 -> { // table: reftype, limits
-                                pos++;
-                                limits();
-                            }
-                            case 2 -> limits(); // memory
-                            case 3 -> pos += 2; // global: valtype, mutability
-                            case 4 -> { // tag: attribute, type index
-                                pos++;
-                                u32();
-                            }
-                            default -> throw new IllegalStateException("import kind " + kind);
-                        }
+                    for (int n = r.u32(); n > 0; n--) {
+                        r.name();
+                        r.name();
+                        r.skipImportDescription(functionTypes::add);
                     }
                 }
                 case 3 -> {
-                    for (int n = u32(); n > 0; n--) {
-                        functionTypes.add(u32());
+                    for (int n = r.u32(); n > 0; n--) {
+                        functionTypes.add(r.u32());
                     }
                 }
                 case 7 -> {
-                    for (int n = u32(); n > 0; n--) {
-                        String name = name();
-                        int kind = b[pos++];
-                        int index = u32();
+                    for (int n = r.u32(); n > 0; n--) {
+                        String name = r.name();
+                        int kind = r.u8();
+                        int index = r.u32();
                         if (kind == 0) {
                             exported.put(name, index);
                         }
@@ -129,7 +114,7 @@ final class WasmSignatures {
                 }
                 default -> { }
             }
-            pos = end;
+            r.pos = end;
         }
         Map<String, FuncType> result = new HashMap<>();
         exported.forEach((name, index) -> result.put(name, types.get(functionTypes.get(index))));
@@ -138,36 +123,9 @@ final class WasmSignatures {
 
     private List<Byte> valueTypes() {
         List<Byte> t = new ArrayList<>();
-        for (int n = u32(); n > 0; n--) {
-            t.add(b[pos++]);
+        for (int n = r.u32(); n > 0; n--) {
+            t.add((byte) r.u8());
         }
         return List.copyOf(t);
-    }
-
-    private void limits() {
-        int flags = b[pos++];
-        u32();
-        if ((flags & 1) != 0) {
-            u32();
-        }
-    }
-
-    private String name() {
-        int len = u32();
-        String s = new String(b, pos, len, java.nio.charset.StandardCharsets.UTF_8);
-        pos += len;
-        return s;
-    }
-
-    private int u32() {
-        int result = 0;
-        for (int shift = 0; shift < 35; shift += 7) {
-            int x = b[pos++] & 0xff;
-            result |= (x & 0x7f) << shift;
-            if ((x & 0x80) == 0) {
-                return result;
-            }
-        }
-        throw new IllegalStateException("LEB128 longer than 5 bytes");
     }
 }
