@@ -11,6 +11,7 @@ import dev.thresher.limits.Limits;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -463,13 +464,26 @@ public final class HttpFront implements AutoCloseable {
             return res;
         }
 
-        /** Writes the answer to the request being answered; once written, the next one is. */
+        /**
+         * Writes the answer to the request being answered; once written, the next one is. A client that
+         * does not read its answer within {@code limits.httpRequestTimeoutMs} loses the connection.
+         */
         private void write(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse res) {
             if (!keepAlive) {
                 closing = true;
             }
             res.headers().set(HttpHeaderNames.CONNECTION, closing ? HttpHeaderValues.CLOSE : HttpHeaderValues.KEEP_ALIVE);
-            ctx.writeAndFlush(res).addListener((ChannelFutureListener) f -> {
+            ChannelFuture written = ctx.writeAndFlush(res);
+            ScheduledFuture<?> unread = ctx.executor().schedule(() -> {
+                if (!written.isDone()) {
+                    log.debug("{} did not read its response within limits.httpRequestTimeoutMs ({} ms); closing",
+                            ctx.channel(), limits.httpRequestTimeoutMs());
+                    closing = true;
+                    ctx.close();
+                }
+            }, limits.httpRequestTimeoutMs(), TimeUnit.MILLISECONDS);
+            written.addListener((ChannelFutureListener) f -> {
+                unread.cancel(false);
                 if (!f.isSuccess() || closing) {
                     f.channel().close();
                     return;

@@ -8,6 +8,7 @@ import static dev.thresher.http.Wire.read;
 import static dev.thresher.http.Wire.send;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.thresher.bindings.CallResult;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.limits.Limits;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -95,6 +96,39 @@ class HttpFrontConnectionTest {
             }
         }
         assertThat(calls.requests).isEmpty();
+    }
+
+    @Test
+    void aClientThatDoesNotReadItsResponseLosesTheConnection() throws Exception {
+        String big = "\"" + "x".repeat(8 << 20) + "\"";
+        Wire.StubCalls bigResults = new Wire.StubCalls(r -> CompletableFuture.completedFuture(new CallResult("c", big)));
+        front = HttpFront.start("127.0.0.1", 0, "t1", Wire.limits(Map.of("httpRequestTimeoutMs", "200")), bigResults,
+                () -> true);
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(4096);
+            s.connect(new java.net.InetSocketAddress("127.0.0.1", front.port()));
+            s.setSoTimeout(Wire.WAIT_MS);
+            send(s, post("/v1/bindings/big/call", "{}"));
+            // Not reading: 8 MiB cannot fit in the socket buffers, so the response is not written in
+            // 200 ms. Wait well past that before reading anything.
+            Thread.sleep(2_000);
+            long received = 0;
+            boolean closed;
+            try {
+                byte[] buf = new byte[65_536];
+                int n;
+                while ((n = s.getInputStream().read(buf)) >= 0) {
+                    received += n;
+                }
+                closed = true;
+            } catch (java.net.SocketTimeoutException e) {
+                closed = false;
+            } catch (java.net.SocketException e) {
+                closed = true;
+            }
+            assertThat(closed).as("closed by the server").isTrue();
+            assertThat(received).as("the response was cut").isLessThan(8L << 20);
+        }
     }
 
     @Test
