@@ -30,12 +30,17 @@ class NodePostgresIT {
         Path dir = provision();
         Node node = Cluster.get().nodes().get(0);
         String address = node.pgwireAddress();
+        // Never the test JVM's own stdio: Node.js makes inherited pipes non-blocking, and the test
+        // runner talks to this JVM over them.
+        Path stdout = dir.resolve("call.out");
+        Path stderr = dir.resolve("call.err");
         Process p = new ProcessBuilder("node", "call.js", address.substring(0, address.lastIndexOf(':')),
                 String.valueOf(node.pgwirePort()), DevCluster.USER, DevCluster.PASSWORD)
-                .directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .directory(dir.toFile()).redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
+        p.getOutputStream().close();
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("node finished").isTrue();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        assertThat(p.exitValue()).as(out).isZero();
+        String out = Files.readString(stdout, StandardCharsets.UTF_8).trim();
+        assertThat(p.exitValue()).as("%s%n%s", out, Files.readString(stderr, StandardCharsets.UTF_8)).isZero();
         JsonNode r = JSON.readTree(out);
 
         Map<String, double[]> reference = Cluster.sqlReference();
@@ -64,10 +69,13 @@ class NodePostgresIT {
             Files.copy(src.resolve(f), dir.resolve(f), StandardCopyOption.REPLACE_EXISTING);
         }
         if (!Files.isDirectory(dir.resolve("node_modules/pg"))) {
+            Path log = dir.resolve("npm-install.log");
             Process npm = new ProcessBuilder("npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
-                    .directory(dir.toFile()).inheritIO().start();
+                    .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            npm.getOutputStream().close();
             assertThat(npm.waitFor(300, TimeUnit.SECONDS)).as("npm install finished").isTrue();
-            assertThat(npm.exitValue()).as("npm install pg (needs Node.js and npm; .ci/run installs them)").isZero();
+            assertThat(npm.exitValue()).as("npm install pg (needs Node.js and npm; .ci/run installs them):%n%s",
+                    Files.readString(log, StandardCharsets.UTF_8)).isZero();
         }
         return dir;
     }
