@@ -7,7 +7,6 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What pgwire and HTTP call: the coordinator, until the node stops admitting calls. A call counts as
@@ -18,7 +17,7 @@ final class FrontDoorCalls implements CallService {
     private final String hostId;
     private final CallService delegate;
     private final AtomicBoolean admitting = new AtomicBoolean(true);
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final InFlight inFlight = new InFlight();
 
     FrontDoorCalls(String hostId, CallService delegate) {
         this.hostId = hostId;
@@ -28,32 +27,17 @@ final class FrontDoorCalls implements CallService {
     @Override
     public CompletableFuture<CallResult> call(CallRequest request) {
         // Counted before the check, so a call admitted here is always seen by a drain that follows.
-        inFlight.incrementAndGet();
-        if (!admitting.get()) {
-            inFlight.decrementAndGet();
-            return CompletableFuture.failedFuture(new ThresherException(ErrorCode.HOST_UNREACHABLE,
-                    "node " + hostId + " is stopping and takes no new calls; call another node"));
-        }
-        CompletableFuture<CallResult> inner;
-        try {
-            inner = delegate.call(request);
-        } catch (RuntimeException e) {
-            inFlight.decrementAndGet();
-            return CompletableFuture.failedFuture(e);
-        }
-        CompletableFuture<CallResult> answer = new CompletableFuture<>();
-        inner.whenComplete((result, failure) -> {
+        return inFlight.track(() -> {
+            if (!admitting.get()) {
+                return CompletableFuture.failedFuture(new ThresherException(ErrorCode.HOST_UNREACHABLE,
+                        "node " + hostId + " is stopping and takes no new calls; call another node"));
+            }
             try {
-                if (failure == null) {
-                    answer.complete(result);
-                } else {
-                    answer.completeExceptionally(failure);
-                }
-            } finally {
-                inFlight.decrementAndGet();
+                return delegate.call(request);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
             }
         });
-        return answer;
     }
 
     /** From now on every call is refused with {@code HOST_UNREACHABLE} (retryable: nothing ran). */

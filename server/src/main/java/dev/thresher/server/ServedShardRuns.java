@@ -4,7 +4,6 @@ import dev.thresher.wire.ShardRunHandler;
 import dev.thresher.wire.WireMessage;
 import dev.thresher.wire.WireMessage.ShardRunRequest;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The shard runs the wire server hands this node, counted while in flight: a run counts until its
@@ -13,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ServedShardRuns implements ShardRunHandler {
     private final ShardRunHandler delegate;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final InFlight inFlight = new InFlight();
 
     ServedShardRuns(ShardRunHandler delegate) {
         this.delegate = delegate;
@@ -21,31 +20,7 @@ final class ServedShardRuns implements ShardRunHandler {
 
     @Override
     public CompletableFuture<WireMessage> handle(ShardRunRequest request, long receivedNanos) {
-        inFlight.incrementAndGet();
-        CompletableFuture<WireMessage> inner;
-        try {
-            inner = delegate.handle(request, receivedNanos);
-        } catch (RuntimeException e) {
-            inFlight.decrementAndGet();
-            throw e;
-        }
-        if (inner == null) {
-            inFlight.decrementAndGet();
-            return null;
-        }
-        CompletableFuture<WireMessage> reply = new CompletableFuture<>();
-        inner.whenComplete((message, failure) -> {
-            try {
-                if (failure == null) {
-                    reply.complete(message);
-                } else {
-                    reply.completeExceptionally(failure);
-                }
-            } finally {
-                inFlight.decrementAndGet();
-            }
-        });
-        return reply;
+        return inFlight.track(() -> delegate.handle(request, receivedNanos));
     }
 
     /** Shard runs received whose reply the wire server has not been handed yet. */
