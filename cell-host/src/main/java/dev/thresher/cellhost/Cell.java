@@ -86,7 +86,8 @@ final class Cell implements HostImports, AutoCloseable {
                 throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while instantiating the component");
             }
             return cell;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // an Error too: the watch must not outlive the attempt, nor the sandbox stay open
             fired |= watch.disarm();
             sandbox.close();
             if (fired) {
@@ -128,11 +129,11 @@ final class Cell implements HostImports, AutoCloseable {
         Watchdog.Watch watch = watchdog.arm(deadlineNanos, sandbox);
         long start = System.nanoTime();
         int status = 0;
-        RuntimeException thrown = null;
+        Throwable thrown = null;
         try {
             status = sandbox.callI32(export, input.length, args.length);
-        } catch (RuntimeException e) {
-            thrown = e;
+        } catch (RuntimeException | Error e) {
+            thrown = e; // an Error too: the watch is disarmed and the instance discarded before it goes on
         }
         long guestNanos = System.nanoTime() - start;
         boolean fired = watch.disarm();
@@ -151,6 +152,9 @@ final class Cell implements HostImports, AutoCloseable {
             if (fired) {
                 throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "guest " + export + " stopped at its deadline after " + guestNanos / 1_000_000 + " ms", thrown);
+            }
+            if (thrown instanceof Error error) {
+                throw error;
             }
             throw ThresherException.of(thrown);
         }

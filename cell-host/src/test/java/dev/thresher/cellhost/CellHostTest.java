@@ -268,6 +268,79 @@ class CellHostTest {
     }
 
     @Test
+    void anErrorOutOfTheGuestDiscardsTheInstance() {
+        java.util.concurrent.atomic.AtomicInteger closedSandboxes = new java.util.concurrent.atomic.AtomicInteger();
+        WasmEngine failing = new WasmEngine() {
+            @Override
+            public String implementationName() {
+                return "test engine";
+            }
+
+            @Override
+            public boolean optimizing() {
+                return true;
+            }
+
+            @Override
+            public WasmSandbox newSandbox(java.io.InputStream in, java.io.OutputStream out, java.io.OutputStream err) {
+                return new WasmSandbox() {
+                    @Override
+                    public void instantiate(String name, byte[] wasm, HostImports imports) { }
+
+                    @Override
+                    public boolean hasFunction(String export) {
+                        return true;
+                    }
+
+                    @Override
+                    public boolean hasMemory(String export) {
+                        return true;
+                    }
+
+                    @Override
+                    public int callI32(String export, int... args) {
+                        if (export.equals("thresher_abi_version")) {
+                            return 1;
+                        }
+                        throw new StackOverflowError("host stack exhausted");
+                    }
+
+                    @Override
+                    public long memoryBytes() {
+                        return 65_536;
+                    }
+
+                    @Override
+                    public byte[] readMemory(long address, int length) {
+                        return new byte[length];
+                    }
+
+                    @Override
+                    public void interrupt() { }
+
+                    @Override
+                    public void cancel() { }
+
+                    @Override
+                    public void close() {
+                        closedSandboxes.incrementAndGet();
+                    }
+                };
+            }
+
+            @Override
+            public void close() { }
+        };
+        try (CellHost host = new CellHost(Limits.DEFAULTS, failing)) {
+            Component c = TestGuests.scriptGuest();
+            assertThatThrownBy(() -> host.run(c, new Script().bytes(), "{}", System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300)))
+                    .isInstanceOf(StackOverflowError.class);
+            assertThat(host.liveCells()).as("the instance is discarded").isZero();
+            assertThat(closedSandboxes).hasValue(1);
+        }
+    }
+
+    @Test
     void invalidModulesAndDigestMismatchesAreRefused() {
         byte[] wasm = TestGuests.scriptGuest().wasm();
         assertCode(() -> new Component("sha256:" + "0".repeat(64), wasm), ErrorCode.GUEST_INVALID_MODULE);
