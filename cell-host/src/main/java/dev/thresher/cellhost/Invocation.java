@@ -1,12 +1,11 @@
 package dev.thresher.cellhost;
 
 import dev.thresher.bindings.Partial;
+import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -172,15 +171,7 @@ final class Invocation implements HostImports {
     }
 
     private static String utf8(byte[] bytes, ErrorCode code, String what) {
-        try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new ThresherException(code, what + " is not valid UTF-8");
-        }
+        return Utf8.decode(ByteBuffer.wrap(bytes)).orElseThrow(() -> new ThresherException(code, what + " is not valid UTF-8"));
     }
 
     private static ThresherException invalid(String message) {

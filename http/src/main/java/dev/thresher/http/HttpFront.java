@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
+import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
@@ -45,8 +46,6 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.net.InetSocketAddress;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Optional;
@@ -347,18 +346,12 @@ public final class HttpFront implements AutoCloseable {
                 fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer"));
                 return;
             }
-            String body;
-            try {
-                body = StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(req.content().nioBuffer())
-                        .toString();
-            } catch (CharacterCodingException e) {
-                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING,
-                        "the body is not valid UTF-8: " + e.getMessage()));
+            Optional<String> decoded = Utf8.decode(req.content().nioBuffer());
+            if (decoded.isEmpty()) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the body is not valid UTF-8"));
                 return;
             }
+            String body = decoded.get();
             if (body.isBlank()) {
                 fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_ARGUMENTS,
                         "the body is empty; it must be the call's JSON arguments, e.g. {}"));

@@ -1,14 +1,12 @@
 package dev.thresher.pgwire;
 
+import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToMessageDecoder;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -122,15 +120,7 @@ final class FrontendMessageDecoder extends MessageToMessageDecoder<ByteBuf> {
         byte[] bytes = new byte[length];
         frame.readBytes(bytes);
         frame.skipBytes(1);
-        try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new InvalidUtf8();
-        }
+        return Utf8.decode(ByteBuffer.wrap(bytes)).orElseThrow(InvalidUtf8::new);
     }
 
     /** A string that is not valid UTF-8; caught in {@link #decode}. */

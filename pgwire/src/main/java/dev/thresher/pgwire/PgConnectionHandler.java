@@ -3,6 +3,7 @@ package dev.thresher.pgwire;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
+import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -14,8 +15,6 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayDeque;
@@ -623,15 +622,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             offset = 1;
         }
-        try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(value, offset, value.length - offset))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the arguments are not valid UTF-8");
-        }
+        return Utf8.decode(ByteBuffer.wrap(value, offset, value.length - offset))
+                .orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the arguments are not valid UTF-8"));
     }
 
     private void describe(FrontendMessage.Describe d) {

@@ -5,9 +5,13 @@ import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 
-/** Strict UTF-8: unpaired surrogates and malformed bytes are refused, never replaced. */
-final class Utf8 {
+/**
+ * Strict UTF-8: unpaired surrogates and malformed bytes are refused, never replaced. The guest ABI's
+ * encodings use it, and so does every front door that turns a client's bytes into text.
+ */
+public final class Utf8 {
     private Utf8() {
     }
 
@@ -26,14 +30,20 @@ final class Utf8 {
     }
 
     static String decode(byte[] bytes, int offset, int length, String what) {
+        return decode(ByteBuffer.wrap(bytes, offset, length))
+                .orElseThrow(() -> new IllegalArgumentException(what + " is not valid UTF-8"));
+    }
+
+    /** The text the buffer's remaining bytes encode, or empty when they are not valid UTF-8. */
+    public static Optional<String> decode(ByteBuffer bytes) {
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return Optional.of(StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes, offset, length))
-                    .toString();
+                    .decode(bytes)
+                    .toString());
         } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException(what + " is not valid UTF-8", e);
+            return Optional.empty();
         }
     }
 }
