@@ -38,7 +38,7 @@ import java.util.Locale;
  * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
  */
 final class CallStatementParser {
-    static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1)";
+    static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1), and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
             "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
