@@ -86,6 +86,7 @@ public final class Coordinator implements CallService {
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong failedSlots = new AtomicLong();
     private final AtomicInteger callsInFlight = new AtomicInteger();
+    private final CallPhases phases = new CallPhases();
 
     /**
      * @param callExecutor runs each call and each of its slots (virtual threads fit: they mostly wait)
@@ -127,6 +128,11 @@ public final class Coordinator implements CallService {
     /** Calls accepted by {@link #call} that have not finished yet (a stopping node waits for them). */
     public int callsInFlight() {
         return callsInFlight.get();
+    }
+
+    /** Where the calls coordinated here spent their time. */
+    public CallPhases phases() {
+        return phases;
     }
 
     /** Shard runs this coordinator retried automatically. */

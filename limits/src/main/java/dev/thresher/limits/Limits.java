@@ -39,6 +39,8 @@ import java.util.function.Function;
  * @param httpMaxConnections open HTTP connections one node serves at once; more are answered 503 and closed
  * @param guestMemoryMaxBytes linear memory one guest instance may have (whole 64 KiB pages); {@code memory.grow}
  *        past it fails inside the guest
+ * @param topologyPollMs how often a node re-reads bindings and topology into its cache whatever notifications
+ *        it got: a change whose notification was lost is seen within this long
  */
 public record Limits(
         long callDeadlineMs,
@@ -66,12 +68,13 @@ public record Limits(
         int pgwireStatementsPerConnection,
         int httpRequestTimeoutMs,
         int httpMaxConnections,
-        long guestMemoryMaxBytes) {
+        long guestMemoryMaxBytes,
+        long topologyPollMs) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20);
+            30_000, 1_024, 256L << 20, 1_000);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -104,6 +107,7 @@ public record Limits(
         positive(p, "httpRequestTimeoutMs", httpRequestTimeoutMs);
         positive(p, "httpMaxConnections", httpMaxConnections);
         positive(p, "guestMemoryMaxBytes", guestMemoryMaxBytes);
+        positive(p, "topologyPollMs", topologyPollMs);
         if (guestMemoryMaxBytes < batchMaxBytes) {
             p.add("guestMemoryMaxBytes (" + guestMemoryMaxBytes + ") is smaller than batchMaxBytes (" + batchMaxBytes
                     + "): a full batch could not fit in a guest");
@@ -174,7 +178,8 @@ public record Limits(
                     toInt(v, "pgwireMaxMessageBytes"), toInt(v, "wireConnectTimeoutMs"),
                     toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
                     toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
-                    toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"));
+                    toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
+                    v.apply("topologyPollMs"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }
