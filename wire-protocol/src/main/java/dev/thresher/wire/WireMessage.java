@@ -1,6 +1,5 @@
 package dev.thresher.wire;
 
-import dev.thresher.bindings.Partial;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.util.List;
@@ -108,59 +107,52 @@ public sealed interface WireMessage {
     }
 
     /**
-     * Asks the node holding a partition's leadership to run one shard of a call. Type {@code 0x0204}
-     * (protocol version 2; the version 1 layout {@code 0x0201} lacked the binding version and is
-     * retired). The deadline crosses the wire only as the budget left when the frame was built; the
-     * receiver turns it into a local monotonic deadline (see {@link ShardRunHandler}).
+     * Asks one leader host to run every slot of a call whose partition it leads. Type {@code 0x0205}
+     * (protocol version 3; it replaced the per-partition {@code 0x0204}, whose family is retired). The
+     * host runs the slots one at a time in slot order, journals and publishes all of them in one
+     * control-database transaction and answers with one {@link HostRunReply}. The deadline crosses
+     * the wire only as the budget left when the frame was built; the receiver turns it into a local
+     * monotonic deadline (see {@link HostRunHandler}).
      * <pre>
-     * i64 requestId | str callId | str wireId | str tenant | str bindingName | str componentDigest
-     * | i32 bindingVersion | i32 slotIndex | i32 partitionId | i64 epoch | i64 remainingBudgetMicros
-     * | i32 attempt | str argumentsJson
+     * i64 requestId | str callId | str tenant | str bindingName | str componentDigest | i32 bindingVersion
+     * | i64 remainingBudgetMicros | str argumentsJson
+     * | list&lt;i32 slotIndex, i32 partitionId, i64 epoch, str wireId, i32 attempt&gt; slots
      * </pre>
-     * Example, {@code ShardRunRequest(42, "c1", "w1", "t", "sum", "d1", 2, 7, 3, 5, 1500000, 1, "{}")}
-     * (golden vector {@code v2/shard-run-request.hex}):
+     * Example, {@code HostRunRequest(42, "c1", "t", "sum", "d1", 2, 1500000, "{}", [SlotRun(7, 3, 5, "w1", 1)])}
+     * (golden vector {@code v3/host-run-request.hex}):
      * <pre>
-     * 0000004e 0204 000000000000002a            length=78, type, requestId=42
-     * 00000002 6331  00000002 7731  00000001 74  callId "c1", wireId "w1", tenant "t"
+     * 00000050 0205 000000000000002a            length=80, type, requestId=42
+     * 00000002 6331  00000001 74                 callId "c1", tenant "t"
      * 00000003 73756d  00000002 6431             bindingName "sum", componentDigest "d1"
-     * 00000002                                   bindingVersion=2
+     * 00000002 000000000016e360                  bindingVersion=2, remainingBudgetMicros=1500000
+     * 00000002 7b7d  00000001                    argumentsJson "{}", 1 slot
      * 00000007 00000003 0000000000000005         slotIndex=7, partitionId=3, epoch=5
-     * 000000000016e360 00000001                  remainingBudgetMicros=1500000, attempt=1
-     * 00000002 7b7d                              argumentsJson "{}"
+     * 00000002 7731 00000001                     wireId "w1", attempt=1
      * </pre>
      *
      * @param requestId correlates the reply on this connection; unique among the sender's requests in flight
-     * @param callId the call this shard run belongs to
-     * @param wireId the shard run's id within the call, echoed in the reply
+     * @param callId the call the slots belong to
      * @param tenant the calling tenant
      * @param bindingName the binding being called
      * @param componentDigest the digest of the component to run
-     * @param bindingVersion the binding version the call was planned with, at least 1: every shard of a
+     * @param bindingVersion the binding version the call was planned with, at least 1: every slot of a
      *     call runs this one immutable version (its selector and component), whatever is deployed since
-     * @param slotIndex the coordination slot of this shard run, at least 0
-     * @param partitionId the partition to read, at least 0
-     * @param epoch the topology epoch the coordinator planned with
      * @param remainingBudgetMicros the call's budget left when the frame was built, at least 0
-     * @param attempt the attempt number of this shard run, at least 0
      * @param argumentsJson the call's arguments as JSON text
+     * @param slots the slots to run, at least one, in strictly increasing slot order
      */
-    record ShardRunRequest(
+    record HostRunRequest(
             long requestId,
             String callId,
-            String wireId,
             String tenant,
             String bindingName,
             String componentDigest,
             int bindingVersion,
-            int slotIndex,
-            int partitionId,
-            long epoch,
             long remainingBudgetMicros,
-            int attempt,
-            String argumentsJson) implements WireMessage {
-        public ShardRunRequest {
+            String argumentsJson,
+            List<SlotRun> slots) implements WireMessage {
+        public HostRunRequest {
             Objects.requireNonNull(callId, "callId");
-            Objects.requireNonNull(wireId, "wireId");
             Objects.requireNonNull(tenant, "tenant");
             Objects.requireNonNull(bindingName, "bindingName");
             Objects.requireNonNull(componentDigest, "componentDigest");
@@ -168,92 +160,113 @@ public sealed interface WireMessage {
             if (bindingVersion < 1) {
                 throw new IllegalArgumentException("bindingVersion must be at least 1, was " + bindingVersion);
             }
-            nonNegative("slotIndex", slotIndex);
-            nonNegative("partitionId", partitionId);
             nonNegative("remainingBudgetMicros", remainingBudgetMicros);
-            nonNegative("attempt", attempt);
+            slots = List.copyOf(slots);
+            if (slots.isEmpty()) {
+                throw new IllegalArgumentException("a host run carries at least one slot");
+            }
+            for (int i = 1; i < slots.size(); i++) {
+                if (slots.get(i).slotIndex() <= slots.get(i - 1).slotIndex()) {
+                    throw new IllegalArgumentException("slots must be in strictly increasing slot order");
+                }
+            }
         }
     }
 
     /**
-     * A successful shard run: the partials {@code run()} emitted, in emit order. Type {@code 0x0202}.
+     * One slot of a {@link HostRunRequest}; not a message of its own.
+     *
+     * @param slotIndex the coordination slot (the partition's place in the call), at least 0
+     * @param partitionId the partition to read, at least 0
+     * @param epoch the partition epoch the coordinator planned with
+     * @param wireId the slot's wire identity: outcomes are journaled by (tenant, wire identity)
+     * @param attempt the attempt number of this slot, at least 1
+     */
+    record SlotRun(int slotIndex, int partitionId, long epoch, String wireId, int attempt) {
+        public SlotRun {
+            nonNegative("slotIndex", slotIndex);
+            nonNegative("partitionId", partitionId);
+            Objects.requireNonNull(wireId, "wireId");
+            if (attempt < 1) {
+                throw new IllegalArgumentException("attempt must be at least 1, was " + attempt);
+            }
+        }
+    }
+
+    /**
+     * The answer to a {@link HostRunRequest}: one outcome per slot of the request, in the request's
+     * order. Type {@code 0x0206}. The partials themselves are not in it: the coordinator reads them,
+     * with their leases, from the published slots in the control database, where they are stored once.
+     * A failure that concerns the whole request (the node is stopping, the handler failed) is an
+     * outcome of the same code for every slot.
      * <pre>
-     * i64 requestId | str wireId | i32 partitionId | i64 epoch | i32 rowCount | i32 emitCount
-     * | i64 readMicros | i64 guestMicros | list&lt;str key, f64 value&gt; partials
+     * i64 requestId | i64 publishMicros
+     * | list&lt;i32 slotIndex, str wireId, i32 errorCode, bool guestStarted, str message,
+     *        i32 rowCount, i32 emitCount, i64 readMicros, i64 guestMicros&gt; slots
      * </pre>
-     * Example, {@code ShardRunResult(42, "w1", 3, 5, 4096, 1, 800, 27, [Partial("sum", 1.5)])}
-     * (golden vector {@code shard-run-result.hex}):
+     * {@code errorCode} 0 is a slot published with its partials; any other value is an
+     * {@link ErrorCode} number, and {@code guestStarted} tells whether guest code may have run for
+     * that slot, which decides whether it can be retried.
+     * Example, {@code HostRunReply(42, 300, [SlotOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)])}
+     * (golden vector {@code v3/host-run-reply.hex}):
      * <pre>
-     * 00000047 0202 000000000000002a   length=71, type, requestId=42
-     * 00000002 7731 00000003            wireId "w1", partitionId=3
-     * 0000000000000005 00001000         epoch=5, rowCount=4096
-     * 00000001 0000000000000320         emitCount=1, readMicros=800
-     * 000000000000001b 00000001         guestMicros=27, 1 partial
-     * 00000003 73756d 3ff8000000000000  key "sum", value 1.5
+     * 00000047 0206 000000000000002a            length=71, type, requestId=42
+     * 000000000000012c 00000001                  publishMicros=300, 1 slot
+     * 00000007 00000002 7731                     slotIndex=7, wireId "w1"
+     * 00000000 01 00000000                       errorCode=0, guestStarted, message ""
+     * 00001000 00000001                          rowCount=4096, emitCount=1
+     * 0000000000000320 000000000000001b          readMicros=800, guestMicros=27
      * </pre>
      *
      * @param requestId the request's id
-     * @param wireId the request's wire id
-     * @param partitionId the partition that was read
-     * @param epoch the epoch the node ran under
+     * @param publishMicros time the host spent journaling and publishing the slots, at least 0
+     * @param slots one outcome per slot of the request
+     */
+    record HostRunReply(long requestId, long publishMicros, List<SlotOutcome> slots) implements WireMessage {
+        public HostRunReply {
+            nonNegative("publishMicros", publishMicros);
+            slots = List.copyOf(slots);
+        }
+
+        /** The same failure for every slot of {@code request}. */
+        public static HostRunReply failed(HostRunRequest request, ThresherException error, boolean guestStarted) {
+            return new HostRunReply(request.requestId(), 0, request.slots().stream()
+                    .map(s -> SlotOutcome.failed(s, error, guestStarted)).toList());
+        }
+    }
+
+    /**
+     * The outcome of one slot in a {@link HostRunReply}; not a message of its own.
+     *
+     * @param slotIndex the slot's index
+     * @param wireId the slot's wire identity
+     * @param errorCode 0 when the slot was published, else an {@link ErrorCode} number
+     * @param guestStarted whether guest code may have run for this slot
+     * @param message a human-readable reason, empty when published
      * @param rowCount rows read, at least 0
      * @param emitCount {@code emit} calls made, at least 0
-     * @param readMicros time spent reading rows, at least 0
+     * @param readMicros time spent reading the partition, at least 0
      * @param guestMicros time spent in guest code, at least 0
-     * @param partials the emitted partials, any doubles included
      */
-    record ShardRunResult(
-            long requestId,
-            String wireId,
-            int partitionId,
-            long epoch,
-            int rowCount,
-            int emitCount,
-            long readMicros,
-            long guestMicros,
-            List<Partial> partials) implements WireMessage {
-        public ShardRunResult {
+    record SlotOutcome(int slotIndex, String wireId, int errorCode, boolean guestStarted, String message, int rowCount,
+                       int emitCount, long readMicros, long guestMicros) {
+        public SlotOutcome {
             Objects.requireNonNull(wireId, "wireId");
+            Objects.requireNonNull(message, "message");
             nonNegative("rowCount", rowCount);
             nonNegative("emitCount", emitCount);
             nonNegative("readMicros", readMicros);
             nonNegative("guestMicros", guestMicros);
-            partials = List.copyOf(partials);
-        }
-    }
-
-    /**
-     * A failed shard run, with a code from the error table. Type {@code 0x0203}.
-     * {@code guestStarted} tells the coordinator whether guest code may have run, which decides
-     * whether the failure can be retried elsewhere.
-     * <pre>
-     * i64 requestId | str wireId | i32 errorCode | bool guestStarted | str message
-     * </pre>
-     * Example, {@code ShardRunFailure(42, "w1", 4001, true, "trap")} (golden vector {@code shard-run-failure.hex}):
-     * <pre>
-     * 0000001d 0203 000000000000002a  length=29, type, requestId=42
-     * 00000002 7731 00000fa1 01       wireId "w1", errorCode=4001, guestStarted
-     * 00000004 74726170               message "trap"
-     * </pre>
-     *
-     * @param requestId the request's id
-     * @param wireId the request's wire id
-     * @param errorCode an {@link ErrorCode} number
-     * @param guestStarted whether guest code may have run
-     * @param message a human-readable reason
-     */
-    record ShardRunFailure(long requestId, String wireId, int errorCode, boolean guestStarted, String message)
-            implements WireMessage {
-        public ShardRunFailure {
-            Objects.requireNonNull(wireId, "wireId");
-            Objects.requireNonNull(message, "message");
         }
 
-        /** A failure reply to {@code request} carrying {@code error}'s code and message. */
-        public static ShardRunFailure of(ShardRunRequest request, ThresherException error,
-                boolean guestStarted) {
-            return new ShardRunFailure(request.requestId(), request.wireId(), error.code().code(), guestStarted,
-                    error.getMessage());
+        /** A failed slot carrying {@code error}'s code and message. */
+        public static SlotOutcome failed(SlotRun slot, ThresherException error, boolean guestStarted) {
+            return new SlotOutcome(slot.slotIndex(), slot.wireId(), error.code().code(), guestStarted,
+                    error.getMessage() == null ? error.code().name() : error.getMessage(), 0, 0, 0, 0);
+        }
+
+        public boolean published() {
+            return errorCode == 0;
         }
 
         /** The error code; a number this build does not know reads as {@code INTERNAL_ERROR}. */
