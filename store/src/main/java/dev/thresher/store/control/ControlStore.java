@@ -229,6 +229,14 @@ public final class ControlStore {
         });
     }
 
+    /**
+     * The topology version (migration V4): bumped by every change to partitions and by every host
+     * added, removed or moved (shard, wire address); heartbeats and lease renewals leave it.
+     */
+    public long readTopologyVersion() {
+        return queryOne("SELECT version FROM topology_version", rs -> rs.getLong(1)).orElse(0L);
+    }
+
     // ---- invocations ------------------------------------------------------------------------------
 
     /** Records the start of a call. */
