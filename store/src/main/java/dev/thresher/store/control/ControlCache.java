@@ -1,0 +1,682 @@
+package dev.thresher.store.control;
+
+import dev.thresher.bindings.Binding;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.topology.Topology;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Bindings and the topology as one node caches them, so a call does not read the control
+ * database for them. Two things keep the cache honest:
+ *
+ * <ul>
+ *   <li><b>the poll</b> (the contract): every {@code pollMs} a thread re-reads the topology and
+ *       drops every cached current binding, so a change is seen within one poll interval whatever
+ *       happened to its notification;</li>
+ *   <li><b>push</b> (the optimisation): a thread holds a dedicated connection listening on
+ *       {@value #CHANNEL}; the control database's triggers (migration V4) notify it when a binding
+ *       gets a new version ({@code binding:<tenant>/<name>}) and when partitions, hosts or
+ *       leadership change ({@code topology}). When that connection breaks, the thread logs once,
+ *       reconnects with bounded backoff and, once listening again, invalidates everything, since
+ *       notifications may have been lost meanwhile.</li>
+ * </ul>
+ *
+ * <p>Binding versions are immutable and kept in an LRU of {@value #VERSIONS_CACHED}. A miss reads
+ * through {@link ControlStore}, one read at a time per key: concurrent callers on the same miss wait
+ * for that read (at most {@code loadWaitMs}) instead of each reading. Reads throw
+ * {@link ThresherException} with {@link ErrorCode#STORE_UNAVAILABLE} when the control database
+ * fails; a failed poll keeps what is cached and tries again one interval later.
+ */
+public final class ControlCache implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ControlCache.class);
+
+    /** The notification channel of migration V4. */
+    public static final String CHANNEL = "thresher_catalog";
+    /** Binding versions kept, least recently used evicted first. */
+    public static final int VERSIONS_CACHED = 1_024;
+    /** How long a caller waits for a read another caller started, by default. */
+    public static final long DEFAULT_LOAD_WAIT_MS = 15_000;
+
+    /** One wait for notifications; bounds how long the listener takes to notice {@link #close()}. */
+    private static final int LISTEN_WAIT_MS = 250;
+    /** A quiet listen connection is checked this often, so a silently dead one is replaced. */
+    private static final long LISTEN_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final int LISTEN_CHECK_TIMEOUT_S = 5;
+    private static final long BACKOFF_MIN_MS = 50;
+    private static final long BACKOFF_MAX_MS = 5_000;
+    private static final long CLOSE_WAIT_MS = 2_000;
+
+    /** A consistent view: the cached topology and the topology version read just before it. */
+    public record TopologyAt(Topology topology, long version) {}
+
+    private record Key(String tenant, String name) {}
+
+    private record VersionKey(String tenant, String name, int version) {}
+
+    /** A cached current binding (or its absence); a class, not a record: removal is by identity. */
+    private static final class CurrentEntry {
+        final Optional<Binding> binding;
+
+        CurrentEntry(Optional<Binding> binding) {
+            this.binding = binding;
+        }
+    }
+
+    private record CurrentLoad(long generation, CompletableFuture<Optional<Binding>> result) {}
+
+    /** A topology read, stamped with the local monotonic time taken just before it was sent. */
+    private record Snapshot(Topology topology, long version, long readNanos) {}
+
+    private record TopologyLoad(long startNanos, CompletableFuture<Snapshot> result) {}
+
+    private final ControlStore control;
+    private final Callable<Connection> listenConnections;
+    private final long pollNanos;
+    private final String nodeName;
+    private final long loadWaitNanos;
+
+    private final ConcurrentHashMap<Key, CurrentEntry> current = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Key, CurrentLoad> currentLoads = new ConcurrentHashMap<>();
+    /** Bumped by every invalidation of current bindings; a read that straddles one is not cached. */
+    private final AtomicLong bindingGeneration = new AtomicLong();
+
+    private final Map<VersionKey, Binding> versions = new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<VersionKey, Binding> eldest) {
+            return size() > VERSIONS_CACHED;
+        }
+    };
+    private final ConcurrentHashMap<VersionKey, CompletableFuture<Optional<Binding>>> versionLoads =
+            new ConcurrentHashMap<>();
+
+    private final Object topologyLock = new Object();
+    private volatile Snapshot snapshot; // written under topologyLock
+    private TopologyLoad topologyLoad; // guarded by topologyLock
+    /** A snapshot read before this {@code nanoTime} is stale: a notification or invalidation said so. */
+    private final AtomicLong topologyWantedAfter;
+    private final Semaphore refreshNow = new Semaphore(0);
+
+    private final LongAdder notifications = new LongAdder();
+    private final LongAdder polls = new LongAdder();
+    private final LongAdder pollFailures = new LongAdder();
+    private final LongAdder bindingReads = new LongAdder();
+    private final LongAdder topologyReads = new LongAdder();
+    private final LongAdder reconnects = new LongAdder();
+    private volatile String lastNotification;
+
+    private volatile boolean closed;
+    private volatile Connection listening; // owned by the listener thread once it runs
+    private boolean pollFailing; // poll thread only
+    private Thread listener;
+    private Thread poller;
+
+    private ControlCache(ControlStore control, Callable<Connection> listenConnections, long pollMs, String nodeName,
+                         long loadWaitMs) {
+        if (pollMs <= 0 || loadWaitMs <= 0) {
+            throw new IllegalArgumentException("pollMs and loadWaitMs must be positive");
+        }
+        this.control = Objects.requireNonNull(control, "control");
+        this.listenConnections = Objects.requireNonNull(listenConnections, "listenConnections");
+        this.pollNanos = TimeUnit.MILLISECONDS.toNanos(pollMs);
+        this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
+        this.loadWaitNanos = TimeUnit.MILLISECONDS.toNanos(loadWaitMs);
+        this.topologyWantedAfter = new AtomicLong(System.nanoTime());
+    }
+
+    /**
+     * Starts a cache: listens first, then reads the topology once, then starts the listener and the
+     * poll threads. It does not fail when the control database is down: the listener keeps
+     * reconnecting, the poll keeps trying, and reads through the cache throw
+     * {@link ErrorCode#STORE_UNAVAILABLE} until it is back.
+     *
+     * @param control the control database
+     * @param listenConnections opens a dedicated pgjdbc connection (not a pooled one) for
+     *        {@code LISTEN}; called again after the connection breaks
+     * @param pollMs the reconcile interval, {@code limits.topologyPollMs}
+     * @param nodeName names the threads and the log lines
+     */
+    public static ControlCache start(ControlStore control, Callable<Connection> listenConnections, long pollMs,
+                                     String nodeName) {
+        return start(control, listenConnections, pollMs, nodeName, DEFAULT_LOAD_WAIT_MS);
+    }
+
+    /** {@link #start(ControlStore, Callable, long, String)} with the bound on waiting for another caller's read. */
+    public static ControlCache start(ControlStore control, Callable<Connection> listenConnections, long pollMs,
+                                     String nodeName, long loadWaitMs) {
+        ControlCache c = new ControlCache(control, listenConnections, pollMs, nodeName, loadWaitMs);
+        c.begin();
+        return c;
+    }
+
+    private void begin() {
+        boolean listenBroken = false;
+        try {
+            listening = openListening();
+        } catch (Exception e) {
+            listenBroken = true;
+            log.warn("{}: cannot listen on {} yet ({}); retrying, the {} ms poll keeps the cache current meanwhile",
+                    nodeName, CHANNEL, e.toString(), TimeUnit.NANOSECONDS.toMillis(pollNanos));
+        }
+        try {
+            loadTopology(System.nanoTime());
+        } catch (RuntimeException e) {
+            pollFailing = true;
+            log.warn("{}: cannot read the topology yet ({}); the poll retries every {} ms", nodeName, e.getMessage(),
+                    TimeUnit.NANOSECONDS.toMillis(pollNanos));
+        }
+        boolean broken = listenBroken;
+        listener = Thread.ofPlatform().daemon().name("control-cache-listen-" + nodeName).start(() -> listenLoop(broken));
+        poller = Thread.ofPlatform().daemon().name("control-cache-poll-" + nodeName).start(this::pollLoop);
+    }
+
+    // ---- bindings ------------------------------------------------------------------------------
+
+    /** The current version of a binding (or its absence), cached; a miss reads through. */
+    public Optional<Binding> currentBinding(String tenant, String name) {
+        Key k = new Key(tenant, name);
+        CurrentEntry hit = current.get(k);
+        return hit != null ? hit.binding : loadCurrent(k);
+    }
+
+    private Optional<Binding> loadCurrent(Key k) {
+        long waitUntil = System.nanoTime() + loadWaitNanos;
+        long gen = bindingGeneration.get();
+        CurrentLoad mine = new CurrentLoad(gen, new CompletableFuture<>());
+        // Join a read that started no earlier than our view of the invalidations, else start one.
+        CurrentLoad running = currentLoads.compute(k, (key, cur) -> cur != null && cur.generation() >= gen ? cur : mine);
+        if (running != mine) {
+            return await(running.result(), waitUntil, "binding " + k.tenant() + "/" + k.name());
+        }
+        try {
+            CurrentEntry hit = current.get(k);
+            Optional<Binding> b;
+            if (hit != null) {
+                b = hit.binding;
+            } else {
+                bindingReads.increment();
+                b = control.currentBinding(k.tenant(), k.name());
+                CurrentEntry entry = new CurrentEntry(b);
+                // Cached only if no invalidation came since the read began; atomic with a concurrent remove.
+                current.compute(k, (key, cur) -> bindingGeneration.get() == gen ? entry : cur);
+                b.ifPresent(this::rememberVersion);
+            }
+            mine.result().complete(b);
+            return b;
+        } catch (Throwable t) {
+            mine.result().completeExceptionally(t);
+            throw t;
+        } finally {
+            currentLoads.remove(k, mine);
+        }
+    }
+
+    /** One immutable version of a binding; found versions are kept in an LRU of {@value #VERSIONS_CACHED}. */
+    public Optional<Binding> binding(String tenant, String name, int version) {
+        VersionKey k = new VersionKey(tenant, name, version);
+        Binding hit = cachedVersion(k);
+        if (hit != null) {
+            return Optional.of(hit);
+        }
+        long waitUntil = System.nanoTime() + loadWaitNanos;
+        CompletableFuture<Optional<Binding>> mine = new CompletableFuture<>();
+        CompletableFuture<Optional<Binding>> running = versionLoads.putIfAbsent(k, mine);
+        if (running != null) {
+            return await(running, waitUntil, "binding " + tenant + "/" + name + " version " + version);
+        }
+        try {
+            Binding again = cachedVersion(k);
+            Optional<Binding> b;
+            if (again != null) {
+                b = Optional.of(again);
+            } else {
+                bindingReads.increment();
+                b = control.binding(tenant, name, version);
+                b.ifPresent(this::rememberVersion); // an absent version is not cached: it may be created yet
+            }
+            mine.complete(b);
+            return b;
+        } catch (Throwable t) {
+            mine.completeExceptionally(t);
+            throw t;
+        } finally {
+            versionLoads.remove(k, mine);
+        }
+    }
+
+    private Binding cachedVersion(VersionKey k) {
+        synchronized (versions) {
+            return versions.get(k);
+        }
+    }
+
+    private void rememberVersion(Binding b) {
+        synchronized (versions) {
+            versions.put(new VersionKey(b.tenant(), b.name(), b.version()), b);
+        }
+    }
+
+    /** Drops the cached current version of a binding: the caller learned it is stale. */
+    public void invalidateBinding(String tenant, String name) {
+        bindingGeneration.incrementAndGet();
+        current.remove(new Key(tenant, name));
+    }
+
+    private void invalidateCurrentBindings() {
+        bindingGeneration.incrementAndGet();
+        current.clear();
+    }
+
+    /** Drops every cached current binding and marks the topology stale; versions, immutable, stay. */
+    public void invalidateAll() {
+        invalidateCurrentBindings();
+        markTopologyStale();
+    }
+
+    // ---- topology ------------------------------------------------------------------------------
+
+    /**
+     * The cached topology, its {@code readAt} advanced by the local monotonic time elapsed since the
+     * read was sent: leases are judged as of now, by the database's clock at read time plus elapsed
+     * time (which, counted from before the read, can only make a lease look shorter). Reads through
+     * when nothing is cached or a notification said it changed; when that read fails, the previous
+     * topology is returned if there is one (leaders fence stale targets), else it throws.
+     */
+    public Topology topology() {
+        return topologyAt().topology();
+    }
+
+    /** {@link #topology()} together with the version it was read at, from the same snapshot. */
+    public TopologyAt topologyAt() {
+        Snapshot s = snapshot;
+        long wanted = topologyWantedAfter.get();
+        if (s == null || s.readNanos() - wanted < 0) {
+            try {
+                s = loadTopology(wanted);
+            } catch (ThresherException e) {
+                if (s == null) {
+                    throw e;
+                }
+            }
+        }
+        return advanced(s);
+    }
+
+    /**
+     * Reads the topology now (after a stale-target refusal, say) and caches it. Callers that refresh
+     * at the same time share one read that began after they asked. Throws
+     * {@link ErrorCode#STORE_UNAVAILABLE} when it cannot be read.
+     */
+    public Topology refreshTopology() {
+        return advanced(loadTopology(System.nanoTime())).topology();
+    }
+
+    /**
+     * The topology version read just before the cached topology (0 before the first read): the cached
+     * topology reflects every partition and host change up to at least this version.
+     */
+    public long topologyVersion() {
+        Snapshot s = snapshot;
+        return s == null ? 0 : s.version();
+    }
+
+    private static TopologyAt advanced(Snapshot s) {
+        Topology t = s.topology();
+        long elapsed = System.nanoTime() - s.readNanos();
+        return new TopologyAt(new Topology(t.partitions(), t.leaders(), t.hosts(), t.readAt().plusNanos(elapsed)),
+                s.version());
+    }
+
+    private void markTopologyStale() {
+        long now = System.nanoTime();
+        topologyWantedAfter.accumulateAndGet(now, (prev, x) -> x - prev > 0 ? x : prev);
+    }
+
+    /** A snapshot whose read began at or after {@code notBefore}: the cached one, a running read's, or a new read. */
+    private Snapshot loadTopology(long notBefore) {
+        long waitUntil = System.nanoTime() + loadWaitNanos;
+        while (true) {
+            TopologyLoad running;
+            TopologyLoad mine = null;
+            synchronized (topologyLock) {
+                Snapshot s = snapshot;
+                if (s != null && s.readNanos() - notBefore >= 0) {
+                    return s;
+                }
+                running = topologyLoad;
+                if (running == null) {
+                    mine = new TopologyLoad(System.nanoTime(), new CompletableFuture<>());
+                    topologyLoad = mine;
+                }
+            }
+            if (mine != null) {
+                return readTopology(mine);
+            }
+            Snapshot got = await(running.result(), waitUntil, "the topology");
+            if (running.startNanos() - notBefore >= 0) {
+                return got;
+            }
+            // That read began before we asked: start (or join) one that begins after.
+        }
+    }
+
+    private Snapshot readTopology(TopologyLoad mine) {
+        try {
+            topologyReads.increment();
+            long version = control.readTopologyVersion();
+            Topology t = control.readTopology();
+            Snapshot s = new Snapshot(t, version, mine.startNanos());
+            synchronized (topologyLock) {
+                Snapshot cur = snapshot;
+                if (cur == null || s.readNanos() - cur.readNanos() > 0) {
+                    snapshot = s;
+                }
+            }
+            mine.result().complete(s);
+            return s;
+        } catch (Throwable t) {
+            mine.result().completeExceptionally(t);
+            throw t;
+        } finally {
+            synchronized (topologyLock) {
+                if (topologyLoad == mine) {
+                    topologyLoad = null;
+                }
+            }
+        }
+    }
+
+    private <T> T await(CompletableFuture<T> f, long waitUntilNanos, String what) {
+        try {
+            return f.get(Math.max(0, waitUntilNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: a concurrent read of " + what
+                    + " did not answer within " + TimeUnit.NANOSECONDS.toMillis(loadWaitNanos) + " ms");
+        } catch (ExecutionException e) {
+            ThresherException te = ThresherException.of(e.getCause());
+            throw new ThresherException(te.code(), te.getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE,
+                    "control database: interrupted while waiting for a read of " + what);
+        }
+    }
+
+    // ---- counters ------------------------------------------------------------------------------
+
+    /** Notifications received on {@value #CHANNEL}. */
+    public long notifications() {
+        return notifications.sum();
+    }
+
+    /** Polls completed: topology re-read and current bindings dropped. */
+    public long polls() {
+        return polls.sum();
+    }
+
+    /** Polls that could not read the topology (and kept what was cached). */
+    public long pollFailures() {
+        return pollFailures.sum();
+    }
+
+    /** Reads of the control database this cache made: {@link #bindingReads()} plus {@link #topologyReads()}. */
+    public long reads() {
+        return bindingReads.sum() + topologyReads.sum();
+    }
+
+    /** Reads of a current binding or a binding version. */
+    public long bindingReads() {
+        return bindingReads.sum();
+    }
+
+    /** Reads of the topology (each is the topology version and the topology, two short transactions). */
+    public long topologyReads() {
+        return topologyReads.sum();
+    }
+
+    /** Times the listen connection was established again after it broke (or could not be opened at start). */
+    public long reconnects() {
+        return reconnects.sum();
+    }
+
+    /** The payload of the last notification received, for tests. */
+    String lastNotification() {
+        return lastNotification;
+    }
+
+    // ---- the listener ------------------------------------------------------------------------------
+
+    private Connection openListening() throws Exception {
+        Connection c = listenConnections.call();
+        try {
+            c.setAutoCommit(true);
+            try (Statement s = c.createStatement()) {
+                s.execute("LISTEN " + CHANNEL);
+            }
+            c.unwrap(PGConnection.class); // fail here, not later, on a connection that cannot listen
+            return c;
+        } catch (Exception e) {
+            closeQuietly(c);
+            throw e;
+        }
+    }
+
+    private void listenLoop(boolean broken) {
+        long backoffMs = BACKOFF_MIN_MS;
+        Connection c = listening;
+        long lastHeard = System.nanoTime();
+        while (!closed) {
+            if (c == null) {
+                try {
+                    c = openListening();
+                    listening = c;
+                    lastHeard = System.nanoTime();
+                    backoffMs = BACKOFF_MIN_MS;
+                    reconnects.increment();
+                    // Listening again: whatever changed while we were not is no longer announced.
+                    invalidateAll();
+                    refreshNow.release();
+                    if (broken) {
+                        log.info("{}: listening on {} again; the cache was invalidated", nodeName, CHANNEL);
+                    }
+                    broken = false;
+                } catch (Exception e) {
+                    if (closed) {
+                        break;
+                    }
+                    if (!broken) {
+                        log.warn("{}: cannot listen on {} ({}); retrying with backoff, the poll covers the gap",
+                                nodeName, CHANNEL, e.toString());
+                        broken = true;
+                    }
+                    backoffMs = pause(backoffMs);
+                    continue;
+                }
+            }
+            try {
+                PGNotification[] got = c.unwrap(PGConnection.class).getNotifications(LISTEN_WAIT_MS);
+                if (got != null && got.length > 0) {
+                    lastHeard = System.nanoTime();
+                    boolean topologyChanged = false;
+                    for (PGNotification n : got) {
+                        topologyChanged |= handle(n.getParameter());
+                    }
+                    if (topologyChanged) {
+                        refreshNow.release();
+                    }
+                } else if (System.nanoTime() - lastHeard > LISTEN_CHECK_NANOS) {
+                    lastHeard = System.nanoTime();
+                    if (!c.isValid(LISTEN_CHECK_TIMEOUT_S)) {
+                        throw new SQLException("the listen connection stopped answering");
+                    }
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (closed) {
+                    break;
+                }
+                if (!broken) {
+                    log.warn("{}: the connection listening on {} broke ({}); reconnecting, the poll covers the gap",
+                            nodeName, CHANNEL, e.toString());
+                    broken = true;
+                }
+                closeQuietly(c);
+                c = null;
+                listening = null;
+                backoffMs = pause(backoffMs);
+            }
+        }
+        closeQuietly(c);
+        listening = null;
+    }
+
+    /** Applies one notification; returns whether it says the topology changed. */
+    private boolean handle(String payload) {
+        notifications.increment();
+        lastNotification = payload;
+        if (payload.equals("topology")) {
+            markTopologyStale();
+            return true;
+        }
+        if (payload.equals("bindings")) {
+            invalidateCurrentBindings();
+            return false;
+        }
+        if (payload.startsWith("binding:")) {
+            String qualified = payload.substring("binding:".length());
+            int slash = qualified.indexOf('/');
+            if (slash >= 0 && qualified.indexOf('/', slash + 1) < 0) {
+                invalidateBinding(qualified.substring(0, slash), qualified.substring(slash + 1));
+            } else {
+                // A '/' inside a tenant or a name: drop every key that spells the same.
+                bindingGeneration.incrementAndGet();
+                current.keySet().removeIf(k -> (k.tenant() + "/" + k.name()).equals(qualified));
+            }
+            return false;
+        }
+        // A payload this build does not know (a newer node's): assume anything changed.
+        invalidateAll();
+        return true;
+    }
+
+    /** Sleeps for the backoff (less when closing); returns the next, doubled up to its bound. */
+    private long pause(long backoffMs) {
+        try {
+            Thread.sleep(backoffMs);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return Math.min(BACKOFF_MAX_MS, backoffMs * 2);
+    }
+
+    // ---- the poll ------------------------------------------------------------------------------
+
+    private void pollLoop() {
+        long nextPoll = System.nanoTime() + pollNanos;
+        while (!closed) {
+            long wait = nextPoll - System.nanoTime();
+            if (wait > 0) {
+                boolean woken;
+                try {
+                    woken = refreshNow.tryAcquire(wait, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    break;
+                }
+                if (closed) {
+                    break;
+                }
+                if (woken) {
+                    refreshNow.drainPermits();
+                    refreshAfterNotification();
+                    continue;
+                }
+            }
+            poll();
+            nextPoll = System.nanoTime() + pollNanos;
+        }
+    }
+
+    /** A notification said the topology changed: read it now, so callers rarely wait for it. */
+    private void refreshAfterNotification() {
+        try {
+            loadTopology(topologyWantedAfter.get());
+        } catch (RuntimeException e) {
+            log.debug("{}: topology refresh after a notification failed: {}", nodeName, e.toString());
+        }
+    }
+
+    private void poll() {
+        try {
+            loadTopology(System.nanoTime());
+            invalidateCurrentBindings();
+            polls.increment();
+            if (pollFailing) {
+                pollFailing = false;
+                log.info("{}: the control database answers the topology poll again", nodeName);
+            }
+        } catch (RuntimeException e) {
+            pollFailures.increment();
+            if (!pollFailing) {
+                pollFailing = true;
+                log.warn("{}: topology poll failed ({}); keeping the cached topology and bindings, retrying every {} ms",
+                        nodeName, e.getMessage(), TimeUnit.NANOSECONDS.toMillis(pollNanos));
+            }
+        }
+    }
+
+    // ---- closing ------------------------------------------------------------------------------
+
+    /** Stops both threads (waiting for each at most two seconds) and closes the listen connection. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Thread t : new Thread[] {poller, listener}) {
+            if (t != null) {
+                t.interrupt();
+            }
+        }
+        for (Thread t : new Thread[] {poller, listener}) {
+            if (t != null) {
+                try {
+                    t.join(CLOSE_WAIT_MS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        Connection c = listening;
+        if (c != null) {
+            closeQuietly(c); // the listener did not stop in time
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (SQLException | RuntimeException e) {
+            // nothing to do: the connection is being dropped
+        }
+    }
+}
