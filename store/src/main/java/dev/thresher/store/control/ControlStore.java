@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -239,15 +240,34 @@ public final class ControlStore {
 
     // ---- invocations ------------------------------------------------------------------------------
 
-    /** Records the start of a call. */
-    public void insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                 int shardCount, long deadlineEpochMs, long deadlineMs) {
-        update("""
+    /**
+     * Records the start of a call, provided {@code binding} is still the binding's current version:
+     * a node that resolved the binding from its cache learns here, in the same statement, that a newer
+     * version exists (and nothing is recorded).
+     *
+     * @return whether the invocation was recorded; false when the binding has a newer version
+     */
+    public boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                    int shardCount, long deadlineEpochMs, long deadlineMs) {
+        return update("""
                 INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal,
                   coordinator_host, shard_count, deadline_at, deadline_ms, state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')""",
+                SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running'
+                WHERE ? = (SELECT max(b.version) FROM bindings b WHERE b.tenant = ? AND b.name = ?)""",
                 callId, binding.tenant(), binding.name(), binding.version(), binding.componentDigest(), principal,
-                coordinatorHost, shardCount, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)), deadlineMs);
+                coordinatorHost, shardCount, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)), deadlineMs,
+                binding.version(), binding.tenant(), binding.name()) == 1;
+    }
+
+    /** Records a call refused before it was recorded as running (at planning), in one statement. */
+    public void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                        long deadlineEpochMs, long deadlineMs, ErrorCode code, String message) {
+        update("""
+                INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal,
+                  coordinator_host, shard_count, deadline_at, deadline_ms, state, error_code, error_message, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 'failed', ?, ?, now())""",
+                callId, binding.tenant(), binding.name(), binding.version(), binding.componentDigest(), principal,
+                coordinatorHost, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)), deadlineMs, code.code(), message);
     }
 
     /** Records a call's failure, unless it already finished. */
@@ -260,27 +280,41 @@ public final class ControlStore {
 
     // ---- coordination: journal, slots, reduce leases, results --------------------------------------
 
+    private static final String JOURNAL_COLUMNS = """
+            wire_id, call_id, kind, host_id, partition_id, epoch, succeeded, error_code, error_message, row_count,
+            emit_count, payload, guest_micros""";
+
     /** The journaled outcome of a wire identity, if any. */
     public Optional<JournalEntry> journaled(String tenant, String wireId) {
-        return inTransaction(c -> journaled(c, tenant, wireId));
+        return Optional.ofNullable(journaled(tenant, List.of(wireId)).get(wireId));
     }
 
-    private static Optional<JournalEntry> journaled(Connection c, String tenant, String wireId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                SELECT call_id, kind, host_id, partition_id, epoch, succeeded, error_code, error_message, row_count,
-                       emit_count, payload, guest_micros
-                FROM journal WHERE tenant = ? AND wire_id = ?""")) {
+    /** The journaled outcomes of several wire identities of one tenant, in one statement; absent ones are missing. */
+    public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {
+        return inTransaction(c -> journaled(c, tenant, wireIds));
+    }
+
+    private static Map<String, JournalEntry> journaled(Connection c, String tenant, List<String> wireIds)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + JOURNAL_COLUMNS
+                + " FROM journal WHERE tenant = ? AND wire_id = ANY (?)")) {
             ps.setString(1, tenant);
-            ps.setString(2, wireId);
+            ps.setArray(2, c.createArrayOf("text", wireIds.toArray()));
+            Map<String, JournalEntry> found = new HashMap<>();
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
+                while (rs.next()) {
+                    JournalEntry e = journalEntry(tenant, rs);
+                    found.put(e.wireId(), e);
                 }
-                return Optional.of(new JournalEntry(tenant, wireId, rs.getObject(1, UUID.class), rs.getString(2),
-                        rs.getString(3), rs.getInt(4), rs.getLong(5), rs.getBoolean(6), rs.getInt(7), rs.getString(8),
-                        rs.getInt(9), rs.getInt(10), rs.getBytes(11), rs.getLong(12)));
             }
+            return found;
         }
+    }
+
+    private static JournalEntry journalEntry(String tenant, ResultSet rs) throws SQLException {
+        return new JournalEntry(tenant, rs.getString(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4),
+                rs.getInt(5), rs.getLong(6), rs.getBoolean(7), rs.getInt(8), rs.getString(9), rs.getInt(10),
+                rs.getInt(11), rs.getBytes(12), rs.getLong(13));
     }
 
     /**
@@ -289,78 +323,145 @@ public final class ControlStore {
      * sees the same outcome.
      */
     public JournalEntry journal(JournalEntry e) {
-        return inTransaction(c -> journal(c, e));
+        return inTransaction(c -> journal(c, List.of(e)).get(e.wireId()));
     }
 
-    private static JournalEntry journal(Connection c, JournalEntry e) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, partition_id, epoch, succeeded,
-                  error_code, error_message, row_count, emit_count, payload, guest_micros)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, wire_id) DO NOTHING""")) {
-            bind(ps, e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(), e.succeeded(),
-                    e.errorCode(), e.errorMessage(), e.rowCount(), e.emitCount(), e.payload(), e.guestMicros());
-            ps.executeUpdate();
+    /** Journals outcomes of one tenant (first writer wins, one batch) and returns the standing ones by wire id. */
+    private static Map<String, JournalEntry> journal(Connection c, List<JournalEntry> entries) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO journal (tenant, " + JOURNAL_COLUMNS + """
+                ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, wire_id) DO NOTHING""")) {
+            for (JournalEntry e : entries) {
+                bind(ps, e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(),
+                        e.succeeded(), e.errorCode(), e.errorMessage(), e.rowCount(), e.emitCount(), e.payload(),
+                        e.guestMicros());
+                ps.addBatch();
+            }
+            ps.executeBatch();
         }
-        return journaled(c, e.tenant(), e.wireId()).orElseThrow();
+        return journaled(c, entries.get(0).tenant(), entries.stream().map(JournalEntry::wireId).toList());
     }
 
     /** Why a slot was not published. */
     public enum SlotFence { PUBLISHED, NOT_LEADER }
 
     /**
-     * Journals a shard outcome (first writer wins) and, when the standing outcome succeeded,
-     * publishes it as the call's slot under a lease, in one transaction. The publication is
-     * fenced: it happens only while {@code hostId} holds a live lease on the partition under the
-     * outcome's epoch.
+     * One shard outcome to journal and publish.
      *
-     * @return the standing outcome, and whether its slot is published
+     * @param outcome the component outcome of the slot's run (or the journaled one being replayed)
+     * @param slotIndex the slot it fills
      */
-    public Map.Entry<JournalEntry, SlotFence> publishShardOutcome(JournalEntry outcome, int slotIndex, long leaseMs) {
+    public record SlotPublication(JournalEntry outcome, int slotIndex) {}
+
+    /**
+     * What stands for one slot after {@link #publishShardOutcomes}.
+     *
+     * @param standing the journaled outcome (the first writer's, which may be an earlier delivery's)
+     * @param fence {@link SlotFence#PUBLISHED} for a failed outcome too (there is nothing to publish)
+     */
+    public record SlotPublished(JournalEntry standing, SlotFence fence) {}
+
+    /**
+     * Journals the shard outcomes of one host request (first writer wins) and publishes each standing
+     * successful one as its call's slot under a lease, all in one transaction. Each publication is
+     * fenced: it happens only while {@code hostId} holds a live lease on the partition under the
+     * outcome's epoch, judged by the clock when the row is written, the lease row locked against a
+     * concurrent takeover until the transaction ends.
+     *
+     * @param publications outcomes of one tenant and host, at least one
+     * @return what stands, in the order of {@code publications}
+     */
+    public List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId, long leaseMs) {
         return inTransaction(c -> {
-            JournalEntry standing = journal(c, outcome);
-            if (!standing.succeeded()) {
-                return Map.entry(standing, SlotFence.PUBLISHED);
+            Map<String, JournalEntry> standing = journal(c, publications.stream().map(SlotPublication::outcome).toList());
+            List<SlotPublication> toPublish = new ArrayList<>();
+            for (SlotPublication p : publications) {
+                if (standing.get(p.outcome().wireId()).succeeded()) {
+                    toPublish.add(p);
+                }
             }
-            // The fence, in the same statement: the partition lease row, locked against a concurrent
-            // takeover until this transaction ends and judged by the clock now, not by when the
-            // transaction began (the journal insert above may have waited on a concurrent one).
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
-                      row_count, emit_count, entry_count, partials, lease_until)
-                    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0)
-                    WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
-                                  AND l.epoch = ? AND l.lease_until > clock_timestamp() FOR SHARE)
-                    ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
-                      WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
-                int entries = PartialsCodec.count(standing.payload());
-                bind(ps, standing.callId(), slotIndex, standing.tenant(), standing.partitionId(), standing.epoch(),
-                        standing.wireId(), outcome.hostId(), standing.rowCount(), standing.emitCount(), entries,
-                        standing.payload(), leaseMs, standing.partitionId(), outcome.hostId(), standing.epoch());
-                return Map.entry(standing, ps.executeUpdate() == 1 ? SlotFence.PUBLISHED : SlotFence.NOT_LEADER);
+            Map<String, SlotFence> fences = new HashMap<>();
+            if (!toPublish.isEmpty()) {
+                try (PreparedStatement ps = c.prepareStatement("""
+                        INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
+                          row_count, emit_count, entry_count, lease_until)
+                        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0)
+                        WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
+                                      AND l.epoch = ? AND l.lease_until > clock_timestamp() FOR SHARE)
+                        ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
+                          WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
+                    for (SlotPublication p : toPublish) {
+                        JournalEntry s = standing.get(p.outcome().wireId());
+                        bind(ps, s.callId(), p.slotIndex(), s.tenant(), s.partitionId(), s.epoch(), s.wireId(), hostId,
+                                s.rowCount(), s.emitCount(), PartialsCodec.count(s.payload()), leaseMs, s.partitionId(),
+                                hostId, s.epoch());
+                        ps.addBatch();
+                    }
+                    int[] counts = ps.executeBatch();
+                    for (int i = 0; i < counts.length; i++) {
+                        fences.put(toPublish.get(i).outcome().wireId(), counts[i] == 1 ? SlotFence.PUBLISHED
+                                : SlotFence.NOT_LEADER);
+                    }
+                }
             }
+            List<SlotPublished> out = new ArrayList<>(publications.size());
+            for (SlotPublication p : publications) {
+                String w = p.outcome().wireId();
+                out.add(new SlotPublished(standing.get(w), fences.getOrDefault(w, SlotFence.PUBLISHED)));
+            }
+            return out;
         });
     }
 
-    /** Every published slot of a call, with its lease state and its partition's current epoch. */
-    public List<SlotRow> slots(UUID callId) {
+    /**
+     * What the coordinator reads before reduce, in one transaction.
+     *
+     * @param leaseHeld whether this host holds the call's reduce lease now
+     * @param slots every published slot of the call, with its partials, lease state and its partition's current epoch
+     * @param journaledReduce the reduction's journaled outcome, when a reduce already ran under that wire identity
+     */
+    public record ReduceStart(boolean leaseHeld, List<SlotRow> slots, Optional<JournalEntry> journaledReduce) {}
+
+    /**
+     * Takes (or renews) the reduce lease of a call, granted when free, expired, or already this host's,
+     * and reads the call's published slots and any journaled reduction, in one transaction.
+     */
+    public ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs) {
         return inTransaction(c -> {
+            boolean held;
+            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE)) {
+                bind(ps, callId, hostId, reduceWireId, leaseMs);
+                held = ps.executeUpdate() == 1;
+            }
+            if (!held) {
+                return new ReduceStart(false, List.of(), Optional.empty());
+            }
+            List<SlotRow> rows = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement("""
                     SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
-                           s.entry_count, s.partials, s.lease_until > now(), coalesce(p.epoch, -1)
-                    FROM shard_slots s LEFT JOIN partitions p ON p.partition_id = s.partition_id
+                           s.entry_count, j.payload, s.lease_until > clock_timestamp(), coalesce(p.epoch, -1)
+                    FROM shard_slots s
+                    LEFT JOIN partitions p ON p.partition_id = s.partition_id
+                    LEFT JOIN journal j ON j.tenant = s.tenant AND j.wire_id = s.wire_id
                     WHERE s.call_id = ? ORDER BY s.slot_index""")) {
                 ps.setObject(1, callId);
-                List<SlotRow> rows = new ArrayList<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         rows.add(new SlotRow(rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getString(4), rs.getString(5),
                                 rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getBytes(9), rs.getBoolean(10), rs.getLong(11)));
                     }
                 }
-                return rows;
             }
+            return new ReduceStart(true, rows, Optional.ofNullable(journaled(c, tenant, List.of(reduceWireId))
+                    .get(reduceWireId)));
         });
     }
+
+    private static final String TAKE_REDUCE_LEASE = """
+            INSERT INTO reduce_leases (call_id, host_id, wire_id, lease_until)
+            VALUES (?, ?, ?, now() + make_interval(secs => ? / 1000.0))
+            ON CONFLICT (call_id) DO UPDATE SET host_id = EXCLUDED.host_id, lease_until = EXCLUDED.lease_until,
+              taken_at = now()
+            WHERE reduce_leases.host_id = EXCLUDED.host_id OR reduce_leases.lease_until < now()""";
 
     /**
      * Takes the reduce lease of a call: granted when free, expired, or already this host's.
@@ -368,57 +469,74 @@ public final class ControlStore {
      * @return whether this host holds the lease now
      */
     public boolean takeReduceLease(UUID callId, String hostId, String wireId, long leaseMs) {
-        return update("""
-                INSERT INTO reduce_leases (call_id, host_id, wire_id, lease_until)
-                VALUES (?, ?, ?, now() + make_interval(secs => ? / 1000.0))
-                ON CONFLICT (call_id) DO UPDATE SET host_id = EXCLUDED.host_id, lease_until = EXCLUDED.lease_until,
-                  taken_at = now()
-                WHERE reduce_leases.host_id = EXCLUDED.host_id OR reduce_leases.lease_until < now()""",
-                callId, hostId, wireId, leaseMs) == 1;
+        return update(TAKE_REDUCE_LEASE, callId, hostId, wireId, leaseMs) == 1;
     }
 
     /**
-     * Publishes a call's result: visible once or never. It succeeds only while the call is still
-     * running, {@code hostId} holds a live reduce lease, and the binding's current version is the one
-     * the call pinned (a redeploy during the call refuses the result rather than mix versions).
-     * When the call already has a published result, that result stays and is returned.
+     * Journals a call's reduction (first writer wins) and, when the standing reduction succeeded,
+     * publishes its result, in one transaction: visible once or never. The result is published only
+     * while the call is still running, {@code hostId} holds a live reduce lease, and the binding's
+     * current version is the one the call pinned (a redeploy during the call refuses the result rather
+     * than mix versions). When the call already has a published result, that result stays and is returned.
+     *
+     * @param reduction the reduction's outcome, or the journaled one being replayed
+     * @return the standing reduction, and what became of the publication (empty when the reduction failed)
+     */
+    public Map.Entry<JournalEntry, Optional<PublishOutcome>> journalAndPublish(JournalEntry reduction, String hostId,
+                                                                               int attempts) {
+        return inTransaction(c -> {
+            JournalEntry standing = journal(c, List.of(reduction)).get(reduction.wireId());
+            if (!standing.succeeded()) {
+                return Map.entry(standing, Optional.<PublishOutcome>empty());
+            }
+            String result = new String(standing.payload(), java.nio.charset.StandardCharsets.UTF_8);
+            return Map.entry(standing, Optional.of(publishResult(c, standing.callId(), hostId, result, attempts)));
+        });
+    }
+
+    /**
+     * Publishes a call's result: visible once or never (see {@link #journalAndPublish}); for operators and
+     * tests that publish without a reduction.
      */
     public PublishOutcome publishResult(UUID callId, String hostId, String resultJson, int attempts) {
-        return inTransaction(c -> {
-            try (PreparedStatement ps = c.prepareStatement("""
-                    UPDATE invocations i SET state = 'succeeded', result_json = ?, finished_at = now(), published_by = ?,
-                      attempts = ?
-                    WHERE i.call_id = ? AND i.state = 'running'
-                      AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
-                                  AND r.lease_until > now())
-                      AND i.binding_version = (SELECT max(b.version) FROM bindings b
-                                               WHERE b.tenant = i.tenant AND b.name = i.binding_name)""")) {
-                bind(ps, resultJson, hostId, attempts, callId, hostId);
-                if (ps.executeUpdate() == 1) {
-                    return new PublishOutcome(PublishOutcome.Status.PUBLISHED, Optional.of(resultJson));
-                }
+        return inTransaction(c -> publishResult(c, callId, hostId, resultJson, attempts));
+    }
+
+    private static PublishOutcome publishResult(Connection c, UUID callId, String hostId, String resultJson,
+                                                int attempts) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE invocations i SET state = 'succeeded', result_json = ?, finished_at = now(), published_by = ?,
+                  attempts = ?
+                WHERE i.call_id = ? AND i.state = 'running'
+                  AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
+                              AND r.lease_until > now())
+                  AND i.binding_version = (SELECT max(b.version) FROM bindings b
+                                           WHERE b.tenant = i.tenant AND b.name = i.binding_name)""")) {
+            bind(ps, resultJson, hostId, attempts, callId, hostId);
+            if (ps.executeUpdate() == 1) {
+                return new PublishOutcome(PublishOutcome.Status.PUBLISHED, Optional.of(resultJson));
             }
-            try (PreparedStatement ps = c.prepareStatement("""
-                    SELECT i.state, i.result_json,
-                           EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
-                                   AND r.lease_until > now()),
-                           i.binding_version = (SELECT max(b.version) FROM bindings b
-                                                WHERE b.tenant = i.tenant AND b.name = i.binding_name)
-                    FROM invocations i WHERE i.call_id = ?""")) {
-                bind(ps, hostId, callId);
-                try (ResultSet rs = ps.executeQuery()) {
-                    String state = rs.next() ? rs.getString(1) : "missing";
-                    if (state.equals("succeeded")) {
-                        return new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of(rs.getString(2)));
-                    }
-                    if (!state.equals("running")) {
-                        return new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty());
-                    }
-                    return new PublishOutcome(rs.getBoolean(3) ? PublishOutcome.Status.BINDING_REPLACED
-                            : PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty());
+        }
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT i.state, i.result_json,
+                       EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
+                               AND r.lease_until > now()),
+                       i.binding_version = (SELECT max(b.version) FROM bindings b
+                                            WHERE b.tenant = i.tenant AND b.name = i.binding_name)
+                FROM invocations i WHERE i.call_id = ?""")) {
+            bind(ps, hostId, callId);
+            try (ResultSet rs = ps.executeQuery()) {
+                String state = rs.next() ? rs.getString(1) : "missing";
+                if (state.equals("succeeded")) {
+                    return new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of(rs.getString(2)));
                 }
+                if (!state.equals("running")) {
+                    return new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty());
+                }
+                return new PublishOutcome(rs.getBoolean(3) ? PublishOutcome.Status.BINDING_REPLACED
+                        : PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty());
             }
-        });
+        }
     }
 
     /**
