@@ -1,0 +1,67 @@
+package dev.thresher.store;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/** One embedded PostgreSQL for the store module's tests, started on first use; a fresh database per test. */
+public final class TestPostgres {
+    private static final AtomicInteger databases = new AtomicInteger();
+    private static EmbeddedPostgres postgres;
+
+    private TestPostgres() {}
+
+    private static synchronized EmbeddedPostgres postgres() {
+        if (postgres == null) {
+            try {
+                postgres = EmbeddedPostgres.builder()
+                        .setServerConfig("fsync", "off")
+                        .setServerConfig("synchronous_commit", "off")
+                        .setServerConfig("full_page_writes", "off")
+                        .start();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return postgres;
+    }
+
+    /** The JDBC URL (superuser, in the URL) of a database of the embedded server. */
+    public static String jdbcUrl(String database) {
+        return postgres().getJdbcUrl("postgres", database);
+    }
+
+    /** Creates an empty database and returns its JDBC URL. */
+    public static String newDatabase() {
+        String name = "store_test_" + databases.incrementAndGet();
+        try (Connection c = DriverManager.getConnection(jdbcUrl("postgres")); Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return jdbcUrl(name);
+    }
+
+    /** Waits, polling every 10 ms, until the condition holds; fails after {@code timeout}. */
+    public static void await(Duration timeout, String what, BooleanSupplier condition) {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - until > 0) {
+                throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for " + what);
+            }
+        }
+    }
+}
