@@ -5,9 +5,10 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -18,6 +19,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.EncoderException;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,7 +31,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The client end of one pooled connection: connects, handshakes once, then carries any number
- * of concurrent requests, matching replies to callers by {@code requestId}.
+ * of concurrent requests, matching replies to callers by {@code requestId}. A reply must carry one
+ * outcome per slot of its request, in the request's order; any other reply, or a message a server
+ * does not send, is a protocol violation that closes the connection.
  *
  * <p>State changes happen on the channel's event loop: the request write (after checking the
  * connection is still open), reply completion and the close sweep. That ordering is what makes
@@ -47,12 +51,15 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     private final int port;
     private final Consumer<ClientConnection> onClosed;
     private final CompletableFuture<Void> ready = new CompletableFuture<>();
-    private final Map<Long, CompletableFuture<WireMessage>> pending = new ConcurrentHashMap<>();
+    private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
     private volatile Channel channel;
     private volatile boolean closed;
     /** Why the connection is being closed, when an error closed it; event loop only. */
     private Throwable closeCause;
     private ScheduledFuture<?> handshakeTimeout;
+
+    /** A request written (or being written) and the caller's future for its reply. */
+    private record Pending(HostRunRequest request, CompletableFuture<HostRunReply> result) {}
 
     ClientConnection(String host, int port, String nodeId, int maxFrameBytes, long handshakeTimeoutMs,
             Consumer<ClientConnection> onClosed) {
@@ -103,7 +110,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     /** Sends {@code request} once the handshake is done and completes {@code result} with the reply. */
-    void send(ShardRunRequest request, CompletableFuture<WireMessage> result) {
+    void send(HostRunRequest request, CompletableFuture<HostRunReply> result) {
         ready.whenComplete((ignored, handshakeError) -> {
             if (handshakeError != null) {
                 result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
@@ -125,20 +132,21 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     /** On the event loop. */
-    private void write(ShardRunRequest request, CompletableFuture<WireMessage> result) {
+    private void write(HostRunRequest request, CompletableFuture<HostRunReply> result) {
         long id = request.requestId();
         if (closed || !channel.isActive()) {
             result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
                     "connection to wire peer " + peer + " closed before request " + id + " was written", closeCause));
             return;
         }
-        if (pending.putIfAbsent(id, result) != null) {
+        Pending entry = new Pending(request, result);
+        if (pending.putIfAbsent(id, entry) != null) {
             result.completeExceptionally(new ThresherException(ErrorCode.INTERNAL_ERROR,
                     "request id " + id + " is already in flight to " + peer));
             return;
         }
         // a caller that gives up (timeout, cancel) frees its slot; a late reply is then dropped
-        result.whenComplete((m, e) -> pending.remove(id, result));
+        result.whenComplete((m, e) -> pending.remove(id, entry));
         channel.writeAndFlush(request).addListener(f -> {
             if (f.isSuccess()) {
                 return;
@@ -175,10 +183,9 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         switch (message) {
             case HelloAck m -> onAck(ctx, m);
             case HelloReject m -> onReject(ctx, m);
-            case ShardRunResult m -> onReply(m.requestId(), m);
-            case ShardRunFailure m -> onReply(m.requestId(), m);
+            case HostRunReply m -> onReply(ctx, m);
             case Hello m -> unexpected(ctx, m);
-            case ShardRunRequest m -> unexpected(ctx, m);
+            case HostRunRequest m -> unexpected(ctx, m);
         }
     }
 
@@ -214,13 +221,34 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         ctx.close();
     }
 
-    private void onReply(long requestId, WireMessage reply) {
-        CompletableFuture<WireMessage> result = pending.remove(requestId);
-        if (result == null) {
-            log.debug("dropping reply from {} to request {}, which no caller waits for", peer, requestId);
+    private void onReply(ChannelHandlerContext ctx, HostRunReply reply) {
+        Pending entry = pending.get(reply.requestId());
+        if (entry == null) {
+            log.debug("dropping reply from {} to request {}, which no caller waits for", peer, reply.requestId());
             return;
         }
-        result.complete(reply);
+        if (!answersEverySlot(entry.request().slots(), reply.slots())) {
+            // left pending: the sweep ends it with TRANSPORT_OUTCOME_UNKNOWN, since the peer may have run it
+            exceptionCaught(ctx, new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "wire peer " + peer
+                    + " answered request " + reply.requestId() + " with outcomes for other slots than the request's"));
+            return;
+        }
+        pending.remove(reply.requestId(), entry);
+        entry.result().complete(reply);
+    }
+
+    /** Whether {@code outcomes} are one per slot of {@code slots}, same slot index and wire id, same order. */
+    private static boolean answersEverySlot(List<SlotRun> slots, List<SlotOutcome> outcomes) {
+        if (slots.size() != outcomes.size()) {
+            return false;
+        }
+        for (int i = 0; i < slots.size(); i++) {
+            if (slots.get(i).slotIndex() != outcomes.get(i).slotIndex()
+                    || !slots.get(i).wireId().equals(outcomes.get(i).wireId())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void unexpected(ChannelHandlerContext ctx, WireMessage message) {
@@ -246,9 +274,9 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         ready.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
                 "connection to wire peer " + peer + " closed during the handshake", closeCause));
         for (Long id : pending.keySet()) {
-            CompletableFuture<WireMessage> result = pending.remove(id);
-            if (result != null) {
-                result.completeExceptionally(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
+            Pending entry = pending.remove(id);
+            if (entry != null) {
+                entry.result().completeExceptionally(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
                         "connection to wire peer " + peer + " closed after request " + id
                                 + " was sent and before its reply", closeCause));
             }

@@ -7,28 +7,35 @@ import java.util.stream.Collectors;
 
 /**
  * The type id of every message, grouped by family in the high byte: {@code 0x01xx} handshake,
- * {@code 0x02xx} shard run. Ids are never reused or renumbered; a semantic change to a message
- * gets a new id and the version that introduces it in {@link #sinceVersion}, and the id it
- * replaces is listed in {@link #RETIRED} so a frame carrying it is refused by name.
+ * {@code 0x02xx} host run (it carried the per-partition shard run until protocol version 3). Ids
+ * are never reused or renumbered; a semantic change to a message gets a new id and the version
+ * that introduces it in {@link #sinceVersion}, and the id it replaces is listed in {@link #RETIRED}
+ * so a frame carrying it is refused by name.
  */
 public enum MessageType {
     HELLO(0x0101, Family.HANDSHAKE, 1),
     HELLO_ACK(0x0102, Family.HANDSHAKE, 1),
     HELLO_REJECT(0x0103, Family.HANDSHAKE, 1),
-    SHARD_RUN_RESULT(0x0202, Family.SHARD_RUN, 1),
-    SHARD_RUN_FAILURE(0x0203, Family.SHARD_RUN, 1),
-    SHARD_RUN_REQUEST(0x0204, Family.SHARD_RUN, 2);
+    HOST_RUN_REQUEST(0x0205, Family.HOST_RUN, 3),
+    HOST_RUN_REPLY(0x0206, Family.HOST_RUN, 3);
 
     /** Ids of layouts no version this build speaks carries, and why they went. Never reused. */
     static final Map<Integer, String> RETIRED = Map.of(
-            0x0201, "ShardRunRequest version 1 (no binding version; replaced by 0x0204 at protocol version 2)");
+            0x0201, "ShardRunRequest version 1 (no binding version; replaced by 0x0204 at protocol version 2)",
+            0x0202, "ShardRunResult (one reply per partition carrying its partials; replaced by the per-slot"
+                    + " outcomes of HostRunReply 0x0206 at protocol version 3, the partials now read from the"
+                    + " control database)",
+            0x0203, "ShardRunFailure (one failure per partition; replaced by the per-slot outcomes of"
+                    + " HostRunReply 0x0206 at protocol version 3)",
+            0x0204, "ShardRunRequest version 2 (one request per partition; replaced by HostRunRequest 0x0205,"
+                    + " one request per leader host carrying all its slots, at protocol version 3)");
 
     /** A group of messages with one codec. */
     public enum Family {
         /** Version-independent: readable before a version is agreed, never changed. */
         HANDSHAKE,
-        /** Readable only once the handshake agreed a version. */
-        SHARD_RUN
+        /** A leader host's run of a call's slots; readable only once the handshake agreed a version. */
+        HOST_RUN
     }
 
     private static final Map<Integer, MessageType> BY_ID =
@@ -69,9 +76,8 @@ public enum MessageType {
             case WireMessage.Hello m -> HELLO;
             case WireMessage.HelloAck m -> HELLO_ACK;
             case WireMessage.HelloReject m -> HELLO_REJECT;
-            case WireMessage.ShardRunRequest m -> SHARD_RUN_REQUEST;
-            case WireMessage.ShardRunResult m -> SHARD_RUN_RESULT;
-            case WireMessage.ShardRunFailure m -> SHARD_RUN_FAILURE;
+            case WireMessage.HostRunRequest m -> HOST_RUN_REQUEST;
+            case WireMessage.HostRunReply m -> HOST_RUN_REPLY;
         };
     }
 
@@ -79,7 +85,7 @@ public enum MessageType {
     public boolean allowedAt(int version) {
         return switch (family) {
             case HANDSHAKE -> true;
-            case SHARD_RUN -> version >= sinceVersion;
+            case HOST_RUN -> version >= sinceVersion;
         };
     }
 }

@@ -3,21 +3,23 @@ package dev.thresher.wire;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.RetryClass;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.wire.WireMessage.Hello;
-import dev.thresher.wire.WireMessage.HelloAck;
-import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.Hello;
+import dev.thresher.wire.WireMessage.HelloAck;
+import dev.thresher.wire.WireMessage.HelloReject;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.EncoderException;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -28,7 +30,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server end of one connection. On the event loop it answers the handshake and hands each
- * request to {@code dispatch}; the dispatch thread calls the {@link ShardRunHandler}, and the
+ * request to {@code dispatch}; the dispatch thread calls the {@link HostRunHandler}, and the
  * reply is written from whichever thread completes the handler's future (Netty moves the write
  * onto the event loop).
  */
@@ -37,11 +39,11 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
 
     private final String nodeId;
     private final int maxFrameBytes;
-    private final ShardRunHandler handler;
+    private final HostRunHandler handler;
     private final Executor dispatch;
     private final Failpoints failpoints;
 
-    private ServerConnection(String nodeId, int maxFrameBytes, ShardRunHandler handler, Executor dispatch,
+    private ServerConnection(String nodeId, int maxFrameBytes, HostRunHandler handler, Executor dispatch,
                              Failpoints failpoints) {
         super(WireMessage.class);
         this.failpoints = failpoints;
@@ -52,7 +54,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     /** Installs the codec and a server end on a freshly accepted channel. */
-    static void configure(ChannelPipeline pipeline, String nodeId, int maxFrameBytes, ShardRunHandler handler,
+    static void configure(ChannelPipeline pipeline, String nodeId, int maxFrameBytes, HostRunHandler handler,
             Executor dispatch, Failpoints failpoints) {
         WirePipeline.addCodec(pipeline, maxFrameBytes);
         pipeline.addLast("wire-server", new ServerConnection(nodeId, maxFrameBytes, handler, dispatch, failpoints));
@@ -63,11 +65,10 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         long receivedNanos = System.nanoTime();
         switch (message) {
             case Hello m -> onHello(ctx, m);
-            case ShardRunRequest m -> onRequest(ctx.channel(), m, receivedNanos);
+            case HostRunRequest m -> onRequest(ctx.channel(), m, receivedNanos);
             case HelloAck m -> unexpected(ctx, m);
             case HelloReject m -> unexpected(ctx, m);
-            case ShardRunResult m -> unexpected(ctx, m);
-            case ShardRunFailure m -> unexpected(ctx, m);
+            case HostRunReply m -> unexpected(ctx, m);
         }
     }
 
@@ -98,41 +99,51 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         ch.writeAndFlush(new HelloAck(high, nodeId));
     }
 
-    private void onRequest(Channel ch, ShardRunRequest request, long receivedNanos) {
+    private void onRequest(Channel ch, HostRunRequest request, long receivedNanos) {
         try {
             dispatch.execute(() -> invoke(ch, request, receivedNanos));
         } catch (RejectedExecutionException e) {
-            write(ch, request, new ShardRunFailure(request.requestId(), request.wireId(),
-                    ErrorCode.CELL_UNAVAILABLE.code(), false, "node " + nodeId + " is shutting down"), false);
+            write(ch, request, HostRunReply.failed(request, new ThresherException(ErrorCode.CELL_UNAVAILABLE,
+                    "node " + nodeId + " is shutting down"), false), false);
         }
     }
 
-    private void invoke(Channel ch, ShardRunRequest request, long receivedNanos) {
-        try {
-            Site site = new Site(nodeId, request.partitionId(), request.slotIndex(), request.wireId());
-            if (failpoints.hit(Failpoint.WIRE_RECEIVE, site) == Failpoints.Outcome.DROP) {
-                // As if the connection broke after the request arrived: the sender cannot tell whether it ran.
-                ch.close();
+    private void invoke(Channel ch, HostRunRequest request, long receivedNanos) {
+        // once per slot, in slot order; the first slot the failpoint selects decides for the whole request
+        for (SlotRun slot : request.slots()) {
+            Site site = new Site(nodeId, slot.partitionId(), slot.slotIndex(), slot.wireId());
+            try {
+                if (failpoints.hit(Failpoint.WIRE_RECEIVE, site) == Failpoints.Outcome.DROP) {
+                    // As if the connection broke after the request arrived: the sender cannot tell whether it ran.
+                    ch.close();
+                    return;
+                }
+            } catch (ThresherException e) {
+                write(ch, request, HostRunReply.failed(request, e, false), false);
                 return;
             }
-        } catch (ThresherException e) {
-            write(ch, request, ShardRunFailure.of(request, e, false), false);
-            return;
         }
-        CompletableFuture<WireMessage> future;
+        CompletableFuture<HostRunReply> future;
         try {
             future = handler.handle(request, receivedNanos);
             if (future == null) {
                 future = CompletableFuture.failedFuture(
-                        new ThresherException(ErrorCode.INTERNAL_ERROR, "ShardRunHandler returned no future"));
+                        new ThresherException(ErrorCode.INTERNAL_ERROR, "HostRunHandler returned no future"));
             }
         } catch (Throwable t) {
             future = CompletableFuture.failedFuture(t);
         }
-        future.whenComplete((reply, error) -> write(ch, request, replyFor(request, reply, error), true));
+        // the reply is taken as an Object: a future completed through an unchecked cast with something
+        // else must still be answered, not fail a cast inside this callback and leave the client waiting
+        future.whenComplete((Object reply, Throwable error) -> write(ch, request, replyFor(request, reply, error), true));
     }
 
-    static WireMessage replyFor(ShardRunRequest request, WireMessage reply, Throwable error) {
+    /**
+     * The reply to write for a handler outcome: the handler's own reply when it answers this
+     * request's id with one outcome per slot of the request (same slot indexes and wire ids, same
+     * order); otherwise a reply failing every slot.
+     */
+    static HostRunReply replyFor(HostRunRequest request, Object reply, Throwable error) {
         if (error != null) {
             Throwable cause = error;
             while ((cause instanceof CompletionException || cause instanceof ExecutionException)
@@ -141,45 +152,71 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
             }
             ThresherException te = ThresherException.of(cause);
             boolean guestStarted = te.code().retryClass() != RetryClass.RETRYABLE;
-            return ShardRunFailure.of(request, te, guestStarted);
+            return HostRunReply.failed(request, te, guestStarted);
         }
-        return switch (reply) {
-            case null -> misfit(request, "no reply");
-            case ShardRunResult m -> m.requestId() == request.requestId() ? m : misfit(request, m.toString());
-            case ShardRunFailure m -> m.requestId() == request.requestId() ? m : misfit(request, m.toString());
-            case Hello m -> misfit(request, m.toString());
-            case HelloAck m -> misfit(request, m.toString());
-            case HelloReject m -> misfit(request, m.toString());
-            case ShardRunRequest m -> misfit(request, m.toString());
-        };
+        if (reply == null) {
+            return misfit(request, "no reply");
+        }
+        if (!(reply instanceof HostRunReply m)) {
+            return misfit(request, "a " + reply.getClass().getSimpleName() + ": " + reply);
+        }
+        if (m.requestId() != request.requestId()) {
+            return misfit(request, "the reply to request " + m.requestId() + ": " + m);
+        }
+        if (!sameSlots(request.slots(), m.slots())) {
+            return misfit(request, "outcomes for other slots than the request's: " + m);
+        }
+        return m;
     }
 
-    private static ShardRunFailure misfit(ShardRunRequest request, String what) {
-        log.error("ShardRunHandler answered request {} with {}", request.requestId(), what);
-        return new ShardRunFailure(request.requestId(), request.wireId(), ErrorCode.INTERNAL_ERROR.code(), true,
-                "the shard-run handler answered with " + what);
+    private static boolean sameSlots(List<SlotRun> asked, List<SlotOutcome> answered) {
+        if (asked.size() != answered.size()) {
+            return false;
+        }
+        for (int i = 0; i < asked.size(); i++) {
+            SlotRun a = asked.get(i);
+            SlotOutcome o = answered.get(i);
+            if (a.slotIndex() != o.slotIndex() || !a.wireId().equals(o.wireId())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static HostRunReply misfit(HostRunRequest request, String what) {
+        log.error("HostRunHandler answered request {} with {}", request.requestId(), what);
+        return HostRunReply.failed(request, new ThresherException(ErrorCode.INTERNAL_ERROR,
+                "the host-run handler answered with " + what), true);
     }
 
     /**
      * Writes a reply. A reply the encoder refuses (a frame above the cap) is replaced, once, by a
-     * failure with the encoder's code; nothing of the refused reply was sent.
+     * reply failing every slot with the encoder's code; nothing of the refused reply was sent. When
+     * even the replacement cannot be encoded (a request of very many slots), the connection is
+     * closed, so the client sees {@code TRANSPORT_OUTCOME_UNKNOWN} instead of waiting for a reply
+     * that will never come.
      */
-    private void write(Channel ch, ShardRunRequest request, WireMessage reply, boolean mayReplace) {
+    private void write(Channel ch, HostRunRequest request, HostRunReply reply, boolean mayReplace) {
         if (!ch.isActive()) {
             // the client already sees TRANSPORT_OUTCOME_UNKNOWN for this request
-            log.debug("dropping reply to shard-run request {}: {} is closed", request.requestId(), ch);
+            log.debug("dropping reply to host-run request {}: {} is closed", request.requestId(), ch);
             return;
         }
         ch.writeAndFlush(reply).addListener(f -> {
             if (f.isSuccess()) {
                 return;
             }
-            if (mayReplace && f.cause() instanceof EncoderException
-                    && WirePipeline.findThresher(f.cause()) instanceof ThresherException te) {
-                log.warn("reply to shard-run request {} not sent: {}", request.requestId(), te.getMessage());
-                write(ch, request, ShardRunFailure.of(request, te, true), false);
+            boolean refused = f.cause() instanceof EncoderException;
+            ThresherException te = refused ? WirePipeline.findThresher(f.cause()) : null;
+            if (mayReplace && te != null) {
+                log.warn("reply to host-run request {} not sent: {}", request.requestId(), te.getMessage());
+                write(ch, request, HostRunReply.failed(request, te, true), false);
+            } else if (refused) {
+                log.warn("closing wire connection {}: no reply to host-run request {} can be encoded ({})", ch,
+                        request.requestId(), f.cause().toString());
+                ch.close();
             } else {
-                log.debug("reply to shard-run request {} not written on {}: {}", request.requestId(), ch,
+                log.debug("reply to host-run request {} not written on {}: {}", request.requestId(), ch,
                         f.cause().toString());
             }
         });

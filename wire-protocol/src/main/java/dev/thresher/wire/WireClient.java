@@ -6,7 +6,9 @@ import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotRun;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -21,14 +23,16 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sends shard-run requests to other nodes over pooled connections: one per {@code host:port},
+ * Sends host-run requests to other nodes over pooled connections: one per {@code host:port},
  * opened on first use, handshaken once, shared by any number of concurrent requests and
  * replaced on the next {@link #send} after it closes. Thread-safe.
  *
  * <p>How the returned future ends (the coordinator relies on this):
  * <ul>
- *   <li>with the {@link WireMessage.ShardRunResult} or {@link WireMessage.ShardRunFailure} the
- *       peer answered; a failure reply is a normal completion;</li>
+ *   <li>with the {@link HostRunReply} the peer answered, one outcome per slot of the request in
+ *       the request's order (a reply that is not, or a message of another type, is a protocol
+ *       violation: the connection closes and its requests in flight end as below); failed slots
+ *       are a normal completion;</li>
  *   <li>{@link ErrorCode#HOST_UNREACHABLE} (retryable) when the connection could not be opened
  *       or handshaken, or closed, before the request was written: the request provably never left;</li>
  *   <li>{@link ErrorCode#TRANSPORT_OUTCOME_UNKNOWN} (ambiguous) when the request was written, or
@@ -70,10 +74,11 @@ public final class WireClient implements AutoCloseable {
     }
 
     /**
-     * @param failpoints {@code wire.send} is hit for every request before it is handed to its
-     *     connection: a failure ends the future with that code and nothing is sent; a drop ends it
-     *     with {@link ErrorCode#TRANSPORT_OUTCOME_UNKNOWN}, as a request lost on the way would; a delay
-     *     or halt holds the calling thread
+     * @param failpoints {@code wire.send} is hit once per slot of every request, in slot order and
+     *     with the slot's {@link Site}, before the request is handed to its connection; the first hit
+     *     that does not proceed decides for the whole request: a failure ends the future with that
+     *     code and nothing is sent; a drop ends it with {@link ErrorCode#TRANSPORT_OUTCOME_UNKNOWN},
+     *     as a request lost on the way would; a delay or halt holds the calling thread
      */
     public WireClient(String nodeId, Limits limits, Failpoints failpoints) {
         this.failpoints = Objects.requireNonNull(failpoints, "failpoints");
@@ -94,25 +99,27 @@ public final class WireClient implements AutoCloseable {
      * Sends {@code request} to the node at {@code host:port}; see the class comment for how the
      * future ends. Never blocks; connecting and the handshake happen in the background.
      */
-    public CompletableFuture<WireMessage> send(String host, int port, ShardRunRequest request) {
+    public CompletableFuture<HostRunReply> send(String host, int port, HostRunRequest request) {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(request, "request");
-        CompletableFuture<WireMessage> result = new CompletableFuture<>();
+        CompletableFuture<HostRunReply> result = new CompletableFuture<>();
         if (closed) {
             result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
                     "wire client is closed; request " + request.requestId() + " not sent"));
             return result;
         }
-        try {
-            if (failpoints.hit(Failpoint.WIRE_SEND, new Site(nodeId, request.partitionId(), request.slotIndex(),
-                    request.wireId())) == Failpoints.Outcome.DROP) {
-                result.completeExceptionally(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
-                        "request " + request.requestId() + " to " + host + ":" + port + " was lost (failpoint)"));
+        for (SlotRun slot : request.slots()) {
+            try {
+                if (failpoints.hit(Failpoint.WIRE_SEND, new Site(nodeId, slot.partitionId(), slot.slotIndex(),
+                        slot.wireId())) == Failpoints.Outcome.DROP) {
+                    result.completeExceptionally(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
+                            "request " + request.requestId() + " to " + host + ":" + port + " was lost (failpoint)"));
+                    return result;
+                }
+            } catch (ThresherException e) {
+                result.completeExceptionally(e);
                 return result;
             }
-        } catch (ThresherException e) {
-            result.completeExceptionally(e);
-            return result;
         }
         Peer peer = new Peer(host, port);
         ClientConnection connection = connections.get(peer);

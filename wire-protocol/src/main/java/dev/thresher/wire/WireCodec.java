@@ -11,9 +11,9 @@ import io.netty.buffer.ByteBuf;
  */
 public final class WireCodec {
     /** The lowest protocol version this build speaks. */
-    public static final int MIN_VERSION = 2;
+    public static final int MIN_VERSION = 3;
     /** The highest protocol version this build speaks. */
-    public static final int MAX_VERSION = 2;
+    public static final int MAX_VERSION = 3;
     /** Version value of a connection whose handshake has not finished. */
     public static final int NO_VERSION = 0;
     /** Bytes of the length field that starts every frame. */
@@ -43,9 +43,8 @@ public final class WireCodec {
             case WireMessage.Hello m -> HandshakeCodec.writeHello(m, out);
             case WireMessage.HelloAck m -> HandshakeCodec.writeHelloAck(m, out);
             case WireMessage.HelloReject m -> HandshakeCodec.writeHelloReject(m, out);
-            case WireMessage.ShardRunRequest m -> ShardRunCodec.writeRequest(m, out);
-            case WireMessage.ShardRunResult m -> ShardRunCodec.writeResult(m, out);
-            case WireMessage.ShardRunFailure m -> ShardRunCodec.writeFailure(m, out);
+            case WireMessage.HostRunRequest m -> HostRunCodec.writeRequest(m, out);
+            case WireMessage.HostRunReply m -> HostRunCodec.writeReply(m, out);
         }
         int frameBytes = out.writerIndex() - start;
         if (frameBytes > maxFrameBytes) {
@@ -84,12 +83,12 @@ public final class WireCodec {
                 case HELLO -> HandshakeCodec.readHello(frame);
                 case HELLO_ACK -> HandshakeCodec.readHelloAck(frame);
                 case HELLO_REJECT -> HandshakeCodec.readHelloReject(frame);
-                case SHARD_RUN_REQUEST -> ShardRunCodec.readRequest(frame);
-                case SHARD_RUN_RESULT -> ShardRunCodec.readResult(frame);
-                case SHARD_RUN_FAILURE -> ShardRunCodec.readFailure(frame);
+                case HOST_RUN_REQUEST -> HostRunCodec.readRequest(frame);
+                case HOST_RUN_REPLY -> HostRunCodec.readReply(frame);
             };
         } catch (IllegalArgumentException e) {
-            // a record's compact constructor refused a decoded value (a negative count, a bad version range)
+            // a record's compact constructor refused a decoded value (a negative count, a bad version range,
+            // slots out of order)
             throw new ThresherException(ErrorCode.PROTOCOL_VIOLATION, type + " carries an invalid value: "
                     + e.getMessage(), e);
         }

@@ -108,9 +108,10 @@ public sealed interface WireMessage {
 
     /**
      * Asks one leader host to run every slot of a call whose partition it leads. Type {@code 0x0205}
-     * (protocol version 3; it replaced the per-partition {@code 0x0204}, whose family is retired). The
-     * host runs the slots one at a time in slot order, journals and publishes all of them in one
-     * control-database transaction and answers with one {@link HostRunReply}. The deadline crosses
+     * (protocol version 3; it replaced the per-partition {@code 0x0204}, retired with its result
+     * {@code 0x0202} and failure {@code 0x0203}). The host runs the slots one at a time in slot
+     * order, journals and publishes all of them in one control-database transaction and answers with
+     * one {@link HostRunReply}. The deadline crosses
      * the wire only as the budget left when the frame was built; the receiver turns it into a local
      * monotonic deadline (see {@link HostRunHandler}).
      * <pre>
@@ -121,7 +122,7 @@ public sealed interface WireMessage {
      * Example, {@code HostRunRequest(42, "c1", "t", "sum", "d1", 2, 1500000, "{}", [SlotRun(7, 3, 5, "w1", 1)])}
      * (golden vector {@code v3/host-run-request.hex}):
      * <pre>
-     * 00000050 0205 000000000000002a            length=80, type, requestId=42
+     * 00000052 0205 000000000000002a            length=82, type, requestId=42
      * 00000002 6331  00000001 74                 callId "c1", tenant "t"
      * 00000003 73756d  00000002 6431             bindingName "sum", componentDigest "d1"
      * 00000002 000000000016e360                  bindingVersion=2, remainingBudgetMicros=1500000
@@ -210,7 +211,7 @@ public sealed interface WireMessage {
      * Example, {@code HostRunReply(42, 300, [SlotOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)])}
      * (golden vector {@code v3/host-run-reply.hex}):
      * <pre>
-     * 00000047 0206 000000000000002a            length=71, type, requestId=42
+     * 00000041 0206 000000000000002a            length=65, type, requestId=42
      * 000000000000012c 00000001                  publishMicros=300, 1 slot
      * 00000007 00000002 7731                     slotIndex=7, wireId "w1"
      * 00000000 01 00000000                       errorCode=0, guestStarted, message ""

@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Accepts wire connections and answers shard-run requests with a {@link ShardRunHandler}.
+ * Accepts wire connections and answers host-run requests with a {@link HostRunHandler}.
  *
  * <p>Threads: one accept thread ({@code thresher-wire-accept-*}), an I/O event-loop group
  * ({@code thresher-wire-server-*}, one thread per core by Netty's default) that frames, decodes,
@@ -63,17 +63,19 @@ public final class WireServer implements AutoCloseable {
      * @param nodeId this node's id, sent in the handshake
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
      */
-    public static WireServer start(String host, int port, String nodeId, Limits limits, ShardRunHandler handler)
+    public static WireServer start(String host, int port, String nodeId, Limits limits, HostRunHandler handler)
             throws InterruptedException {
         return start(host, port, nodeId, limits, handler, Failpoints.disabled());
     }
 
     /**
-     * Binds and starts serving, with the node's failpoints: {@code wire.receive} is hit for every
-     * request before its handler runs (a drop closes the connection without an answer; a failure
-     * answers with that code and {@code guestStarted = false}).
+     * Binds and starts serving, with the node's failpoints: {@code wire.receive} is hit once per
+     * slot of every request, in slot order, before its handler runs, with the slot's
+     * {@link dev.thresher.failpoints.Site}; the first hit the failpoint selects decides for the whole
+     * request (a drop closes the connection without an answer; a failure answers every slot with that
+     * code and {@code guestStarted = false}, and the handler is not called).
      */
-    public static WireServer start(String host, int port, String nodeId, Limits limits, ShardRunHandler handler,
+    public static WireServer start(String host, int port, String nodeId, Limits limits, HostRunHandler handler,
                                    Failpoints failpoints) throws InterruptedException {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(failpoints, "failpoints");

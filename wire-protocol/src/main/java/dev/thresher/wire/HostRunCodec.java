@@ -1,0 +1,113 @@
+package dev.thresher.wire;
+
+import static dev.thresher.wire.WireBytes.readBool;
+import static dev.thresher.wire.WireBytes.readCount;
+import static dev.thresher.wire.WireBytes.readInt;
+import static dev.thresher.wire.WireBytes.readLong;
+import static dev.thresher.wire.WireBytes.readString;
+import static dev.thresher.wire.WireBytes.writeBool;
+import static dev.thresher.wire.WireBytes.writeString;
+
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Payloads of the host-run family ({@code 0x02xx}) as laid out since protocol version 3: the
+ * request ({@code 0x0205}) and the reply ({@code 0x0206}). A later version that changes a layout
+ * adds a new type id and a new method here; these are never edited.
+ */
+final class HostRunCodec {
+    /** The smallest encoded {@link SlotRun}: slotIndex, partitionId, epoch, an empty wireId, attempt. */
+    static final int MIN_SLOT_RUN_BYTES = 4 + 4 + 8 + 4 + 4;
+    /**
+     * The smallest encoded {@link SlotOutcome}: slotIndex, an empty wireId, errorCode, guestStarted,
+     * an empty message, rowCount, emitCount, readMicros, guestMicros.
+     */
+    static final int MIN_SLOT_OUTCOME_BYTES = 4 + 4 + 4 + 1 + 4 + 4 + 4 + 8 + 8;
+
+    private HostRunCodec() {}
+
+    static void writeRequest(HostRunRequest m, ByteBuf out) {
+        out.writeLong(m.requestId());
+        writeString(out, m.callId());
+        writeString(out, m.tenant());
+        writeString(out, m.bindingName());
+        writeString(out, m.componentDigest());
+        out.writeInt(m.bindingVersion());
+        out.writeLong(m.remainingBudgetMicros());
+        writeString(out, m.argumentsJson());
+        out.writeInt(m.slots().size());
+        for (SlotRun s : m.slots()) {
+            out.writeInt(s.slotIndex());
+            out.writeInt(s.partitionId());
+            out.writeLong(s.epoch());
+            writeString(out, s.wireId());
+            out.writeInt(s.attempt());
+        }
+    }
+
+    static HostRunRequest readRequest(ByteBuf in) {
+        long requestId = readLong(in, "requestId");
+        String callId = readString(in, "callId");
+        String tenant = readString(in, "tenant");
+        String bindingName = readString(in, "bindingName");
+        String componentDigest = readString(in, "componentDigest");
+        int bindingVersion = readInt(in, "bindingVersion");
+        long remainingBudgetMicros = readLong(in, "remainingBudgetMicros");
+        String argumentsJson = readString(in, "argumentsJson");
+        int count = readCount(in, "slots", MIN_SLOT_RUN_BYTES);
+        List<SlotRun> slots = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            slots.add(new SlotRun(
+                    readInt(in, "slotIndex"),
+                    readInt(in, "partitionId"),
+                    readLong(in, "epoch"),
+                    readString(in, "wireId"),
+                    readInt(in, "attempt")));
+        }
+        return new HostRunRequest(requestId, callId, tenant, bindingName, componentDigest, bindingVersion,
+                remainingBudgetMicros, argumentsJson, slots);
+    }
+
+    static void writeReply(HostRunReply m, ByteBuf out) {
+        out.writeLong(m.requestId());
+        out.writeLong(m.publishMicros());
+        out.writeInt(m.slots().size());
+        for (SlotOutcome s : m.slots()) {
+            out.writeInt(s.slotIndex());
+            writeString(out, s.wireId());
+            out.writeInt(s.errorCode());
+            writeBool(out, s.guestStarted());
+            writeString(out, s.message());
+            out.writeInt(s.rowCount());
+            out.writeInt(s.emitCount());
+            out.writeLong(s.readMicros());
+            out.writeLong(s.guestMicros());
+        }
+    }
+
+    static HostRunReply readReply(ByteBuf in) {
+        long requestId = readLong(in, "requestId");
+        long publishMicros = readLong(in, "publishMicros");
+        int count = readCount(in, "slots", MIN_SLOT_OUTCOME_BYTES);
+        List<SlotOutcome> slots = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            slots.add(new SlotOutcome(
+                    readInt(in, "slotIndex"),
+                    readString(in, "wireId"),
+                    readInt(in, "errorCode"),
+                    readBool(in, "guestStarted"),
+                    readString(in, "message"),
+                    readInt(in, "rowCount"),
+                    readInt(in, "emitCount"),
+                    readLong(in, "readMicros"),
+                    readLong(in, "guestMicros")));
+        }
+        return new HostRunReply(requestId, publishMicros, slots);
+    }
+}
