@@ -2,6 +2,7 @@ package dev.thresher.cellhost;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -72,11 +73,12 @@ public final class CellHost implements AutoCloseable {
      *
      * @param rowBatch a row batch v1 ({@code dev.thresher.bindings.abi.RowBatchBuilder})
      * @param argumentsJson the call's JSON arguments, passed through unparsed
-     * @param deadlineNanos a {@link System#nanoTime()} deadline
+     * @param deadline the call's deadline on this node
      * @throws ThresherException DEADLINE_EXCEEDED, EMIT_LIMIT_EXCEEDED, PARTIAL_MALFORMED, GUEST_TRAP,
      *         GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE
      */
-    public RunOutcome run(Component c, byte[] rowBatch, String argumentsJson, long deadlineNanos) {
+    public RunOutcome run(Component c, byte[] rowBatch, String argumentsJson, Deadline deadline) {
+        long deadlineNanos = deadline.atNanos();
         Objects.requireNonNull(rowBatch, "rowBatch");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
         return withCell(c, Role.RUN, deadlineNanos, cell -> cell.run(rowBatch, argumentsJson, deadlineNanos));
@@ -89,7 +91,8 @@ public final class CellHost implements AutoCloseable {
      * @throws ThresherException DEADLINE_EXCEEDED, GUEST_INVALID_RESULT, RESULT_TOO_LARGE, GUEST_TRAP,
      *         GUEST_REPORTED_FAILURE, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE
      */
-    public ReduceOutcome reduce(Component c, byte[] partials, String argumentsJson, long deadlineNanos) {
+    public ReduceOutcome reduce(Component c, byte[] partials, String argumentsJson, Deadline deadline) {
+        long deadlineNanos = deadline.atNanos();
         Objects.requireNonNull(partials, "partials");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
         return withCell(c, Role.REDUCE, deadlineNanos, cell -> cell.reduce(partials, argumentsJson, deadlineNanos));

@@ -7,6 +7,7 @@ import dev.thresher.bindings.Partial;
 import dev.thresher.cellhost.TestGuests.Script;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,8 +31,8 @@ class CellHostTest {
         host.close();
     }
 
-    private static long inSeconds(long s) {
-        return System.nanoTime() + TimeUnit.SECONDS.toNanos(s);
+    private static Deadline inSeconds(long s) {
+        return Deadline.afterMillis(System.nanoTime(), TimeUnit.SECONDS.toMillis(s));
     }
 
     private static RunOutcome run(Component c, Script s) {
@@ -140,9 +141,9 @@ class CellHostTest {
     void infiniteLoopStopsAtTheDeadlineAndTheCellStaysUsable() {
         long before = System.nanoTime();
         assertCode(() -> host.run(TestGuests.scriptGuest(), new Script().loopForever().bytes(), "{}",
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300)), ErrorCode.DEADLINE_EXCEEDED);
+                Deadline.afterMillis(System.nanoTime(), 300)), ErrorCode.DEADLINE_EXCEEDED);
         assertThatThrownBy(() -> host.run(TestGuests.scriptGuest(), new Script().loopForever().bytes(), "{}",
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100)))
+                Deadline.afterMillis(System.nanoTime(), 100)))
                 .satisfies(e -> assertThat(CellHost.refusedBeforeGuest(e)).as("stopped mid-run: the guest ran").isFalse());
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before);
         assertThat(tookMs).isBetween(250L, 5_000L);
@@ -154,15 +155,15 @@ class CellHostTest {
     void pastDeadlineNeverStartsTheGuest() {
         run(TestGuests.scriptGuest(), new Script());
         long starts = host.guestStarts();
-        assertCode(() -> host.run(TestGuests.scriptGuest(), new Script().emit("x", 1).bytes(), "{}", System.nanoTime() - 1),
+        assertCode(() -> host.run(TestGuests.scriptGuest(), new Script().emit("x", 1).bytes(), "{}", new Deadline(System.nanoTime() - 1)),
                 ErrorCode.DEADLINE_EXCEEDED);
-        assertCode(() -> host.reduce(TestGuests.scriptGuest(), new Script().nul().bytes(), "{}", System.nanoTime()),
+        assertCode(() -> host.reduce(TestGuests.scriptGuest(), new Script().nul().bytes(), "{}", new Deadline(System.nanoTime())),
                 ErrorCode.DEADLINE_EXCEEDED);
         // Also for a component that has no cell yet: it is not even instantiated.
-        assertCode(() -> host.run(TestGuests.compile(";; fresh\n" + "(module)"), new byte[0], "{}", System.nanoTime() - 1),
+        assertCode(() -> host.run(TestGuests.compile(";; fresh\n" + "(module)"), new byte[0], "{}", new Deadline(System.nanoTime() - 1)),
                 ErrorCode.DEADLINE_EXCEEDED);
         assertThat(host.guestStarts()).isEqualTo(starts);
-        assertThatThrownBy(() -> host.run(TestGuests.scriptGuest(), new Script().bytes(), "{}", System.nanoTime() - 1))
+        assertThatThrownBy(() -> host.run(TestGuests.scriptGuest(), new Script().bytes(), "{}", new Deadline(System.nanoTime() - 1)))
                 .satisfies(e -> assertThat(CellHost.refusedBeforeGuest(e)).isTrue());
     }
 
@@ -333,7 +334,7 @@ class CellHostTest {
         };
         try (CellHost host = new CellHost(Limits.DEFAULTS, failing)) {
             Component c = TestGuests.scriptGuest();
-            assertThatThrownBy(() -> host.run(c, new Script().bytes(), "{}", System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300)))
+            assertThatThrownBy(() -> host.run(c, new Script().bytes(), "{}", new Deadline(Deadline.afterMillis(System.nanoTime(), 300))))
                     .isInstanceOf(StackOverflowError.class);
             assertThat(host.liveCells()).as("the instance is discarded").isZero();
             assertThat(closedSandboxes).hasValue(1);
@@ -441,11 +442,11 @@ class CellHostTest {
             Component c = TestGuests.scriptGuest();
             fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
             var looping = java.util.concurrent.CompletableFuture.runAsync(() -> fresh.run(c, new Script().loopForever().bytes(),
-                    "{}", System.nanoTime() + TimeUnit.SECONDS.toNanos(2)));
+                    "{}", new Deadline(System.nanoTime() + TimeUnit.SECONDS.toNanos(2))));
             while (fresh.guestStarts() < 2) {
                 Thread.onSpinWait();
             }
-            assertCode(() -> fresh.run(c, new Script().bytes(), "{}", System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200)),
+            assertCode(() -> fresh.run(c, new Script().bytes(), "{}", new Deadline(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200))),
                     ErrorCode.DEADLINE_EXCEEDED);
             assertThat(fresh.guestStarts()).isEqualTo(2);
             assertThatThrownBy(looping::join).hasCauseInstanceOf(ThresherException.class)
@@ -460,7 +461,7 @@ class CellHostTest {
             Component c = TestGuests.scriptGuest();
             fresh.run(c, new Script().bytes(), "{}", inSeconds(30));
             var looping = new java.util.concurrent.FutureTask<>(() -> fresh.run(c, new Script().loopForever().bytes(),
-                    "{}", System.nanoTime() + TimeUnit.SECONDS.toNanos(6)));
+                    "{}", new Deadline(System.nanoTime() + TimeUnit.SECONDS.toNanos(6))));
             Thread.ofPlatform().daemon().start(looping);
             while (fresh.guestStarts() < 2) {
                 Thread.onSpinWait();

@@ -10,28 +10,35 @@ import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.cellhost.CellHost;
+import dev.thresher.cellhost.ComponentCache;
 import dev.thresher.cellhost.ReduceOutcome;
+import dev.thresher.coordinator.CallPhases.Phase;
 import dev.thresher.errors.ErrorCode;
-import dev.thresher.errors.RetryClass;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
+import dev.thresher.store.control.ControlCache;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.ControlStore.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
 import dev.thresher.wire.WireClient;
-import dev.thresher.wire.WireMessage;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,10 +51,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,25 +60,30 @@ import org.slf4j.LoggerFactory;
  * Coordinates calls accepted on this node.
  *
  * <pre>
- *  call ─► check deadline and arguments ─► resolve binding ─► read topology ─► plan (no rows read;
+ *  call ─► check deadline and arguments ─► binding and topology from the node's cache ─► plan (no rows read;
  *       waits for a missing leader up to min(deadline, activation window))
- *       ─► record invocation ─► dispatch shards in slot order through the bounded pool
+ *       ─► [tx 1] record the invocation, only while the binding version is current
+ *       ─► one host request per leader host, carrying its slots, through the bounded pool in slot order
  *            (a retryable failure that provably ran no guest code is retried on a re-resolved
  *             target while the attempt budget lasts; any other failure stops admission)
- *       ─► settle started shards ─► take the reduce lease ─► read the published slots and
- *          validate every slot ─► reduce (journaled by the reduce wire identity)
- *       ─► publish once, fenced by the reduce lease ─► result
+ *       ─► settle started hosts ─► [tx 2] take the reduce lease and read the published slots
+ *       ─► validate every slot ─► reduce
+ *       ─► [tx 3] journal the reduction and publish the result, fenced by the reduce lease ─► result
  * </pre>
  *
- * One absolute deadline bounds every step; it crosses the wire as remaining budget.
+ * One absolute {@link Deadline} bounds every step; it crosses the wire as remaining budget. A call's
+ * state lives in one {@link CallRun}; whether a failed slot is sent again is {@link RetryPolicy}'s.
  */
 public final class Coordinator implements CallService {
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long ACTIVATION_POLL_MS = 100;
+    /** Re-resolutions of a binding whose cached version turned out superseded when the call was recorded. */
+    private static final int BINDING_REFRESHES = 3;
 
     private final String hostId;
     private final ControlStore control;
+    private final ControlCache catalog;
     private final WireClient wire;
     private final CellHost cells;
     private final ComponentCache components;
@@ -81,7 +91,7 @@ public final class Coordinator implements CallService {
     private final ExecutorService callExecutor;
     private final ExecutorService guestExecutor;
     private final Failpoints failpoints;
-    private final Semaphore shardPool;
+    private final Semaphore hostPool;
     private final AtomicLong requestIds = new AtomicLong();
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong failedSlots = new AtomicLong();
@@ -89,22 +99,26 @@ public final class Coordinator implements CallService {
     private final CallPhases phases = new CallPhases();
 
     /**
-     * @param callExecutor runs each call and each of its slots (virtual threads fit: they mostly wait)
+     * @param catalog the node's cache of bindings and topology
+     * @param components the node's one component cache, shared with its leader side
+     * @param callExecutor runs each call and each of its host requests (virtual threads fit: they mostly wait)
      * @param guestExecutor platform threads that run reduce (polyglot contexts stay off virtual threads); not the
      *     shard pool, or a reduce could queue behind other calls' shard runs past its deadline
      */
-    public Coordinator(String hostId, ControlStore control, WireClient wire, CellHost cells, Limits limits,
-                       ExecutorService callExecutor, ExecutorService guestExecutor, Failpoints failpoints) {
+    public Coordinator(String hostId, ControlStore control, ControlCache catalog, WireClient wire, CellHost cells,
+                       ComponentCache components, Limits limits, ExecutorService callExecutor,
+                       ExecutorService guestExecutor, Failpoints failpoints) {
         this.hostId = hostId;
         this.control = control;
+        this.catalog = catalog;
         this.wire = wire;
         this.cells = cells;
-        this.components = new ComponentCache(control);
+        this.components = components;
         this.limits = limits;
         this.callExecutor = callExecutor;
         this.guestExecutor = guestExecutor;
         this.failpoints = failpoints;
-        this.shardPool = new Semaphore(limits.shardConcurrency(), true);
+        this.hostPool = new Semaphore(limits.shardConcurrency(), true);
     }
 
     @Override
@@ -135,12 +149,12 @@ public final class Coordinator implements CallService {
         return phases;
     }
 
-    /** Shard runs this coordinator retried automatically. */
+    /** Slots this coordinator sent again automatically. */
     public long shardRetries() {
         return shardRetries.get();
     }
 
-    /** Slots of calls coordinated here that failed for good (counted once the call stops admitting for it). */
+    /** Slots of calls coordinated here that failed for good. */
     public long failedSlots() {
         return failedSlots.get();
     }
@@ -151,61 +165,68 @@ public final class Coordinator implements CallService {
             throw new ThresherException(ErrorCode.INVALID_DEADLINE, "a call deadline is 1.." + limits.maxCallDeadlineMs()
                     + " ms, was " + deadlineMs);
         }
-        long deadlineNanos = startNanos + TimeUnit.MILLISECONDS.toNanos(deadlineMs);
-        long deadlineEpochMs = System.currentTimeMillis() + deadlineMs;
         checkArguments(request.argumentsJson());
-        Binding binding = control.currentBinding(request.tenant(), request.bindingName())
-                .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '" + request.bindingName()
-                        + "' does not exist for tenant '" + request.tenant() + "'"));
-        UUID callId = UUID.randomUUID();
-        CallPlan plan;
+        CallRun call = new CallRun(request, UUID.randomUUID(), startNanos, deadlineMs);
+        record(call);
+        call.addPhase(Phase.PLAN, System.nanoTime() - startNanos);
         try {
-            plan = planWithActivationWait(callId, binding, startNanos, deadlineNanos);
-        } catch (ThresherException e) {
-            // A call refused at planning still has an identity operators can find.
-            control.insertInvocation(callId, binding, request.principal(), hostId, 0, deadlineEpochMs, deadlineMs);
-            control.failInvocation(callId, e.code(), e.getMessage(), 0);
-            throw e;
-        }
-        control.insertInvocation(callId, binding, request.principal(), hostId, plan.targets().size(), deadlineEpochMs,
-                deadlineMs);
-        AtomicInteger attempts = new AtomicInteger();
-        AtomicBoolean guestRan = new AtomicBoolean();
-        try {
-            List<ShardTarget> targets = dispatch(plan, request, deadlineNanos, attempts, guestRan);
-            if (!control.takeReduceLease(callId, hostId, plan.reduceWireId(), limits.reduceLeaseMs())) {
-                throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of " + callId);
-            }
-            Site site = new Site(hostId, -1, -1, plan.reduceWireId());
-            failpoints.hit(Failpoint.BEFORE_REDUCE, site);
-            // Slots are read and judged as late as possible: immediately before reduce.
-            List<Partial> merged = SlotValidator.validate(targets, control.slots(callId), limits);
-            Deadlines.check(deadlineNanos, "before reduce");
-            String result = reduce(plan, request, merged, deadlineNanos);
-            failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, site);
-            Deadlines.check(deadlineNanos, "before publishing the result");
-            PublishOutcome published = control.publishResult(callId, hostId, result, attempts.get());
-            String visible = switch (published.status()) {
-                case PUBLISHED, ALREADY_PUBLISHED -> published.visibleResult().orElseThrow();
-                case REDUCE_LEASE_LOST, NOT_RUNNING -> throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST,
-                        "the reduce lease of " + callId + " ended before its result was published");
-                case BINDING_REPLACED -> throw new ThresherException(ErrorCode.TARGET_STALE, "binding "
-                        + binding.name() + " got a new version during the call; its result is not published");
-            };
-            log.debug("call {} of {} published after {} µs", callId, binding.name(),
+            long t = System.nanoTime();
+            dispatch(call);
+            call.addPhase(Phase.DISPATCH, System.nanoTime() - t);
+            String visible = reduceAndPublish(call);
+            phases.record(call.phaseNanos());
+            log.debug("call {} of {} published after {} µs", call.callId, request.bindingName(),
                     TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos));
-            return new CallResult(callId.toString(), visible);
+            return new CallResult(call.callId.toString(), visible);
         } catch (RuntimeException e) {
             ThresherException te = ThresherException.of(e);
-            if (guestRan.get()) {
+            if (call.anyGuestMayHaveRun()) {
                 te = te.afterGuestCode(); // a retryable code then still means "call again", not "nothing ran"
             }
             try {
-                control.failInvocation(callId, te.code(), te.getMessage(), attempts.get());
+                control.failInvocation(call.callId, te.code(), te.getMessage(), call.attempts());
             } catch (RuntimeException recordFailure) {
-                log.warn("could not record the failure of call {}: {}", callId, recordFailure.toString());
+                log.warn("could not record the failure of call {}: {}", call.callId, recordFailure.toString());
             }
             throw te;
+        }
+    }
+
+    /**
+     * Resolves the binding and plans the call from the node's cache, then records the invocation. The
+     * record is conditional on the binding version still being current: when the cache was behind, the
+     * binding is resolved again and the call re-planned before anything ran. A call refused at planning
+     * is still recorded, as failed, so operators can find it.
+     */
+    private void record(CallRun call) {
+        CallRequest request = call.request;
+        for (int refresh = 0; ; refresh++) {
+            Optional<Binding> cached = catalog.currentBinding(request.tenant(), request.bindingName());
+            if (cached.isEmpty()) {
+                // the cache may not have heard of a binding created a moment ago: ask the database once
+                catalog.invalidateBinding(request.tenant(), request.bindingName());
+                cached = catalog.currentBinding(request.tenant(), request.bindingName());
+            }
+            Binding binding = cached.orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '"
+                    + request.bindingName() + "' does not exist for tenant '" + request.tenant() + "'"));
+            CallPlan plan;
+            try {
+                plan = planWithActivationWait(call, binding);
+            } catch (ThresherException e) {
+                control.insertRefusedInvocation(call.callId, binding, request.principal(), hostId, call.deadlineEpochMs,
+                        call.deadlineMs, e.code(), e.getMessage());
+                throw e;
+            }
+            call.planned(plan);
+            if (control.insertInvocation(call.callId, binding, request.principal(), hostId, plan.targets().size(),
+                    call.deadlineEpochMs, call.deadlineMs)) {
+                return;
+            }
+            catalog.invalidateBinding(request.tenant(), request.bindingName());
+            if (refresh + 1 >= BINDING_REFRESHES) {
+                throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName()
+                        + " kept getting new versions while the call was planned");
+            }
         }
     }
 
@@ -213,257 +234,324 @@ public final class Coordinator implements CallService {
      * Plans the call; when a partition has no live leader, reads the topology again until one
      * appears or the earlier of the deadline and the activation window passes.
      */
-    private CallPlan planWithActivationWait(UUID callId, Binding binding, long startNanos, long deadlineNanos) {
-        long giveUp = Math.min(deadlineNanos, startNanos + TimeUnit.MILLISECONDS.toNanos(limits.activationWindowMs()));
+    private CallPlan planWithActivationWait(CallRun call, Binding binding) {
+        Deadline giveUp = call.deadline.earlier(Deadline.afterMillis(call.startNanos, limits.activationWindowMs()));
+        Topology topology = catalog.topology();
         while (true) {
             try {
-                return CallPlanner.plan(callId, binding, control.readTopology(), limits);
+                return CallPlanner.plan(call.callId, binding, topology, limits);
             } catch (ThresherException e) {
-                if (e.code() != ErrorCode.CELL_UNAVAILABLE || System.nanoTime() + msToNanos(ACTIVATION_POLL_MS) - giveUp >= 0) {
+                if (e.code() != ErrorCode.CELL_UNAVAILABLE || giveUp.remainingNanos() <= msToNanos(ACTIVATION_POLL_MS)) {
                     throw e;
                 }
                 pause(ACTIVATION_POLL_MS);
+                topology = catalog.refreshTopology();
             }
         }
     }
 
-    /** The outcome of one slot after its attempts. */
-    private record SlotOutcome(ShardTarget target, ThresherException failure) {}
+    /** The outcome of one slot after its attempts: null failure when published. */
+    private record SlotResult(ShardTarget target, ThresherException failure) {}
 
-    /** Whether a slot holds its place in the shard pool; it gives it up while it waits for a new leader. */
-    private static final class Permit {
-        boolean held = true;
+    /**
+     * Sends one request per leader host through the bounded pool, hosts in the order of their lowest
+     * slot. Once a slot fails for good or the deadline passes, no further host request is admitted and
+     * no slot is sent again; started requests settle; the failure of the lowest slot surfaces,
+     * whatever order failures arrived in.
+     */
+    private void dispatch(CallRun call) {
+        Map<String, List<ShardTarget>> byHost = new LinkedHashMap<>();
+        for (ShardTarget t : call.plan().targets()) {
+            byHost.computeIfAbsent(t.leader().hostId(), h -> new ArrayList<>()).add(t);
+        }
+        List<CompletableFuture<List<SlotResult>>> started = new ArrayList<>();
+        for (List<ShardTarget> group : byHost.values()) {
+            if (call.stopped()) {
+                break;
+            }
+            if (!admit(call)) {
+                call.stop(new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot "
+                        + group.get(0).slotIndex() + " was admitted"));
+                break;
+            }
+            if (call.stopped()) {
+                hostPool.release(); // a failure settled while this request waited for the pool: not admitted
+                break;
+            }
+            started.add(CompletableFuture.supplyAsync(() -> runHost(call, group), callExecutor));
+        }
+        Map<Integer, ThresherException> failures = new TreeMap<>();
+        for (CompletableFuture<List<SlotResult>> f : started) {
+            for (SlotResult r : f.join()) {
+                call.redispatched(r.target());
+                if (r.failure() != null) {
+                    failures.put(r.target().slotIndex(), r.failure());
+                }
+            }
+        }
+        if (!failures.isEmpty()) {
+            throw failures.values().iterator().next();
+        }
+        if (call.stopped()) {
+            throw call.stopCause();
+        }
+    }
+
+    private boolean admit(CallRun call) {
+        long waitNanos = call.deadline.remainingNanos();
+        try {
+            return waitNanos > 0 && hostPool.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted while dispatching", ie);
+        }
     }
 
     /**
-     * Sends every shard through the bounded pool in slot order. Once one fails for good or the
-     * deadline passes, no new shard is admitted; started shards settle; the failure of the lowest
-     * slot surfaces, whatever order failures arrived in.
-     *
-     * @return the targets as finally dispatched
+     * Runs one host's slots, holding one pool place while its request is out. Slots that fail in a
+     * way {@link RetryPolicy} allows are re-resolved (the pool place given up while they wait for a
+     * leader) and sent again, grouped by their new leader.
      */
-    private List<ShardTarget> dispatch(CallPlan plan, CallRequest request, long deadlineNanos, AtomicInteger attempts,
-                                       AtomicBoolean guestRan) {
-        AtomicReference<ThresherException> stop = new AtomicReference<>();
-        Map<Integer, CompletableFuture<SlotOutcome>> started = new TreeMap<>();
-        for (ShardTarget t : plan.targets()) {
-            if (stop.get() != null) {
-                break;
+    private List<SlotResult> runHost(CallRun call, List<ShardTarget> group) {
+        Map<Integer, Integer> attempt = new HashMap<>();
+        group.forEach(t -> attempt.put(t.slotIndex(), 1));
+        List<SlotResult> results = new ArrayList<>();
+        List<List<ShardTarget>> toSend = new ArrayList<>(List.of(group));
+        boolean holding = true;
+        while (!toSend.isEmpty()) {
+            List<ShardTarget> targets = toSend.remove(0);
+            if (!holding) {
+                if (!admit(call)) {
+                    targets.forEach(t -> results.add(new SlotResult(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                            "deadline passed before slot " + t.slotIndex() + " was admitted again"))));
+                    continue;
+                }
+                if (call.stopped()) {
+                    hostPool.release();
+                    targets.forEach(t -> results.add(new SlotResult(t, call.stopCause())));
+                    continue;
+                }
+                shardRetries.addAndGet(targets.size());
             }
-            long waitNanos = deadlineNanos - System.nanoTime();
-            boolean admitted;
+            List<SlotOutcomeAt> outcomes;
             try {
-                admitted = waitNanos > 0 && shardPool.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted while dispatching", ie);
+                outcomes = send(call, targets, attempt);
+            } finally {
+                hostPool.release();
+                holding = false;
             }
-            if (!admitted) {
-                stop.compareAndSet(null, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
-                        "deadline passed before slot " + t.slotIndex() + " was admitted"));
-                break;
+            List<ShardTarget> retry = new ArrayList<>();
+            for (SlotOutcomeAt o : outcomes) {
+                if (o.failure() == null) {
+                    results.add(new SlotResult(o.target(), null));
+                    continue;
+                }
+                if (!o.provablyNotStarted()) {
+                    call.guestMayHaveRun();
+                }
+                RetryPolicy.Verdict verdict = RetryPolicy.decide(o.failure().code(), o.provablyNotStarted(),
+                        attempt.get(o.target().slotIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
+                if (verdict.retry()) {
+                    retry.add(o.target());
+                } else {
+                    call.stop(o.failure());
+                    failedSlots.incrementAndGet();
+                    results.add(new SlotResult(o.target(), o.failure()));
+                }
             }
-            if (stop.get() != null) {
-                // A failure settled while this slot waited for the pool: it is not admitted.
-                shardPool.release();
-                break;
-            }
-            Permit permit = new Permit();
-            started.put(t.slotIndex(), CompletableFuture.supplyAsync(() -> {
+            Map<String, List<ShardTarget>> regrouped = new LinkedHashMap<>();
+            for (ShardTarget t : retry) {
+                log.debug("retrying {} (attempt {} of {})", describe(t), attempt.get(t.slotIndex()) + 1,
+                        limits.attemptBudget());
+                ShardTarget again;
                 try {
-                    SlotOutcome o = runSlot(plan, t, request, deadlineNanos, stop, attempts, permit, guestRan);
-                    if (o.failure() != null) {
-                        stop.compareAndSet(null, o.failure());
-                        failedSlots.incrementAndGet();
-                    }
-                    return o;
-                } finally {
-                    if (permit.held) {
-                        shardPool.release();
-                    }
+                    again = reresolve(call, t);
+                } catch (ThresherException e) {
+                    results.add(new SlotResult(t, e));
+                    call.stop(e);
+                    continue;
                 }
-            }, callExecutor));
+                if (again == null) {
+                    results.add(new SlotResult(t, call.stopCause())); // another slot failed meanwhile: nothing is sent
+                    continue;
+                }
+                attempt.merge(t.slotIndex(), 1, Integer::sum);
+                regrouped.computeIfAbsent(again.leader().hostId(), h -> new ArrayList<>()).add(again);
+            }
+            toSend.addAll(regrouped.values());
         }
-        List<ShardTarget> targets = new ArrayList<>();
-        ThresherException first = null;
-        for (CompletableFuture<SlotOutcome> f : started.values()) {
-            SlotOutcome o = f.join();
-            targets.add(o.target());
-            if (first == null && o.failure() != null) {
-                first = o.failure();
+        return results;
+    }
+
+    /** One slot's outcome of one send. */
+    private record SlotOutcomeAt(ShardTarget target, ThresherException failure, boolean provablyNotStarted) {}
+
+    /** Sends one host request for {@code targets} (all led by the same host) and waits for its reply within the deadline. */
+    private List<SlotOutcomeAt> send(CallRun call, List<ShardTarget> targets, Map<Integer, Integer> attempt) {
+        CallPlan plan = call.plan();
+        Host leader = targets.get(0).leader();
+        long remainingMicros = call.deadline.remainingMicros();
+        if (remainingMicros <= 0) {
+            return failAll(targets, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot "
+                    + targets.get(0).slotIndex() + " was sent"), true);
+        }
+        List<SlotRun> slots = targets.stream().map(t -> new SlotRun(t.slotIndex(), t.partition().id(),
+                t.partition().epoch(), t.wireId(), attempt.get(t.slotIndex()))).toList();
+        HostRunRequest req = new HostRunRequest(requestIds.incrementAndGet(), call.callId.toString(),
+                call.request.tenant(), plan.binding().name(), plan.binding().componentDigest(), plan.binding().version(),
+                remainingMicros, call.request.argumentsJson(), slots);
+        call.sent(slots.size());
+        CompletableFuture<HostRunReply> sent = wire.send(leader.wireHost(), leader.wirePort(), req);
+        HostRunReply reply;
+        try {
+            reply = sent.get(Math.max(1, call.deadline.remainingMicros()), TimeUnit.MICROSECONDS);
+        } catch (TimeoutException e) {
+            sent.cancel(false); // frees the request's place on the connection; a late reply is dropped
+            return failAll(targets, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for "
+                    + leader.hostId()), false);
+        } catch (ExecutionException | CompletionException e) {
+            ThresherException te = ThresherException.of(e.getCause() == null ? e : e.getCause());
+            // The client proves a request never left only for HOST_UNREACHABLE.
+            return failAll(targets, new ThresherException(te.code(), "slots on " + leader.hostId() + ": "
+                    + te.getMessage(), te), te.code() == ErrorCode.HOST_UNREACHABLE);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return failAll(targets, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e), false);
+        }
+        call.addPhase(Phase.PUBLISH, TimeUnit.MICROSECONDS.toNanos(reply.publishMicros()));
+        Map<Integer, SlotOutcome> bySlot = new HashMap<>();
+        reply.slots().forEach(o -> bySlot.put(o.slotIndex(), o));
+        List<SlotOutcomeAt> out = new ArrayList<>(targets.size());
+        for (ShardTarget t : targets) {
+            SlotOutcome o = bySlot.get(t.slotIndex());
+            if (o == null || !o.wireId().equals(t.wireId())) {
+                out.add(new SlotOutcomeAt(t, new ThresherException(ErrorCode.INTERNAL_ERROR, describe(t)
+                        + ": the host's reply has no outcome for it"), false));
+                continue;
+            }
+            call.addPhase(Phase.READ, TimeUnit.MICROSECONDS.toNanos(o.readMicros()));
+            call.addPhase(Phase.GUEST, TimeUnit.MICROSECONDS.toNanos(o.guestMicros()));
+            out.add(o.published() ? new SlotOutcomeAt(t, null, false)
+                    : new SlotOutcomeAt(t, new ThresherException(o.code(), describe(t) + ": " + o.message()),
+                            !o.guestStarted()));
+            if (o.published()) {
+                call.guestMayHaveRun();
             }
         }
-        if (first != null) {
-            throw first;
-        }
-        if (stop.get() != null) {
-            throw stop.get();
-        }
-        return targets;
+        return out;
+    }
+
+    private static List<SlotOutcomeAt> failAll(List<ShardTarget> targets, ThresherException e, boolean provablyNotStarted) {
+        return targets.stream().map(t -> new SlotOutcomeAt(t, e, provablyNotStarted)).toList();
     }
 
     /**
-     * Runs one slot, retrying only what the contract allows. Between attempts the slot gives up its
-     * pool place while it waits for a leader, and it sends again only if no other slot failed and
-     * the deadline has not passed in the meantime.
-     */
-    private SlotOutcome runSlot(CallPlan plan, ShardTarget target, CallRequest request, long deadlineNanos,
-                                AtomicReference<ThresherException> stop, AtomicInteger attempts, Permit permit,
-                                AtomicBoolean guestRan) {
-        ShardTarget t = target;
-        for (int attempt = 1; ; attempt++) {
-            attempts.incrementAndGet();
-            ThresherException failure;
-            boolean provablyNotStarted;
-            long remainingMicros = TimeUnit.NANOSECONDS.toMicros(deadlineNanos - System.nanoTime());
-            if (remainingMicros <= 0) {
-                return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
-                        "deadline passed before slot " + t.slotIndex() + " was sent"));
-            }
-            ShardRunRequest req = new ShardRunRequest(requestIds.incrementAndGet(), plan.callId().toString(), t.wireId(),
-                    request.tenant(), plan.binding().name(), plan.binding().componentDigest(), plan.binding().version(), t.slotIndex(),
-                    t.partition().id(), t.partition().epoch(), remainingMicros, attempt, request.argumentsJson());
-            CompletableFuture<WireMessage> sent = wire.send(t.leader().wireHost(), t.leader().wirePort(), req);
-            try {
-                WireMessage reply = sent.get(remainingMicros, TimeUnit.MICROSECONDS);
-                switch (reply) {
-                    case ShardRunResult r -> {
-                        guestRan.set(true);
-                        return new SlotOutcome(t, null);
-                    }
-                    case ShardRunFailure f -> {
-                        failure = new ThresherException(f.code(), describe(t) + ": " + f.message());
-                        provablyNotStarted = !f.guestStarted();
-                    }
-                    case WireMessage.Hello m -> throw unexpected(t, m);
-                    case WireMessage.HelloAck m -> throw unexpected(t, m);
-                    case WireMessage.HelloReject m -> throw unexpected(t, m);
-                    case ShardRunRequest m -> throw unexpected(t, m);
-                }
-            } catch (TimeoutException e) {
-                guestRan.set(true); // the request left: its guest may be running
-                sent.cancel(false); // frees the request's place on the connection; a late reply is dropped
-                return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
-                        "deadline passed waiting for " + describe(t)));
-            } catch (ExecutionException | CompletionException e) {
-                ThresherException te = ThresherException.of(e.getCause() == null ? e : e.getCause());
-                failure = new ThresherException(te.code(), describe(t) + ": " + te.getMessage(), te);
-                // The client proves a request never left only for HOST_UNREACHABLE.
-                provablyNotStarted = te.code() == ErrorCode.HOST_UNREACHABLE;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return new SlotOutcome(t, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e));
-            } catch (ThresherException e) {
-                return new SlotOutcome(t, e);
-            }
-            if (!provablyNotStarted) {
-                guestRan.set(true);
-            }
-            boolean retry = failure.code().retryClass() == RetryClass.RETRYABLE && provablyNotStarted
-                    && attempt < limits.attemptBudget() && stop.get() == null && System.nanoTime() < deadlineNanos;
-            if (!retry) {
-                return new SlotOutcome(t, failure);
-            }
-            log.debug("retrying {} after {} (attempt {} of {})", describe(t), failure.code(), attempt + 1,
-                    limits.attemptBudget());
-            shardPool.release();
-            permit.held = false;
-            try {
-                t = reresolve(t, deadlineNanos, stop);
-            } catch (ThresherException e) {
-                return new SlotOutcome(t, e);
-            }
-            if (t == null) {
-                return new SlotOutcome(target, failure); // another slot failed meanwhile: nothing more is sent
-            }
-            try {
-                permit.held = shardPool.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                return new SlotOutcome(t, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", ie));
-            }
-            if (!permit.held) {
-                return new SlotOutcome(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
-                        "deadline passed before slot " + t.slotIndex() + " was admitted again"));
-            }
-            if (stop.get() != null) {
-                return new SlotOutcome(t, failure);
-            }
-            shardRetries.incrementAndGet();
-        }
-    }
-
-    /**
-     * The slot's partition and leader read again from the topology, waiting for a leader like
-     * planning does.
+     * The slot's partition and leader read again from the control database (the cache may be what
+     * was stale), waiting for a leader like planning does.
      *
      * @return the new target, or null when another slot failed while this one waited
      */
-    private ShardTarget reresolve(ShardTarget t, long deadlineNanos, AtomicReference<ThresherException> stop) {
-        long giveUp = Math.min(deadlineNanos, System.nanoTime() + msToNanos(limits.activationWindowMs()));
+    private ShardTarget reresolve(CallRun call, ShardTarget t) {
+        Deadline giveUp = call.deadline.within(Duration.ofMillis(limits.activationWindowMs()));
         while (true) {
-            if (stop.get() != null) {
+            if (call.stopped()) {
                 return null;
             }
-            Topology topology = control.readTopology();
+            Topology topology = catalog.refreshTopology();
             Partition p = topology.partition(t.partition().id()).orElseThrow(() -> new ThresherException(
                     ErrorCode.TARGET_STALE, "partition " + t.partition().id() + " no longer exists"));
             Optional<Host> leader = topology.leaderOf(p);
             if (leader.isPresent()) {
                 return new ShardTarget(t.slotIndex(), p, leader.get(), t.wireId());
             }
-            if (System.nanoTime() + msToNanos(ACTIVATION_POLL_MS) - giveUp >= 0) {
+            if (giveUp.remainingNanos() <= msToNanos(ACTIVATION_POLL_MS)) {
                 throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "partition " + p.id() + " has no live leader");
             }
             pause(ACTIVATION_POLL_MS);
         }
     }
 
-    /** Runs reduce here, or replays its journaled outcome for the call's reduce wire identity. */
-    private String reduce(CallPlan plan, CallRequest request, List<Partial> merged, long deadlineNanos) {
-        Optional<JournalEntry> journaled = control.journaled(request.tenant(), plan.reduceWireId());
-        JournalEntry outcome;
-        if (journaled.isPresent()) {
-            outcome = journaled.get();
-        } else {
-            byte[] partials = PartialsCodec.encode(merged);
-            CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> cells.reduce(
-                    components.get(plan.binding().componentDigest()), partials, request.argumentsJson(),
-                    deadlineNanos), guestExecutor);
-            try {
-                ReduceOutcome reduced = awaitReduce(running, deadlineNanos);
-                byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
-                if (json.length > limits.resultMaxBytes()) {
-                    throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result is " + json.length
-                            + " bytes; the limit is " + limits.resultMaxBytes());
-                }
-                outcome = control.journal(new JournalEntry(request.tenant(), plan.reduceWireId(), plan.callId(),
-                        JournalEntry.REDUCE, hostId, -1, -1, true, 0, null, 0, 0, json,
-                        TimeUnit.NANOSECONDS.toMicros(reduced.guestNanos())));
-            } catch (RuntimeException e) {
-                if (CellHost.refusedBeforeGuest(e) || !running.isDone() || running.isCancelled()) {
-                    // refused before guest code, or the deadline passed while reduce was queued or running:
-                    // no component outcome to journal
-                    throw ThresherException.of(e);
-                }
-                ThresherException te = ThresherException.of(e);
-                outcome = control.journal(new JournalEntry(request.tenant(), plan.reduceWireId(), plan.callId(),
-                        JournalEntry.REDUCE, hostId, -1, -1, false, te.code().code(), te.getMessage(), 0, 0, null, 0));
+    /**
+     * Takes the reduce lease and reads the slots (one transaction), judges them, reduces (or replays a
+     * journaled reduction) and journals the reduction with the result's publication (one transaction).
+     */
+    private String reduceAndPublish(CallRun call) {
+        CallPlan plan = call.plan();
+        long t = System.nanoTime();
+        failpoints.hit(Failpoint.BEFORE_REDUCE, new Site(hostId, -1, -1, plan.reduceWireId()));
+        // Slots are read and judged as late as possible: immediately before reduce.
+        ReduceStart start = control.startReduce(call.callId, call.request.tenant(), hostId, plan.reduceWireId(),
+                limits.reduceLeaseMs());
+        if (!start.leaseHeld()) {
+            throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of "
+                    + call.callId);
+        }
+        List<Partial> merged = SlotValidator.validate(call.dispatchedTargets(), start.slots(), limits);
+        call.deadline.check("before reduce");
+        call.addPhase(Phase.VALIDATE, System.nanoTime() - t);
+
+        t = System.nanoTime();
+        JournalEntry reduction = start.journaledReduce().orElseGet(() -> reduce(call, merged));
+        call.addPhase(Phase.REDUCE, System.nanoTime() - t);
+        failpoints.hit(Failpoint.AFTER_REDUCE_BEFORE_PUBLISH, new Site(hostId, -1, -1, plan.reduceWireId()));
+        call.deadline.check("before publishing the result");
+
+        t = System.nanoTime();
+        Map.Entry<JournalEntry, Optional<PublishOutcome>> published = control.journalAndPublish(reduction, hostId,
+                call.attempts());
+        JournalEntry standing = published.getKey();
+        if (!standing.succeeded()) {
+            throw new ThresherException(ErrorCode.ofCode(standing.errorCode()), "reduce: " + standing.errorMessage());
+        }
+        PublishOutcome outcome = published.getValue().orElseThrow();
+        String visible = switch (outcome.status()) {
+            case PUBLISHED, ALREADY_PUBLISHED -> outcome.visibleResult().orElseThrow();
+            case REDUCE_LEASE_LOST, NOT_RUNNING -> throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST,
+                    "the reduce lease of " + call.callId + " ended before its result was published");
+            case BINDING_REPLACED -> throw new ThresherException(ErrorCode.TARGET_STALE, "binding "
+                    + plan.binding().name() + " got a new version during the call; its result is not published");
+        };
+        call.addPhase(Phase.RESULT, System.nanoTime() - t);
+        return visible;
+    }
+
+    /**
+     * Runs reduce in this node's reduce cell and returns its outcome to journal: the result, or the
+     * guest's failure (a component outcome too). A reduce refused before guest code, or cut by the
+     * deadline, has no outcome to journal and throws.
+     */
+    private JournalEntry reduce(CallRun call, List<Partial> merged) {
+        CallPlan plan = call.plan();
+        byte[] partials = PartialsCodec.encode(merged);
+        CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> cells.reduce(
+                components.get(plan.binding().componentDigest()), partials, call.request.argumentsJson(),
+                call.deadline), guestExecutor);
+        try {
+            ReduceOutcome reduced = awaitReduce(running, call.deadline);
+            byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
+            if (json.length > limits.resultMaxBytes()) {
+                throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result is " + json.length
+                        + " bytes; the limit is " + limits.resultMaxBytes());
             }
+            return new JournalEntry(call.request.tenant(), plan.reduceWireId(), call.callId, JournalEntry.REDUCE,
+                    hostId, -1, -1, true, 0, null, 0, 0, json, TimeUnit.NANOSECONDS.toMicros(reduced.guestNanos()));
+        } catch (RuntimeException e) {
+            if (CellHost.refusedBeforeGuest(e) || !running.isDone() || running.isCancelled()) {
+                throw ThresherException.of(e);
+            }
+            ThresherException te = ThresherException.of(e);
+            return new JournalEntry(call.request.tenant(), plan.reduceWireId(), call.callId, JournalEntry.REDUCE, hostId,
+                    -1, -1, false, te.code().code(), te.getMessage(), 0, 0, null, 0);
         }
-        if (!outcome.succeeded()) {
-            throw new ThresherException(ErrorCode.ofCode(outcome.errorCode()), "reduce: " + outcome.errorMessage());
-        }
-        return new String(outcome.payload(), StandardCharsets.UTF_8);
     }
 
     /**
      * Waits for reduce no longer than the deadline. A reduce still queued then refuses to start (the
      * cell checks the deadline before the guest); one running is interrupted at the deadline.
      */
-    private static ReduceOutcome awaitReduce(CompletableFuture<ReduceOutcome> reduce, long deadlineNanos) {
+    private static ReduceOutcome awaitReduce(CompletableFuture<ReduceOutcome> reduce, Deadline deadline) {
         try {
-            return reduce.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return reduce.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             reduce.cancel(false);
             throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for reduce");
@@ -477,11 +565,6 @@ public final class Coordinator implements CallService {
 
     private static String describe(ShardTarget t) {
         return "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + ")";
-    }
-
-    private static ThresherException unexpected(ShardTarget t, WireMessage reply) {
-        return new ThresherException(ErrorCode.INTERNAL_ERROR, describe(t) + " answered with an unexpected message "
-                + reply.getClass().getSimpleName());
     }
 
     private void checkArguments(String argumentsJson) {

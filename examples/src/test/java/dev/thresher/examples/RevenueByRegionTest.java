@@ -17,6 +17,7 @@ import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -56,8 +57,8 @@ class RevenueByRegionTest {
         host.close();
     }
 
-    private static long deadline() {
-        return System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    private static Deadline deadline() {
+        return Deadline.afterMillis(System.nanoTime(), TimeUnit.SECONDS.toMillis(60));
     }
 
     private static byte[] batch(int partition, List<String> regions, List<Double> amounts) {

@@ -4,18 +4,22 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.coordinator.CoordinationJanitor;
 import dev.thresher.coordinator.Coordinator;
-import dev.thresher.coordinator.LeaseKeeper;
-import dev.thresher.coordinator.ShardExecutor;
+import dev.thresher.cellhost.ComponentCache;
+import dev.thresher.leader.HostRunExecutor;
+import dev.thresher.leader.LeaseKeeper;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.http.HttpFront;
 import dev.thresher.pgwire.PgWireConfig;
 import dev.thresher.pgwire.PgWireServer;
+import dev.thresher.store.CountingDataSource;
 import dev.thresher.store.Pools;
+import dev.thresher.store.control.ControlCache;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Host;
 import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireServer;
+import java.sql.DriverManager;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -33,7 +37,8 @@ import org.slf4j.LoggerFactory;
  *   pgwire ─┐                                   ┌─► WireClient ──► other nodes' WireServer
  *   HTTP   ─┴─► Coordinator (virtual threads) ──┤
  *                                               └─► CellHost.reduce
- *   WireServer ─► ShardExecutor (pool) ─► LeaseKeeper check ─► ShardReader (HikariCP) ─► CellHost.run
+ *   WireServer ─► HostRunExecutor (pool) ─► LeaseKeeper check ─► ShardReader (HikariCP) ─► CellHost.run
+ *   ControlCache: bindings and topology, LISTEN thresher_catalog + a reconcile poll
  * </pre>
  *
  * {@link #close} stops it in phases so that calls in flight finish (docs/operations.md, "Stopping a node").
@@ -51,6 +56,9 @@ public final class Node implements AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CountDownLatch closed = new CountDownLatch(1);
     private HikariDataSource controlDb;
+    private CountingDataSource callPathControlDb;
+    private HikariDataSource backgroundControlDb;
+    private ControlCache catalog;
     private HikariDataSource shardDb;
     private CellHost cells;
     private ExecutorService shardExecutor;
@@ -63,7 +71,7 @@ public final class Node implements AutoCloseable {
     private HttpFront http;
     private FrontDoorCalls frontDoorCalls;
     private Failpoints failpoints;
-    private ShardExecutor shards;
+    private HostRunExecutor shards;
     private Coordinator coordinator;
     private ControlStore control;
     private LeaseKeeper leases;
@@ -88,12 +96,20 @@ public final class Node implements AutoCloseable {
 
     private void startParts() throws InterruptedException {
         var limits = config.limits();
+        // Calls and the node's own upkeep (leases, janitor, cache) use separate pools, so a lease renewal never
+        // waits behind call traffic and the call path's statements can be counted alone.
         controlDb = Pools.open(config.hostId() + "-control", config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword(), 8);
+        backgroundControlDb = Pools.open(config.hostId() + "-control-upkeep", config.controlJdbcUrl(), config.dbUser(),
+                config.dbPassword(), 3);
         shardDb = Pools.open(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
                 config.dbPassword(), limits.shardConcurrency());
-        ControlStore.migrate(controlDb);
-        control = new ControlStore(controlDb);
+        ControlStore.migrate(backgroundControlDb);
+        callPathControlDb = new CountingDataSource(controlDb);
+        control = new ControlStore(callPathControlDb);
+        ControlStore upkeep = new ControlStore(backgroundControlDb);
+        catalog = ControlCache.start(upkeep, () -> DriverManager.getConnection(config.controlJdbcUrl(), config.dbUser(),
+                config.dbPassword()), limits.topologyPollMs(), config.hostId());
         failpoints = config.failpointsEnabled() ? Failpoints.enabled() : Failpoints.disabled();
         if (failpoints.isEnabled()) {
             log.warn("node {}: failpoints are enabled; this node is for tests only", config.hostId());
@@ -105,9 +121,10 @@ public final class Node implements AutoCloseable {
 
         shardExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-shard-", 0).daemon().factory());
-        leases = new LeaseKeeper(control, config.hostId(), config.shardId(), limits.activationLeaseMs());
-        shards = new ShardExecutor(config.hostId(), control, leases, new ShardReader(shardDb), cells, limits,
-                shardExecutor, failpoints);
+        leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs());
+        ComponentCache components = new ComponentCache(control::packageBytes);
+        shards = new HostRunExecutor(config.hostId(), control, catalog, leases, new ShardReader(shardDb), cells,
+                components, limits, shardExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
                 failpoints);
@@ -118,19 +135,19 @@ public final class Node implements AutoCloseable {
         // Reduce has its own platform threads: queued behind shard runs it could outlive its call's deadline.
         reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 Thread.ofPlatform().name(config.hostId() + "-reduce-", 0).daemon().factory());
-        coordinator = new Coordinator(config.hostId(), control, wireClient, cells, limits, callExecutor,
-                reduceExecutor, failpoints);
+        coordinator = new Coordinator(config.hostId(), control, catalog, wireClient, cells, components, limits,
+                callExecutor, reduceExecutor, failpoints);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls);
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get);
 
-        control.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
+        upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
                 pgwireAddress(), httpAddress());
         leasesStarted = true;
         leases.start();
-        janitor = new CoordinationJanitor(control, config.hostId(), limits.coordinationRetentionMs());
+        janitor = new CoordinationJanitor(upkeep, config.hostId(), limits.coordinationRetentionMs());
         janitor.start();
         if (limits.reduceLeaseMs() < limits.maxCallDeadlineMs()) {
             log.warn("limits.reduceLeaseMs ({}) is shorter than limits.maxCallDeadlineMs ({}): a call slower than the "
@@ -167,7 +184,7 @@ public final class Node implements AutoCloseable {
         return failpoints;
     }
 
-    public ShardExecutor shardExecutor() {
+    public HostRunExecutor shardExecutor() {
         return shards;
     }
 
@@ -181,6 +198,16 @@ public final class Node implements AutoCloseable {
 
     public ControlStore control() {
         return control;
+    }
+
+    /** The node's cache of bindings and topology. */
+    public ControlCache catalog() {
+        return catalog;
+    }
+
+    /** Statements and transactions the call path (coordinator and leader side) sent to the control database. */
+    public CountingDataSource callPathControlStatements() {
+        return callPathControlDb;
     }
 
     public boolean ready() {
@@ -258,6 +285,7 @@ public final class Node implements AutoCloseable {
             closeQuietly(leases, "lease keeper");
         }
         closeQuietly(janitor, "janitor");
+        closeQuietly(catalog, "control cache");
         log.info("node {}: stopping 4/6: partition leadership released, janitor stopped ({} ms)", id, msSince(t));
 
         t = System.nanoTime();
@@ -269,6 +297,7 @@ public final class Node implements AutoCloseable {
         closeQuietly(cells, "cells");
         closeQuietly(shardDb, "shard database pool");
         closeQuietly(controlDb, "control database pool");
+        closeQuietly(backgroundControlDb, "control database upkeep pool");
         log.info("node {}: stopping 6/6: cells and database pools closed ({} ms); stopped in {} ms", id, msSince(t),
                 msSince(t0));
     }

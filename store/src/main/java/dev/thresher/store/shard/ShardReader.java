@@ -6,6 +6,7 @@ import dev.thresher.bindings.abi.ColumnType;
 import dev.thresher.bindings.abi.RowBatchBuilder;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.topology.Partition;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -35,15 +36,15 @@ public final class ShardReader {
     /**
      * The batch of one partition.
      *
-     * @param deadlineNanos {@code System.nanoTime()} deadline; the query is bounded by it
+     * @param deadline the call's deadline; the query is bounded by it
      * @throws ThresherException {@link ErrorCode#BATCH_TOO_MANY_ROWS} past {@code maxRows},
      *     {@link ErrorCode#BATCH_TOO_LARGE} past {@code maxBytes}, {@link ErrorCode#INVALID_SELECTOR}
      *     for a column type the batch cannot carry, {@link ErrorCode#DEADLINE_EXCEEDED}
      */
-    public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, long deadlineNanos) {
+    public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
         String sql = sql(selector);
         long started = System.nanoTime();
-        long remainingMs = (deadlineNanos - started) / 1_000_000;
+        long remainingMs = deadline.remainingMillis();
         if (remainingMs <= 0) {
             throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before reading partition " + partition.id());
         }
@@ -74,7 +75,7 @@ public final class ShardReader {
                 return new ShardBatch(bytes, rows, System.nanoTime() - started);
             }
         } catch (SQLException e) {
-            if (System.nanoTime() - deadlineNanos >= 0 || "57014".equals(e.getSQLState())) {
+            if (deadline.passed() || "57014".equals(e.getSQLState())) {
                 throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "deadline passed while reading partition " + partition.id(), e);
             }

@@ -1,4 +1,4 @@
-package dev.thresher.coordinator;
+package dev.thresher.leader;
 
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.topology.Partition;

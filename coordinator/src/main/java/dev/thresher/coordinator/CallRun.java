@@ -1,0 +1,117 @@
+package dev.thresher.coordinator;
+
+import dev.thresher.bindings.CallRequest;
+import dev.thresher.coordinator.CallPhases.Phase;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The state of one call while it runs on its coordinator: what was asked, the plan, the one
+ * deadline, and what the slots' threads learn as they settle. Each field has one writer rule:
+ * the plan is set once; {@link #stop} is set by the first failure that ends the call and never
+ * cleared; the counters only grow.
+ */
+final class CallRun {
+    final CallRequest request;
+    final UUID callId;
+    final Deadline deadline;
+    final long startNanos;
+    final long deadlineEpochMs;
+    final long deadlineMs;
+
+    private CallPlan plan;
+    private final AtomicInteger attempts = new AtomicInteger();
+    private final AtomicBoolean guestMayHaveRun = new AtomicBoolean();
+    private final AtomicReference<ThresherException> stop = new AtomicReference<>();
+    /** Targets as finally dispatched (a retry may re-plan one), by slot index. */
+    private final Map<Integer, ShardTarget> dispatched = new TreeMap<>();
+    private final Map<Phase, LongAdder> phaseNanos = new EnumMap<>(Phase.class);
+
+    CallRun(CallRequest request, UUID callId, long startNanos, long deadlineMs) {
+        this.request = request;
+        this.callId = callId;
+        this.startNanos = startNanos;
+        this.deadlineMs = deadlineMs;
+        this.deadline = Deadline.afterMillis(startNanos, deadlineMs);
+        this.deadlineEpochMs = System.currentTimeMillis() + deadlineMs;
+        for (Phase p : Phase.values()) {
+            phaseNanos.put(p, new LongAdder());
+        }
+    }
+
+    CallPlan plan() {
+        return plan;
+    }
+
+    void planned(CallPlan p) {
+        this.plan = p;
+        synchronized (dispatched) {
+            dispatched.clear();
+            p.targets().forEach(t -> dispatched.put(t.slotIndex(), t));
+        }
+    }
+
+    /** A slot was sent again to a re-resolved target. */
+    void redispatched(ShardTarget t) {
+        synchronized (dispatched) {
+            dispatched.put(t.slotIndex(), t);
+        }
+    }
+
+    /** The targets as finally dispatched, in slot order. */
+    List<ShardTarget> dispatchedTargets() {
+        synchronized (dispatched) {
+            return List.copyOf(dispatched.values());
+        }
+    }
+
+    /** Counts {@code n} slot sends (the invocation's {@code attempts}). */
+    void sent(int n) {
+        attempts.addAndGet(n);
+    }
+
+    int attempts() {
+        return attempts.get();
+    }
+
+    /** Guest code may have run for some slot: a retryable failure of the call then says so. */
+    void guestMayHaveRun() {
+        guestMayHaveRun.set(true);
+    }
+
+    boolean anyGuestMayHaveRun() {
+        return guestMayHaveRun.get();
+    }
+
+    /** Stops admission for the call; the first failure to stop it is kept. */
+    void stop(ThresherException cause) {
+        stop.compareAndSet(null, cause);
+    }
+
+    boolean stopped() {
+        return stop.get() != null;
+    }
+
+    ThresherException stopCause() {
+        return stop.get();
+    }
+
+    void addPhase(Phase phase, long nanos) {
+        phaseNanos.get(phase).add(nanos);
+    }
+
+    Map<Phase, Long> phaseNanos() {
+        Map<Phase, Long> m = new EnumMap<>(Phase.class);
+        phaseNanos.forEach((p, a) -> m.put(p, a.sum()));
+        return m;
+    }
+}

@@ -1,0 +1,304 @@
+package dev.thresher.leader;
+
+import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.cellhost.CellHost;
+import dev.thresher.cellhost.Component;
+import dev.thresher.cellhost.ComponentCache;
+import dev.thresher.cellhost.RunOutcome;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.RetryClass;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
+import dev.thresher.limits.Deadline;
+import dev.thresher.limits.Limits;
+import dev.thresher.store.control.ControlCache;
+import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.ControlStore.SlotFence;
+import dev.thresher.store.control.ControlStore.SlotPublication;
+import dev.thresher.store.control.ControlStore.SlotPublished;
+import dev.thresher.store.control.JournalEntry;
+import dev.thresher.store.shard.ShardBatch;
+import dev.thresher.store.shard.ShardReader;
+import dev.thresher.topology.Partition;
+import dev.thresher.wire.HostRunHandler;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the slots a coordinator sends this node, one host request at a time per executor thread.
+ *
+ * <pre>
+ * request ─► journaled outcomes of all its wire ids (one statement)
+ *   for each slot, in slot order:
+ *     journaled? ── yes ─► replay it (no guest)
+ *     lead the partition under that epoch? binding at that version known? deadline left?  (else: refused, guest not started)
+ *     read ≤ rowsPerBatch rows from the local replica ─► [shard.before-guest-start] ─► run(batch, args)
+ *     ─► [shard.after-guest-start]
+ *     a failure the coordinator cannot retry stops the slots after it: they are not run
+ *   [shard.before-slot-publish] per slot ─► journal every outcome and publish every slot under a lease,
+ *   each fenced by the partition lease, in one transaction ─► one reply, an outcome per slot
+ * </pre>
+ */
+public final class HostRunExecutor implements HostRunHandler {
+    private static final Logger log = LoggerFactory.getLogger(HostRunExecutor.class);
+
+    private final String hostId;
+    private final ControlStore control;
+    private final ControlCache catalog;
+    private final LeaseKeeper leases;
+    private final ShardReader reader;
+    private final CellHost cells;
+    private final ComponentCache components;
+    private final Limits limits;
+    private final ExecutorService executor;
+    private final Failpoints failpoints;
+    private final AtomicLong replays = new AtomicLong();
+    private final AtomicLong refusals = new AtomicLong();
+
+    public HostRunExecutor(String hostId, ControlStore control, ControlCache catalog, LeaseKeeper leases,
+                           ShardReader reader, CellHost cells, ComponentCache components, Limits limits,
+                           ExecutorService executor, Failpoints failpoints) {
+        this.hostId = hostId;
+        this.control = control;
+        this.catalog = catalog;
+        this.leases = leases;
+        this.reader = reader;
+        this.cells = cells;
+        this.components = components;
+        this.limits = limits;
+        this.executor = executor;
+        this.failpoints = failpoints;
+    }
+
+    @Override
+    public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+        Deadline deadline = Deadline.afterMicros(receivedNanos, request.remainingBudgetMicros());
+        return CompletableFuture.supplyAsync(() -> execute(request, deadline), executor);
+    }
+
+    /** Slots refused before any guest code ran (stale target, deadline, failpoint, ...). */
+    public long refusals() {
+        return refusals.get();
+    }
+
+    /** Slots answered from the journal, without running the guest. */
+    public long replays() {
+        return replays.get();
+    }
+
+    /** What became of one slot before publication: an outcome to journal and publish, or a final answer. */
+    private record Ran(SlotRun slot, JournalEntry outcome, long readMicros, SlotOutcome answer) {
+        static Ran answered(SlotOutcome answer, SlotRun slot) {
+            return new Ran(slot, null, 0, answer);
+        }
+    }
+
+    private HostRunReply execute(HostRunRequest request, Deadline deadline) {
+        Map<String, JournalEntry> journaled;
+        try {
+            journaled = control.journaled(request.tenant(), request.slots().stream().map(SlotRun::wireId).toList());
+        } catch (RuntimeException e) {
+            refusals.addAndGet(request.slots().size());
+            return HostRunReply.failed(request, ThresherException.of(e), false);
+        }
+        Resolved resolved = new Resolved(request);
+        List<Ran> ran = new ArrayList<>(request.slots().size());
+        ThresherException stop = null;
+        for (SlotRun slot : request.slots()) {
+            if (stop != null) {
+                ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
+                        + "of this call failed on " + hostId + ": " + stop.getMessage()), false), slot));
+                continue;
+            }
+            JournalEntry replay = journaled.get(slot.wireId());
+            Ran r = replay != null ? replay(slot, replay) : run(request, slot, resolved, deadline);
+            ran.add(r);
+            if (r.answer() != null && stopsTheRest(r.answer())) {
+                stop = new ThresherException(r.answer().code(), r.answer().message());
+            } else if (r.outcome() != null && !r.outcome().succeeded()) {
+                stop = new ThresherException(ErrorCode.ofCode(r.outcome().errorCode()), r.outcome().errorMessage());
+            }
+        }
+        return publish(request, ran);
+    }
+
+    /**
+     * A failure the coordinator will not retry ends the call, so the slots after it are not run. A
+     * retryable refusal that provably ran no guest does not: the coordinator may send that slot
+     * again while the others' results still count.
+     */
+    private static boolean stopsTheRest(SlotOutcome failed) {
+        return failed.guestStarted() || failed.code().retryClass() != RetryClass.RETRYABLE;
+    }
+
+    private Ran replay(SlotRun slot, JournalEntry journaled) {
+        replays.incrementAndGet();
+        return new Ran(slot, journaled, 0, null);
+    }
+
+    /** The binding and component of a request, resolved once, on the first slot that needs them. */
+    private final class Resolved {
+        private final HostRunRequest request;
+        private Binding binding;
+        private Component component;
+
+        Resolved(HostRunRequest request) {
+            this.request = request;
+        }
+
+        /**
+         * The binding version the call was planned with. Versions are immutable, so caching them is
+         * safe; a version that does not exist here, or that pins another component than the request
+         * names, is a stale target (nothing ran).
+         */
+        Binding binding() {
+            if (binding == null) {
+                Binding b = catalog.binding(request.tenant(), request.bindingName(), request.bindingVersion())
+                        .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "binding "
+                                + request.bindingName() + " version " + request.bindingVersion() + " is not known here"));
+                if (!b.componentDigest().equals(request.componentDigest())) {
+                    throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " version "
+                            + request.bindingVersion() + " pins " + b.componentDigest() + ", not "
+                            + request.componentDigest());
+                }
+                binding = b;
+            }
+            return binding;
+        }
+
+        Component component() {
+            if (component == null) {
+                component = components.get(binding().componentDigest());
+            }
+            return component;
+        }
+    }
+
+    private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Deadline deadline) {
+        Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
+        Partition partition;
+        ShardBatch batch;
+        try {
+            partition = leases.ledPartition(slot.partitionId(), slot.epoch())
+                    .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
+                            + " does not lead partition " + slot.partitionId() + " under epoch " + slot.epoch()));
+            Binding binding = resolved.binding();
+            resolved.component();
+            deadline.check("before reading partition " + partition.id());
+            batch = reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+            failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
+        } catch (RuntimeException e) {
+            return Ran.answered(refusal(slot, e), slot);
+        }
+        long readMicros = TimeUnit.NANOSECONDS.toMicros(batch.readNanos());
+        UUID callId = UUID.fromString(request.callId());
+        try {
+            RunOutcome out = cells.run(resolved.component(), batch.bytes(), request.argumentsJson(), deadline);
+            failpoints.hit(Failpoint.AFTER_GUEST_START, site);
+            return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
+                    partition.id(), partition.epoch(), true, 0, null, batch.rowCount(), out.emitCount(),
+                    PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(out.guestNanos())), readMicros, null);
+        } catch (RuntimeException e) {
+            if (CellHost.refusedBeforeGuest(e)) {
+                return Ran.answered(refusal(slot, e), slot);
+            }
+            ThresherException te = ThresherException.of(e);
+            if (te.code() == ErrorCode.INTERNAL_ERROR) {
+                log.error("slot {} failed after the guest started", slot.wireId(), e);
+            }
+            // A component outcome all the same: journaled, so a redelivery replays the failure.
+            return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
+                    partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), batch.rowCount(), 0,
+                    null, 0), readMicros, null);
+        }
+    }
+
+    /** A refusal before any guest code ran: the coordinator may retry it when its code is retryable. */
+    private SlotOutcome refusal(SlotRun slot, RuntimeException e) {
+        refusals.incrementAndGet();
+        ThresherException te = ThresherException.of(e);
+        if (te.code() == ErrorCode.INTERNAL_ERROR) {
+            log.error("slot {} refused", slot.wireId(), e);
+        }
+        return SlotOutcome.failed(slot, te, false);
+    }
+
+    /**
+     * Journals (first writer wins) and publishes every outcome in one transaction, then answers with
+     * what stands. A failure answered from here always says the guest started: the outcome exists
+     * because the guest ran for this wire identity, in this delivery or an earlier one, so no retry
+     * may be based on it.
+     */
+    private HostRunReply publish(HostRunRequest request, List<Ran> ran) {
+        List<SlotOutcome> answers = new ArrayList<>(ran.size());
+        List<Integer> pending = new ArrayList<>();
+        List<SlotPublication> publications = new ArrayList<>();
+        for (Ran r : ran) {
+            answers.add(r.answer());
+            if (r.outcome() == null) {
+                continue;
+            }
+            try {
+                failpoints.hit(Failpoint.BEFORE_SLOT_PUBLISH, new Site(hostId, r.slot().partitionId(),
+                        r.slot().slotIndex(), r.slot().wireId()));
+            } catch (ThresherException e) {
+                answers.set(answers.size() - 1, SlotOutcome.failed(r.slot(), e, true));
+                continue;
+            }
+            pending.add(answers.size() - 1);
+            publications.add(new SlotPublication(r.outcome(), r.slot().slotIndex()));
+        }
+        long publishMicros = 0;
+        if (!publications.isEmpty()) {
+            long started = System.nanoTime();
+            List<SlotPublished> published;
+            try {
+                published = control.publishShardOutcomes(publications, hostId, limits.reduceLeaseMs());
+            } catch (RuntimeException e) {
+                ThresherException te = ThresherException.of(e);
+                for (int i : pending) {
+                    answers.set(i, SlotOutcome.failed(ran.get(i).slot(), te, true));
+                }
+                return new HostRunReply(request.requestId(), 0, answers);
+            }
+            publishMicros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
+            for (int k = 0; k < pending.size(); k++) {
+                int i = pending.get(k);
+                answers.set(i, answer(ran.get(i), published.get(k)));
+            }
+        }
+        return new HostRunReply(request.requestId(), publishMicros, answers);
+    }
+
+    private SlotOutcome answer(Ran r, SlotPublished p) {
+        JournalEntry standing = p.standing();
+        SlotRun slot = r.slot();
+        if (!standing.succeeded()) {
+            return new SlotOutcome(slot.slotIndex(), slot.wireId(), standing.errorCode(), true,
+                    standing.errorMessage() == null ? "guest failed" : standing.errorMessage(), standing.rowCount(), 0,
+                    r.readMicros(), 0);
+        }
+        if (p.fence() == SlotFence.NOT_LEADER) {
+            return SlotOutcome.failed(slot, new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
+                    + " lost the lease of partition " + standing.partitionId() + " under epoch " + standing.epoch()
+                    + " before publishing the slot"), true);
+        }
+        return new SlotOutcome(slot.slotIndex(), slot.wireId(), 0, true, "", standing.rowCount(), standing.emitCount(),
+                r.readMicros(), standing.guestMicros());
+    }
+}
