@@ -1,0 +1,215 @@
+package dev.thresher.bench;
+
+import dev.thresher.limits.Limits;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * One run of the bench: sets up the rows and every peer, checks the peers' answers against each other,
+ * measures each workload on each peer, and fills a {@link Report}.
+ */
+final class Bench {
+    static final List<String> PEERS = List.of("thresher", "pg-fanout", "pg-single", "hazelcast-agg", "hazelcast-sql", "java");
+
+    /**
+     * @param clients the throughput workload's client counts; the latency workloads use 1 client
+     * @param openLoopRate arrivals per second of the open-loop measurements; 0 for none
+     * @param openLoopWorkers clients taking the open-loop arrivals
+     */
+    record Options(int rows, int partitions, List<Integer> clients, double warmupSeconds, double durationSeconds,
+                   double openLoopRate, int openLoopWorkers, List<Workload> workloads, List<String> peers, Path workDir,
+                   String command) {
+    }
+
+    private final Options o;
+    private final Progress progress;
+    private final Report report = new Report();
+    private final Measure.Timing timing;
+
+    Bench(Options o, Progress progress) {
+        this.o = o;
+        this.progress = progress;
+        this.timing = new Measure.Timing(o.warmupSeconds(), o.durationSeconds());
+    }
+
+    Report run() throws Exception {
+        long t0 = System.nanoTime();
+        report.command = o.command();
+        report.started = Instant.now();
+        report.machine.putAll(Machine.facts());
+        report.rows = o.rows();
+        report.partitions = o.partitions();
+        report.shards = 3;
+        report.clients = o.clients();
+        report.warmupSeconds = o.warmupSeconds();
+        report.durationSeconds = o.durationSeconds();
+        report.openLoopRate = o.openLoopRate();
+        report.openLoopWorkers = o.openLoopWorkers();
+        o.workloads().forEach(w -> report.workloads.add(w.id));
+        int rowsPerBatch = Limits.DEFAULTS.rowsPerBatch();
+        int fullest = Dataset.maxPartitionRows(o.rows(), o.partitions());
+        if (fullest > rowsPerBatch) {
+            throw new IllegalArgumentException(o.rows() + " rows in " + o.partitions() + " partitions put " + fullest
+                    + " rows in the fullest partition, over limits.rowsPerBatch (" + rowsPerBatch + "): a partition is one batch today");
+        }
+        if (o.partitions() > Limits.DEFAULTS.coordinationSlots()) {
+            throw new IllegalArgumentException("a call covers at most " + Limits.DEFAULTS.coordinationSlots() + " partitions");
+        }
+        List<Workload> main = o.workloads().stream().filter(w -> w != Workload.MILLION).toList();
+        if (!main.isEmpty()) {
+            try (Dataset d = Dataset.start(o.workDir().resolve("rows-" + o.rows()), o.rows(), o.partitions(), o.peers(), progress)) {
+                describe(d);
+                Set<String> shapes = new LinkedHashSet<>();
+                for (Workload w : main) {
+                    shapes.add(w == Workload.THROUGHPUT ? "groupby" : w.id);
+                }
+                Set<String> excluded = check(d, shapes, "");
+                for (Workload w : main) {
+                    switch (w) {
+                        case NEAR_EMPTY, GROUPBY, CAPS -> latency(d, w.id, d.shapes.get(w.id), excluded);
+                        case THROUGHPUT -> throughput(d, excluded);
+                        default -> throw new IllegalStateException(w.toString());
+                    }
+                    String table = report.table(w.id);
+                    if (!table.isEmpty()) {
+                        System.out.print(table);
+                        System.out.flush();
+                    }
+                }
+            }
+        }
+        if (o.workloads().contains(Workload.MILLION)) {
+            million();
+        }
+        report.tookSeconds = (System.nanoTime() - t0) / 1e9;
+        return report;
+    }
+
+    private void describe(Dataset d) {
+        report.postgres.putAll(d.postgresSettings);
+        report.wasmEngine = d.cluster.nodes().get(0).cells().engineName();
+        report.wasmOptimizing = d.cluster.nodes().get(0).cells().optimizing();
+        report.capsBuckets = d.capsBuckets;
+        for (Peer p : d.peers) {
+            report.peers.put(p.name(), p.description());
+            if (p.name().startsWith("hazelcast")) {
+                report.hazelcastVersion = HazelcastCluster.version() + " (com.hazelcast:hazelcast, com.hazelcast:hazelcast-sql from Maven Central)";
+            }
+        }
+        if (d.hazelcastSqlProblem() != null) {
+            report.hazelcastSqlProblem = "not measured: " + d.hazelcastSqlProblem();
+        }
+        report.referencePeer = reference(d).name();
+    }
+
+    private static Peer reference(Dataset d) {
+        return d.peers.stream().filter(p -> p.name().equals("java")).findFirst().orElse(d.peers.get(0));
+    }
+
+    /**
+     * Every peer answers every shape once; each answer is compared with the reference peer's.
+     *
+     * @return {@code "<shape>/<peer>"} of every answer that failed or disagreed
+     */
+    private Set<String> check(Dataset d, Set<String> shapes, String prefix) throws Exception {
+        Set<String> excluded = new HashSet<>();
+        Peer ref = reference(d);
+        for (String name : shapes) {
+            Shape shape = d.shapes.get(name);
+            Answer expected = answerOnce(ref, shape);
+            progress.say("checking " + prefix + name + ": " + ref.name() + " says " + expected.groups().size() + " groups, "
+                    + expected.rows() + " rows");
+            for (Peer p : d.peers) {
+                String difference;
+                Answer a = null;
+                try {
+                    a = p == ref ? expected : answerOnce(p, shape);
+                    difference = a.differenceFrom(expected).orElse(null);
+                } catch (Exception e) {
+                    difference = "failed: " + e;
+                }
+                report.checks.add(new Report.Check(prefix + name, p.name(), a == null ? 0 : a.groups().size(),
+                        a == null ? 0 : a.rows(), difference));
+                if (difference != null) {
+                    excluded.add(name + "/" + p.name());
+                    progress.say("  " + p.name() + " DISAGREES on " + name + ": " + difference);
+                }
+            }
+        }
+        return excluded;
+    }
+
+    /** One call's answer; Thresher's first call of a binding may wait for its cell and binding, so it gets retries. */
+    private static Answer answerOnce(Peer p, Shape shape) throws Exception {
+        long until = System.nanoTime() + 30_000_000_000L;
+        try (Peer.Client c = p.open(shape, 0)) {
+            while (true) {
+                try {
+                    return c.answer(c.call());
+                } catch (Exception e) {
+                    if (!(p instanceof ThresherPeer) || System.nanoTime() > until) {
+                        throw e;
+                    }
+                    Thread.sleep(200);
+                }
+            }
+        }
+    }
+
+    private void latency(Dataset d, String workload, Shape shape, Set<String> excluded) throws Exception {
+        for (Peer p : d.peers) {
+            if (excluded.contains(shape.name() + "/" + p.name())) {
+                continue;
+            }
+            Supplier<dev.thresher.coordinator.CallPhases.Snapshot> phases = phases(d, p);
+            report.results.add(Measure.closedLoop(workload, p, shape, 1, timing, progress, phases));
+            if (o.openLoopRate() > 0) {
+                report.results.add(Measure.openLoop(workload, p, shape, o.openLoopWorkers(), o.openLoopRate(), timing, progress, phases));
+            }
+        }
+    }
+
+    private void throughput(Dataset d, Set<String> excluded) throws Exception {
+        Shape shape = d.shapes.get("groupby");
+        for (int clients : o.clients()) {
+            for (Peer p : d.peers) {
+                if (!excluded.contains(shape.name() + "/" + p.name())) {
+                    report.results.add(Measure.closedLoop("throughput", p, shape, clients, timing, progress, phases(d, p)));
+                }
+            }
+        }
+    }
+
+    private static Supplier<dev.thresher.coordinator.CallPhases.Snapshot> phases(Dataset d, Peer p) {
+        return p == d.thresher ? d.thresher::phases : null;
+    }
+
+    /**
+     * The sample group-by over a million rows, on a dataset of its own. Not run while a partition is one
+     * batch: a million rows over the partitions put far more than {@code limits.rowsPerBatch} rows in each.
+     */
+    private void million() throws Exception {
+        int rowsPerBatch = Limits.DEFAULTS.rowsPerBatch();
+        int fullest = Dataset.maxPartitionRows(Workload.MILLION_ROWS, o.partitions());
+        if (fullest > rowsPerBatch) {
+            String why = String.format(java.util.Locale.ROOT, "million: not run yet. %,d rows over %d partitions put up to %,d rows in one"
+                    + " partition, and a partition is read as one batch of at most limits.rowsPerBatch = %,d rows today, so every"
+                    + " shard run would fail with BATCH_TOO_MANY_ROWS. The workload (a dataset of its own, the answers checked, the"
+                    + " groupby call measured on every peer) runs as soon as a partition fits its batches.",
+                    Workload.MILLION_ROWS, o.partitions(), fullest, rowsPerBatch);
+            report.notRun.add(why);
+            progress.say(why);
+            return;
+        }
+        try (Dataset d = Dataset.start(o.workDir().resolve("rows-" + Workload.MILLION_ROWS), Workload.MILLION_ROWS, o.partitions(),
+                o.peers(), progress)) {
+            Set<String> excluded = check(d, Set.of("groupby"), "million/");
+            latency(d, "million", d.shapes.get("groupby"), excluded);
+        }
+    }
+}

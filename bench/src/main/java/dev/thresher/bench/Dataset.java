@@ -1,0 +1,206 @@
+package dev.thresher.bench;
+
+import dev.thresher.cellhost.Component;
+import dev.thresher.limits.Limits;
+import dev.thresher.server.DevCluster;
+import dev.thresher.store.control.ControlStore;
+import dev.thresher.topology.Slots;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyManager;
+
+/**
+ * One set of rows and every peer over it: a dev cluster (embedded PostgreSQL, its shard databases, three
+ * nodes, the sample binding and the bench's own two), a database holding all rows on the same PostgreSQL,
+ * an embedded Hazelcast cluster loaded with the same rows, and the rows in arrays for the Java loop.
+ */
+final class Dataset implements AutoCloseable {
+    static final String SINGLE_DB = "bench_single";
+
+    final int rows;
+    final int partitions;
+    final int capsBuckets;
+    final DevCluster cluster;
+    final ThresherPeer thresher;
+    final Map<String, Shape> shapes = new LinkedHashMap<>();
+    final List<Peer> peers = new ArrayList<>();
+    final Map<String, String> postgresSettings = new LinkedHashMap<>();
+    Rows data;
+    private HazelcastCluster hazelcast;
+    private String hazelcastSqlProblem;
+
+    private Dataset(int rows, int partitions, DevCluster cluster) {
+        this.rows = rows;
+        this.partitions = partitions;
+        this.capsBuckets = Shape.capsBuckets(partitions, Limits.DEFAULTS.emitsPerInvocation(), Limits.DEFAULTS.partialEntriesPerSlot());
+        this.cluster = cluster;
+        this.thresher = new ThresherPeer(cluster);
+    }
+
+    /** The most rows any partition gets, with DevCluster's layout (equal slot ranges) and keys 1..rows. */
+    static int maxPartitionRows(int rows, int partitions) {
+        int width = Slots.COUNT / partitions;
+        int[] count = new int[partitions];
+        for (long id = 1; id <= rows; id++) {
+            count[Math.min(Slots.ofLong(id) / width, partitions - 1)]++;
+        }
+        int max = 0;
+        for (int c : count) {
+            max = Math.max(max, c);
+        }
+        return max;
+    }
+
+    static Dataset start(Path workDir, int rows, int partitions, List<String> peerNames, Progress progress) throws Exception {
+        progress.say("starting the dev cluster: embedded PostgreSQL, " + rows + " orders in " + partitions
+                + " partitions over 3 shard databases, 3 nodes (work dir " + workDir + ")");
+        DevCluster cluster = DevCluster.start(new DevCluster.Options(workDir, 0, rows, partitions, 3, 42, Limits.DEFAULTS, false));
+        Dataset d = new Dataset(rows, partitions, cluster);
+        try {
+            d.setUp(peerNames, progress);
+            return d;
+        } catch (Exception e) {
+            d.close();
+            throw e;
+        }
+    }
+
+    private void setUp(List<String> peerNames, Progress progress) throws Exception {
+        ControlStore control = cluster.nodes().get(0).control();
+        String sampleDigest = control.currentBinding(DevCluster.TENANT, DevCluster.SAMPLE_BINDING).orElseThrow().componentDigest();
+        control.putBinding(DevCluster.TENANT, Shape.NEAR_EMPTY_BINDING, sampleDigest, Shape.NEAR_EMPTY_SELECTOR);
+        byte[] caps = CapsGuest.wasm(capsBuckets);
+        String capsDigest = Component.of(caps).digest();
+        control.putPackage(capsDigest, caps);
+        control.putBinding(DevCluster.TENANT, Shape.CAPS_BINDING, capsDigest, Shape.CAPS_SELECTOR);
+        progress.say("bound " + Shape.NEAR_EMPTY_BINDING + " (" + sampleDigest.substring(0, 19) + "…, '" + Shape.NEAR_EMPTY_SELECTOR
+                + "') and " + Shape.CAPS_BINDING + " (" + capsBuckets + " buckets, '" + Shape.CAPS_SELECTOR + "')");
+        shapes.put("near-empty", Shape.nearEmpty());
+        shapes.put("groupby", Shape.byRegion(DevCluster.SAMPLE_BINDING));
+        shapes.put("caps", Shape.byBucket(capsBuckets));
+
+        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            for (String setting : List.of("server_version", "fsync", "synchronous_commit", "full_page_writes", "shared_buffers",
+                    "max_parallel_workers_per_gather")) {
+                try (ResultSet rs = s.executeQuery("SHOW " + setting)) {
+                    rs.next();
+                    postgresSettings.put(setting, rs.getString(1));
+                }
+            }
+        }
+
+        data = readRows();
+        if (data.size() != rows) {
+            throw new IllegalStateException("the shard databases hold " + data.size() + " orders, expected " + rows);
+        }
+        for (String name : peerNames) {
+            switch (name) {
+                case "thresher" -> peers.add(thresher);
+                case "pg-fanout" -> {
+                    List<String> urls = new ArrayList<>();
+                    for (int i = 1; i <= cluster.nodes().size(); i++) {
+                        urls.add(cluster.shardUrl(i));
+                    }
+                    peers.add(new PgFanoutPeer(urls));
+                }
+                case "pg-single" -> {
+                    progress.say("copying the " + rows + " orders into one database, " + SINGLE_DB);
+                    peers.add(new PgSinglePeer(createSingle()));
+                }
+                case "hazelcast-agg", "hazelcast-sql" -> {
+                    if (hazelcast == null) {
+                        progress.say("starting " + HazelcastCluster.MEMBERS + " embedded Hazelcast members and loading "
+                                + rows + " orders");
+                        hazelcast = HazelcastCluster.start(data);
+                    }
+                    if (name.equals("hazelcast-agg")) {
+                        peers.add(new HazelcastAggPeer(hazelcast));
+                    } else if (hazelcast.sqlProblem() == null) {
+                        peers.add(new HazelcastSqlPeer(hazelcast));
+                    } else {
+                        hazelcastSqlProblem = hazelcast.sqlProblem();
+                        progress.say("Hazelcast SQL is not usable, so not measured: " + hazelcastSqlProblem);
+                    }
+                }
+                case "java" -> peers.add(new JavaLoopPeer(data));
+                default -> throw new IllegalArgumentException("unknown peer '" + name + "'");
+            }
+        }
+    }
+
+    /** Why Hazelcast SQL was not measured, or null. */
+    String hazelcastSqlProblem() {
+        return hazelcastSqlProblem;
+    }
+
+    private Rows readRows() throws Exception {
+        Rows.Builder b = new Rows.Builder();
+        for (int i = 1; i <= cluster.nodes().size(); i++) {
+            try (Connection c = DriverManager.getConnection(cluster.shardUrl(i), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT order_id, region, amount FROM orders ORDER BY order_id")) {
+                while (rs.next()) {
+                    b.add(rs.getLong(1), rs.getString(2), rs.getDouble(3));
+                }
+            }
+        }
+        return b.build();
+    }
+
+    /** A database on the same PostgreSQL with every shard's rows copied in, as the shards lay them out. */
+    private String createSingle() throws Exception {
+        String shard1 = cluster.shardUrl(1);
+        String url = shard1.replace("thresher_shard_1", SINGLE_DB);
+        try (Connection c = DriverManager.getConnection(shard1, DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + SINGLE_DB + " OWNER " + DevCluster.USER);
+        }
+        try (Connection single = DriverManager.getConnection(url, DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = single.createStatement()) {
+            s.execute("""
+                    CREATE TABLE orders (
+                        order_id bigint PRIMARY KEY,
+                        region text NOT NULL,
+                        amount double precision NOT NULL,
+                        thresher_slot integer NOT NULL)""");
+            CopyManager in = single.unwrap(PGConnection.class).getCopyAPI();
+            for (int i = 1; i <= cluster.nodes().size(); i++) {
+                ByteArrayOutputStream buf = new ByteArrayOutputStream();
+                try (Connection shard = DriverManager.getConnection(cluster.shardUrl(i), DevCluster.USER, DevCluster.PASSWORD)) {
+                    shard.unwrap(PGConnection.class).getCopyAPI()
+                            .copyOut("COPY orders (order_id, region, amount, thresher_slot) TO STDOUT", buf);
+                }
+                in.copyIn("COPY orders (order_id, region, amount, thresher_slot) FROM STDIN", new ByteArrayInputStream(buf.toByteArray()));
+            }
+            s.execute("CREATE INDEX orders_by_slot ON orders (thresher_slot)");
+            s.execute("ANALYZE orders");
+        }
+        return url;
+    }
+
+    @Override
+    public void close() {
+        for (Peer p : peers) {
+            try {
+                p.close();
+            } catch (Exception ignored) {
+                // the next peer still closes
+            }
+        }
+        if (hazelcast != null) {
+            hazelcast.close();
+        }
+        cluster.close();
+    }
+}

@@ -1,0 +1,188 @@
+package dev.thresher.bench;
+
+import dev.thresher.coordinator.CallPhases;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs one measurement on platform threads, one per client, each with its own {@link Peer.Client}.
+ *
+ * <p>Every client first warms up for the warm-up time and at least {@value #MIN_WARMUP_CALLS} calls (past
+ * pgjdbc's {@code prepareThreshold} of 5, so prepared statements are server-side); all clients then start
+ * the measured part together. <b>Closed loop</b>: each client calls again as soon as it is answered;
+ * latency runs from each call's start. <b>Open loop</b>: arrivals are scheduled at a fixed rate from the
+ * start, whatever the answers do; a free worker takes the next arrival, waits for its time, and the latency
+ * runs from the arrival's <em>intended</em> start, so time spent queued behind a slow call counts
+ * (coordinated omission corrected). Arrivals still waiting when a peer falls more than a whole measurement
+ * behind are not started: they are counted as unserved and recorded with the wait they had reached.
+ */
+final class Measure {
+    static final int MIN_WARMUP_CALLS = 6;
+    private static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(5);
+
+    record Timing(double warmupSeconds, double durationSeconds) {
+    }
+
+    private Measure() {
+    }
+
+    static Result closedLoop(String workload, Peer peer, Shape shape, int clients, Timing timing, Progress progress,
+                             Supplier<CallPhases.Snapshot> phases) throws Exception {
+        return run(workload, peer, shape, clients, 0, timing, progress, phases);
+    }
+
+    static Result openLoop(String workload, Peer peer, Shape shape, int workers, double rate, Timing timing,
+                           Progress progress, Supplier<CallPhases.Snapshot> phases) throws Exception {
+        return run(workload, peer, shape, workers, rate, timing, progress, phases);
+    }
+
+    private static Result run(String workload, Peer peer, Shape shape, int clients, double rate, Timing timing,
+                              Progress progress, Supplier<CallPhases.Snapshot> phases) throws Exception {
+        boolean open = rate > 0;
+        String label = workload + " | " + peer.name() + " | " + (open ? "open loop " + fmtRate(rate) + "/s, " + clients
+                + " workers" : "closed loop, " + clients + (clients == 1 ? " client" : " clients"));
+        List<Peer.Client> cs = new ArrayList<>();
+        try {
+            for (int i = 0; i < clients; i++) {
+                cs.add(peer.open(shape, i));
+            }
+            long durationNanos = (long) (timing.durationSeconds() * 1e9);
+            long warmupNanos = (long) (timing.warmupSeconds() * 1e9);
+            long total = open ? Math.max(1, Math.round(rate * timing.durationSeconds())) : 0;
+            double interval = open ? 1e9 / rate : 0;
+            AtomicLong start = new AtomicLong();
+            AtomicLong end = new AtomicLong();
+            AtomicReference<CallPhases.Snapshot> before = new AtomicReference<>();
+            AtomicReference<CallPhases.Snapshot> after = new AtomicReference<>();
+            AtomicReference<String> firstError = new AtomicReference<>();
+            AtomicReference<String> warmupError = new AtomicReference<>();
+            AtomicLong ticket = new AtomicLong();
+            CyclicBarrier warmed = new CyclicBarrier(clients, () -> {
+                if (phases != null) {
+                    before.set(phases.get());
+                }
+                progress.stage(label, "measuring", timing.durationSeconds());
+                start.set(System.nanoTime());
+            });
+            CyclicBarrier done = new CyclicBarrier(clients, () -> {
+                end.set(System.nanoTime());
+                if (phases != null) {
+                    after.set(phases.get());
+                }
+            });
+            Histogram[] hist = new Histogram[clients];
+            long[] calls = new long[clients];
+            long[] errors = new long[clients];
+            long[] unserved = new long[clients];
+            List<Thread> threads = new ArrayList<>();
+            AtomicReference<Throwable> crashed = new AtomicReference<>();
+            progress.stage(label, "warm-up", timing.warmupSeconds());
+            for (int i = 0; i < clients; i++) {
+                int me = i;
+                hist[me] = new Histogram(HIGHEST_NANOS, 3);
+                Peer.Client client = cs.get(me);
+                threads.add(Thread.ofPlatform().name("bench-client-" + me).start(() -> {
+                    try {
+                        long warmEnd = System.nanoTime() + warmupNanos;
+                        for (int n = 0; n < MIN_WARMUP_CALLS || System.nanoTime() < warmEnd; n++) {
+                            try {
+                                client.call();
+                            } catch (Exception e) {
+                                if (warmupError.compareAndSet(null, e.toString())) {
+                                    progress.say(label + ": a warm-up call failed: " + e);
+                                }
+                            }
+                            progress.call();
+                        }
+                        warmed.await();
+                        long t0 = start.get();
+                        if (!open) {
+                            long stop = t0 + durationNanos;
+                            long now;
+                            while ((now = System.nanoTime()) < stop) {
+                                try {
+                                    client.call();
+                                    hist[me].recordValue(Math.min(System.nanoTime() - now, HIGHEST_NANOS));
+                                    calls[me]++;
+                                } catch (Exception e) {
+                                    errors[me]++;
+                                    firstError.compareAndSet(null, e.toString());
+                                }
+                                progress.call();
+                            }
+                        } else {
+                            long giveUp = t0 + 2 * durationNanos + TimeUnit.SECONDS.toNanos(1);
+                            long i2;
+                            while ((i2 = ticket.getAndIncrement()) < total) {
+                                long intended = t0 + (long) (i2 * interval);
+                                long now = System.nanoTime();
+                                while (now < intended) {
+                                    LockSupport.parkNanos(intended - now);
+                                    now = System.nanoTime();
+                                }
+                                if (now > giveUp) {
+                                    hist[me].recordValue(Math.min(now - intended, HIGHEST_NANOS));
+                                    unserved[me]++;
+                                    continue;
+                                }
+                                try {
+                                    client.call();
+                                    hist[me].recordValue(Math.min(System.nanoTime() - intended, HIGHEST_NANOS));
+                                    calls[me]++;
+                                } catch (Exception e) {
+                                    errors[me]++;
+                                    firstError.compareAndSet(null, e.toString());
+                                }
+                                progress.call();
+                            }
+                        }
+                        done.await();
+                    } catch (Throwable t) {
+                        crashed.compareAndSet(null, t);
+                        warmed.reset();
+                        done.reset();
+                    }
+                }));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            if (crashed.get() != null) {
+                throw new IllegalStateException("measurement " + label + " failed", crashed.get());
+            }
+            Histogram merged = new Histogram(HIGHEST_NANOS, 3);
+            long c = 0;
+            long e = 0;
+            long u = 0;
+            for (int i = 0; i < clients; i++) {
+                merged.add(hist[i]);
+                c += calls[i];
+                e += errors[i];
+                u += unserved[i];
+            }
+            CallPhases.Snapshot ph = phases == null ? null : after.get().minus(before.get());
+            return new Result(workload, peer.name(), open ? Result.Mode.OPEN : Result.Mode.CLOSED, clients, rate, c, e, u,
+                    (end.get() - start.get()) / 1e9, merged, firstError.get(), ph);
+        } finally {
+            progress.idle();
+            for (Peer.Client c : cs) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // closing a client changes no measurement
+                }
+            }
+        }
+    }
+
+    static String fmtRate(double rate) {
+        return rate == Math.rint(rate) ? String.valueOf((long) rate) : String.valueOf(rate);
+    }
+}

@@ -1,0 +1,305 @@
+package dev.thresher.bench;
+
+import dev.thresher.coordinator.CallPhases;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/** Everything a run found, and {@code docs/benchmarks.md} made from it. */
+final class Report {
+    /** One peer's answer to one workload, compared with the reference before measuring. */
+    record Check(String workload, String peer, int groups, long rows, String difference) {
+        boolean agrees() {
+            return difference == null;
+        }
+    }
+
+    /** One target the project sets, and what this run measured for it. */
+    record Target(String text, String measured, Boolean met) {
+        String status() {
+            return met == null ? "not measured" : met ? "**met**" : "**not met**";
+        }
+    }
+
+    String command;
+    Instant started;
+    double tookSeconds;
+    Map<String, String> machine = new LinkedHashMap<>();
+    Map<String, String> postgres = new LinkedHashMap<>();
+    String wasmEngine;
+    boolean wasmOptimizing;
+    String hazelcastVersion;
+    String hazelcastSqlProblem;
+    int rows;
+    int partitions;
+    int shards;
+    int capsBuckets;
+    List<Integer> clients = List.of();
+    double warmupSeconds;
+    double durationSeconds;
+    double openLoopRate;
+    int openLoopWorkers;
+    String referencePeer;
+    final Map<String, String> peers = new LinkedHashMap<>();
+    final List<String> workloads = new ArrayList<>();
+    final List<Check> checks = new ArrayList<>();
+    final List<Result> results = new ArrayList<>();
+    final List<String> notRun = new ArrayList<>();
+
+    boolean allAgree() {
+        return checks.stream().allMatch(Check::agrees);
+    }
+
+    Optional<Result> find(String workload, String peer, Result.Mode mode, int clients) {
+        return results.stream().filter(r -> r.workload().equals(workload) && r.peer().equals(peer) && r.mode() == mode
+                && r.clients() == clients).findFirst();
+    }
+
+    List<Target> targets() {
+        List<Target> t = new ArrayList<>();
+        Optional<Result> empty = find("near-empty", "thresher", Result.Mode.CLOSED, 1);
+        t.add(new Target("Thresher near-empty call, p50 ≤ 3 ms (closed loop, 1 client)",
+                empty.map(r -> ms(r.ms(50)) + " ms").orElse("—"), empty.map(r -> r.errors() == 0 && r.ms(50) <= 3).orElse(null)));
+        t.add(new Target("Thresher near-empty call, p99 ≤ 15 ms (closed loop, 1 client)",
+                empty.map(r -> ms(r.ms(99)) + " ms").orElse("—"), empty.map(r -> r.errors() == 0 && r.ms(99) <= 15).orElse(null)));
+        Optional<Result> gt = find("groupby", "thresher", Result.Mode.CLOSED, 1);
+        Optional<Result> gf = find("groupby", "pg-fanout", Result.Mode.CLOSED, 1);
+        t.add(new Target("Thresher sample group-by p50 ≤ 2 × native fan-out p50 (closed loop, 1 client)",
+                gt.isPresent() && gf.isPresent() ? ms(gt.get().ms(50)) + " ms vs " + ms(gf.get().ms(50)) + " ms = "
+                        + ratio(gt.get().ms(50) / gf.get().ms(50)) + " ×" : "—",
+                gt.isPresent() && gf.isPresent() ? gt.get().errors() == 0 && gt.get().ms(50) <= 2 * gf.get().ms(50) : null));
+        Optional<Result> tt = find("throughput", "thresher", Result.Mode.CLOSED, 8);
+        Optional<Result> tf = find("throughput", "pg-fanout", Result.Mode.CLOSED, 8);
+        Optional<Result> th = find("throughput", "hazelcast-agg", Result.Mode.CLOSED, 8);
+        t.add(new Target("Thresher throughput at 8 clients ≥ 40 % of native fan-out's queries/s",
+                tt.isPresent() && tf.isPresent() ? rate(tt.get().callsPerSecond()) + " vs " + rate(tf.get().callsPerSecond())
+                        + " calls/s = " + percent(tt.get().callsPerSecond() / tf.get().callsPerSecond()) : "—",
+                tt.isPresent() && tf.isPresent() ? tt.get().errors() == 0 && tt.get().callsPerSecond() >= 0.4 * tf.get().callsPerSecond() : null));
+        t.add(new Target("Thresher throughput at 8 clients ≥ 2 × the Hazelcast cluster's aggregation throughput",
+                tt.isPresent() && th.isPresent() ? rate(tt.get().callsPerSecond()) + " vs " + rate(th.get().callsPerSecond())
+                        + " calls/s = " + ratio(tt.get().callsPerSecond() / th.get().callsPerSecond()) + " ×" : "—",
+                tt.isPresent() && th.isPresent() ? tt.get().errors() == 0 && tt.get().callsPerSecond() >= 2 * th.get().callsPerSecond() : null));
+        return t;
+    }
+
+    String markdown() {
+        StringBuilder b = new StringBuilder();
+        b.append("# Benchmarks\n\n");
+        b.append("Written by `./thresher bench` (module [`bench`](../bench/README.md)); every run overwrites this file, so do not edit it\n"
+                + "by hand. Rerun it on your machine to compare: the figures below are this one run's, on the machine described.\n\n");
+        b.append("- **Command:** `").append(command).append("`\n");
+        b.append("- **Run:** ").append(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").format(started.atOffset(ZoneOffset.UTC)))
+                .append(String.format(Locale.ROOT, ", %.1f minutes in all, in one JVM%n", tookSeconds / 60));
+        b.append(String.format(Locale.ROOT, "- **Each measurement:** %s s of warm-up (and at least %d calls per client), then %s s measured;"
+                        + " latency clients 1; throughput clients %s; open loop %s%n%n",
+                num(warmupSeconds), Measure.MIN_WARMUP_CALLS, num(durationSeconds), clients,
+                openLoopRate > 0 ? Measure.fmtRate(openLoopRate) + " calls/s over " + openLoopWorkers + " workers" : "off"));
+
+        b.append("## Machine\n\n| | |\n|---|---|\n");
+        machine.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v.replace("|", "\\|")).append(" |\n"));
+        b.append("| PostgreSQL | ").append(postgres.getOrDefault("server_version", "?"))
+                .append(" (embedded, one server for the control, shard and single databases) |\n");
+        b.append("| WebAssembly | GraalWasm, engine \"").append(wasmEngine).append("\"")
+                .append(wasmOptimizing ? " (optimizing runtime)" : " (**interpreter only**: figures are not representative)").append(" |\n");
+        if (hazelcastVersion != null) {
+            b.append("| Hazelcast | ").append(hazelcastVersion).append(" |\n");
+        }
+        b.append('\n');
+
+        b.append("## What runs\n\n");
+        b.append(String.format(Locale.ROOT, "%,d `orders` rows (`order_id bigint`, `region text`, one of 8, `amount float8`), generated by"
+                + " `DevCluster` (seed 42) into %d partitions over %d shard databases. The rows are read back from the shard databases"
+                + " to fill every other peer, so all peers hold the same rows. Everything — PostgreSQL aside, which runs as its own"
+                + " processes — shares one JVM and the machine's cores; while one peer is measured the others are idle.%n%n",
+                rows, partitions, shards));
+        b.append("| peer | one call |\n|---|---|\n");
+        peers.forEach((k, v) -> b.append("| `").append(k).append("` | ").append(v).append(" |\n"));
+        b.append("\n| workload | what one call computes |\n|---|---|\n");
+        b.append("| near-empty | the sample component under binding `").append(Shape.NEAR_EMPTY_BINDING).append("`, selector `")
+                .append(Shape.NEAR_EMPTY_SELECTOR).append("`: every partition runs, no row matches; natively `... WHERE amount < 0 GROUP BY region` |\n");
+        b.append("| groupby | the sample binding `revenue_by_region`: sum and count per region; natively `SELECT region, sum(amount), count(*) FROM orders GROUP BY region` |\n");
+        b.append(String.format(Locale.ROOT, "| caps | guest `caps_by_bucket` (bench module), selector `%s`: sum and count per `order_id %% %d`; each shard run"
+                        + " emits %d partials (cap 64), the call merges %d (cap 1,024); natively `... GROUP BY order_id %% %d` |%n",
+                Shape.CAPS_SELECTOR, capsBuckets, 2 * capsBuckets, 2 * capsBuckets * partitions, capsBuckets));
+        b.append("| throughput | the groupby call from 1..n closed-loop clients at once |\n");
+        b.append("| million | the groupby call over 1,000,000 rows — see [Not run](#not-run) |\n\n");
+        b.append("**Closed loop**: each client calls again as soon as it has its answer; latency from each call's start. **Open loop**:"
+                + " calls arrive at a fixed rate whatever the answers do; a free worker takes the next arrival at its time and latency"
+                + " runs from the arrival's *intended* start, so waiting behind a slow call counts (coordinated omission corrected)."
+                + " Latencies are client-side, in milliseconds, from HdrHistogram (3 significant digits).\n\n");
+
+        b.append("## Guarantees each figure carries\n\n");
+        b.append(String.format(Locale.ROOT, "- **PostgreSQL** (read with `SHOW` from the embedded server): `fsync = %s`, `synchronous_commit = %s`,"
+                        + " `full_page_writes = %s` (as `DevCluster` configures it). Commits return before any flush; nothing written"
+                        + " survives an OS crash. This holds for Thresher's coordination writes below.%n",
+                postgres.get("fsync"), postgres.get("synchronous_commit"), postgres.get("full_page_writes")));
+        b.append("- **thresher**: the coordination journal is on, as always: every call inserts its invocation, every partition's leader"
+                + " journals its outcome and publishes its slot under its lease, the coordinator takes the reduce lease, validates every"
+                + " slot, journals the reduce and publishes the result once, all in the control database. The result is published"
+                + " exactly once and a redelivered shard run replays its journal entry. Each partition is read in its own snapshot at"
+                + " its leader.\n");
+        b.append("- **pg-fanout**: read-only; one snapshot per shard database (three independent snapshots), nothing recorded.\n");
+        b.append("- **pg-single**: read-only; one snapshot of all rows, nothing recorded.\n");
+        b.append("- **hazelcast-agg / hazelcast-sql**: in memory only, one synchronous backup per partition (the default), no persistence;"
+                + " a query reads the partitions as they are, with no snapshot across them. Nothing recorded.\n");
+        b.append("- **java**: nothing; one thread's loop over arrays.\n\n");
+
+        b.append("## Answers checked\n\n");
+        b.append("Before any measurement every peer answered every workload once and was compared with `").append(referencePeer)
+                .append("`: the same groups, the same counts, sums equal to 1e-9 relative. A peer that disagrees is not measured on that workload.\n\n");
+        b.append("| workload | peer | groups | rows counted | agrees |\n|---|---|---:|---:|---|\n");
+        for (Check c : checks) {
+            b.append(String.format(Locale.ROOT, "| %s | `%s` | %d | %,d | %s |%n", c.workload(), c.peer(), c.groups(), c.rows(),
+                    c.agrees() ? "yes" : "**no**: " + c.difference()));
+        }
+        b.append('\n');
+
+        b.append("## Targets\n\n| target | measured | |\n|---|---|---|\n");
+        for (Target t : targets()) {
+            b.append("| ").append(t.text()).append(" | ").append(t.measured()).append(" | ").append(t.status()).append(" |\n");
+        }
+        b.append('\n');
+
+        b.append(tables());
+        b.append(phaseTable());
+
+        b.append("## Not run\n\n");
+        if (notRun.isEmpty()) {
+            b.append("Nothing: every workload asked for ran.\n");
+        }
+        for (String n : notRun) {
+            b.append("- ").append(n).append('\n');
+        }
+        if (hazelcastSqlProblem != null) {
+            b.append("- hazelcast-sql: ").append(hazelcastSqlProblem).append('\n');
+        }
+        return b.toString();
+    }
+
+    /** The workload tables, as printed to stdout and written to the report. */
+    String tables() {
+        StringBuilder b = new StringBuilder();
+        for (String w : workloads) {
+            b.append(table(w));
+        }
+        return b.toString();
+    }
+
+    /** One workload's table; empty when nothing was measured for it. */
+    String table(String w) {
+        StringBuilder b = new StringBuilder();
+        List<Result> rs = results.stream().filter(r -> r.workload().equals(w)).toList();
+        if (!rs.isEmpty()) {
+            b.append("## ").append(w).append("\n\n");
+            if (w.equals("throughput")) {
+                b.append("Calls per second, closed loop:\n\n| peer |");
+                List<Integer> cs = rs.stream().map(Result::clients).distinct().sorted().toList();
+                for (int c : cs) {
+                    b.append(' ').append(c).append(c == 1 ? " client |" : " clients |");
+                }
+                b.append("\n|---|");
+                b.append("---:|".repeat(cs.size()));
+                b.append('\n');
+                for (String p : rs.stream().map(Result::peer).distinct().toList()) {
+                    b.append("| `").append(p).append("` |");
+                    for (int c : cs) {
+                        b.append(' ').append(find(w, p, Result.Mode.CLOSED, c).map(r -> rate(r.callsPerSecond())
+                                + (r.errors() > 0 ? " (" + r.errors() + " errors)" : "")).orElse("—")).append(" |");
+                    }
+                    b.append('\n');
+                }
+                b.append('\n');
+            }
+            b.append("| peer | mode | clients | calls | calls/s | p50 ms | p99 ms | p99.9 ms | max ms | p50 ÷ thresher's | errors |\n");
+            b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+            for (Result r : rs) {
+                Optional<Result> t = find(w, "thresher", r.mode(), r.clients());
+                String vs = t.isPresent() && t.get().latency().getTotalCount() > 0 ? ratio(r.ms(50) / t.get().ms(50)) : "—";
+                String mode = r.mode() == Result.Mode.OPEN ? "open " + Measure.fmtRate(r.targetRate()) + "/s" : "closed";
+                String errors = (r.errors() == 0 ? "0" : r.errors() + ": " + abbreviate(r.firstError()))
+                        + (r.saturated() ? "; saturated: " + r.unserved() + " arrivals never started (latency a lower bound)" : "");
+                b.append(String.format(Locale.ROOT, "| `%s` | %s | %d | %,d | %s | %s | %s | %s | %s | %s | %s |%n", r.peer(), mode,
+                        r.clients(), r.calls(), rate(r.callsPerSecond()), ms(r.ms(50)), ms(r.ms(99)), ms(r.ms(99.9)), ms(r.maxMs()), vs,
+                        errors));
+            }
+            b.append('\n');
+        }
+        return b.toString();
+    }
+
+    String phaseTable() {
+        List<Result> rs = results.stream().filter(r -> r.phases() != null).toList();
+        if (rs.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder("## Thresher: where a call's time goes\n\n");
+        b.append("From the nodes' own timers (`Coordinator.phases()`, class `CallPhases`): a snapshot on every node before and after"
+                + " each measurement, the difference summed over the nodes, divided by the calls that published a result. Mean"
+                + " microseconds per call. DISPATCH runs from the first shard request sent to the last reply, so it contains the"
+                + " leaders' READ, GUEST and PUBLISH, which are summed over the call's partitions (they overlap in time). A phase"
+                + " whose timer is not wired in yet reads 0.\n\n");
+        b.append("| workload | mode | clients | calls timed |");
+        for (CallPhases.Phase p : CallPhases.Phase.values()) {
+            b.append(' ').append(p).append(" |");
+        }
+        b.append(" PLAN+DISPATCH+VALIDATE+REDUCE+RESULT | client mean |\n|---|---|---:|---:|");
+        b.append("---:|".repeat(CallPhases.Phase.values().length + 2));
+        b.append('\n');
+        for (Result r : rs) {
+            CallPhases.Snapshot s = r.phases();
+            b.append(String.format(Locale.ROOT, "| %s | %s | %d | %,d |", r.workload(),
+                    r.mode() == Result.Mode.OPEN ? "open " + Measure.fmtRate(r.targetRate()) + "/s" : "closed", r.clients(), s.calls()));
+            for (CallPhases.Phase p : CallPhases.Phase.values()) {
+                b.append(' ').append(us(s.meanMicros(p))).append(" |");
+            }
+            double path = s.meanMicros(CallPhases.Phase.PLAN) + s.meanMicros(CallPhases.Phase.DISPATCH)
+                    + s.meanMicros(CallPhases.Phase.VALIDATE) + s.meanMicros(CallPhases.Phase.REDUCE) + s.meanMicros(CallPhases.Phase.RESULT);
+            b.append(' ').append(us(path)).append(" | ").append(us(r.meanMs() * 1000)).append(" |\n");
+        }
+        b.append('\n');
+        return b.toString();
+    }
+
+    static String ms(double v) {
+        if (Double.isNaN(v)) {
+            return "—";
+        }
+        return v < 10 ? String.format(Locale.ROOT, "%.2f", v) : v < 100 ? String.format(Locale.ROOT, "%.1f", v)
+                : String.format(Locale.ROOT, "%.0f", v);
+    }
+
+    static String us(double v) {
+        return Double.isNaN(v) ? "—" : String.format(Locale.ROOT, "%,.0f", v);
+    }
+
+    static String rate(double v) {
+        return v >= 100 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    static String ratio(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "—" : v >= 10 ? String.format(Locale.ROOT, "%.0f", v)
+                : String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    static String percent(double v) {
+        return String.format(Locale.ROOT, "%.0f %%", v * 100);
+    }
+
+    static String num(double v) {
+        return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
+    }
+
+    private static String abbreviate(String s) {
+        if (s == null) {
+            return "";
+        }
+        String one = s.replace('\n', ' ').replace("|", "\\|");
+        return one.length() > 160 ? one.substring(0, 160) + "…" : one;
+    }
+}

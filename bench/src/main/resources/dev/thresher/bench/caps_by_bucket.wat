@@ -1,0 +1,350 @@
+;; caps_by_bucket: revenue sum and order count per bucket of order_id, sized to fill the partial caps.
+;;
+;; Bound with the selector   SELECT order_id, amount FROM orders
+;; so every row batch has column 0 "order_id" (INT64, not null) and column 1 "amount" (FLOAT64, not null).
+;; Speaks Thresher guest ABI v1 (docs/guest-abi.md). The bench compiles it with Chicory's Wat2Wasm after
+;; putting the bucket count B in place of __BUCKETS__ (1..32): B = min(32, 1024 / (2 x partitions)), so
+;; with 16 partitions every shard run makes all 64 emits it may make (limits.emitsPerInvocation) and the
+;; call merges 16 x 64 = 1,024 partial entries (limits.partialEntriesPerSlot), both exactly at the cap.
+;;
+;;   run     per bucket b = order_id mod B present in the batch, emits
+;;               p<partition>/b<NN>/sum   = sum of amount       (NN: b in two decimal digits)
+;;               p<partition>/b<NN>/count = number of rows
+;;           The partition id makes the keys disjoint across partitions, as the ABI requires.
+;;   reduce  adds the partials up per bucket and writes
+;;           {"b00": {"sum": <number>, "count": <integer>}, ...}   buckets in ascending order
+;;           (the same fold as the sample revenue_by_region's reduce: keys split at the first and last '/')
+;;
+;; The arguments are read (the ABI hands them over after the batch) and ignored.
+;;
+;; Memory layout (one 64 KiB page of fixed data, then the input):
+;;        0 ..    16   fd_read scratch: iovec {buf, len} at 0, bytes read at 8
+;;      256 ..   512   column and suffix names
+;;      512 ..  1536   failure messages, NUL-terminated, one per 128 bytes
+;;     2048 ..  2560   run: the bucket table, 16 bytes per bucket (sum f64, count f64), at most 32 buckets
+;;     4096 ..  8192   the key being built for emit
+;;    65536 ..         the input (batch or partials, then arguments), then (reduce only) the key table
+;;                     (24 bytes per key: ptr, len, sum f64, count f64) and its entries as pointers, sorted.
+(module
+  (import "thresher" "emit" (func $emit (param $key_ptr i32) (param $key_len i32) (param $value f64) (result i32)))
+  (import "thresher" "fail" (func $fail (param $msg_ptr i32) (param $msg_len i32)))
+  (import "thresher" "json_begin_object" (func $json_begin_object))
+  (import "thresher" "json_end_object" (func $json_end_object))
+  (import "thresher" "json_key" (func $json_key (param $ptr i32) (param $len i32)))
+  (import "thresher" "json_number" (func $json_number (param $value f64)))
+  (import "thresher" "json_integer" (func $json_integer (param $value i64)))
+  (import "wasi_snapshot_preview1" "fd_read"
+    (func $fd_read (param $fd i32) (param $iovs i32) (param $iovs_len i32) (param $nread i32) (result i32)))
+
+  (memory (export "memory") 1)
+
+  (data (i32.const 256) "order_id") ;; 8 bytes
+  (data (i32.const 264) "amount")   ;; 6 bytes
+  (data (i32.const 272) "sum")      ;; 3 bytes
+  (data (i32.const 280) "count")    ;; 5 bytes
+  (data (i32.const 512) "input ended before the announced length\00")
+  (data (i32.const 640) "batch is not TRB1 with columns order_id INT64 NOT NULL, amount FLOAT64 NOT NULL\00")
+  (data (i32.const 768) "batch size does not match its header\00")
+  (data (i32.const 1152) "emit refused\00")
+  (data (i32.const 1280) "partials are not TPL1 or are truncated\00")
+  (data (i32.const 1408) "unknown partial key shape: expected <prefix>/<bucket>/sum or /count\00")
+
+  (global $input i32 (i32.const 65536))
+  (global $key i32 (i32.const 4096))
+  (global $buckets i32 (i32.const 2048))
+  (global $bucket_count i64 (i64.const __BUCKETS__))
+  (global $table (mut i32) (i32.const 0))
+  (global $entries (mut i32) (i32.const 0))
+
+  (func (export "thresher_abi_version") (result i32)
+    (i32.const 1))
+
+  ;; ---- helpers (as in examples/revenue_by_region.wat) ---------------------------------------
+
+  (func $fail_with (param $msg i32) (result i32)
+    (local $n i32)
+    (block $done
+      (loop $scan
+        (br_if $done (i32.eqz (i32.load8_u (i32.add (local.get $msg) (local.get $n)))))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br $scan)))
+    (call $fail (local.get $msg) (local.get $n))
+    (i32.const 1))
+
+  (func $pad8 (param $n i32) (result i32)
+    (i32.and (i32.add (local.get $n) (i32.const 7)) (i32.const -8)))
+
+  (func $ensure (param $end i32)
+    (local $pages i32)
+    (local.set $pages (i32.shr_u (i32.add (local.get $end) (i32.const 65535)) (i32.const 16)))
+    (if (i32.gt_u (local.get $pages) (memory.size))
+      (then
+        (if (i32.eq (memory.grow (i32.sub (local.get $pages) (memory.size))) (i32.const -1))
+          (then unreachable)))))
+
+  (func $read_input (param $dest i32) (param $n i32) (result i32)
+    (local $got i32)
+    (call $ensure (i32.add (local.get $dest) (local.get $n)))
+    (block $done
+      (loop $more
+        (br_if $done (i32.ge_u (local.get $got) (local.get $n)))
+        (i32.store (i32.const 0) (i32.add (local.get $dest) (local.get $got)))
+        (i32.store (i32.const 4) (i32.sub (local.get $n) (local.get $got)))
+        (if (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8))
+          (then (return (i32.const 1))))
+        (if (i32.eqz (i32.load (i32.const 8)))
+          (then (return (i32.const 1))))
+        (local.set $got (i32.add (local.get $got) (i32.load (i32.const 8))))
+        (br $more)))
+    (i32.const 0))
+
+  (func $compare (param $a i32) (param $a_len i32) (param $b i32) (param $b_len i32) (result i32)
+    (local $i i32) (local $n i32) (local $x i32) (local $y i32)
+    (local.set $n (select (local.get $a_len) (local.get $b_len) (i32.lt_u (local.get $a_len) (local.get $b_len))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $x (i32.load8_u (i32.add (local.get $a) (local.get $i))))
+        (local.set $y (i32.load8_u (i32.add (local.get $b) (local.get $i))))
+        (if (i32.lt_u (local.get $x) (local.get $y)) (then (return (i32.const -1))))
+        (if (i32.gt_u (local.get $x) (local.get $y)) (then (return (i32.const 1))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (if (i32.lt_u (local.get $a_len) (local.get $b_len)) (then (return (i32.const -1))))
+    (if (i32.gt_u (local.get $a_len) (local.get $b_len)) (then (return (i32.const 1))))
+    (i32.const 0))
+
+  ;; the key table entry for this key: found, or appended (reduce sizes the table for every partial)
+  (func $entry (param $ptr i32) (param $len i32) (result i32)
+    (local $i i32) (local $e i32)
+    (block $absent
+      (loop $next
+        (br_if $absent (i32.ge_u (local.get $i) (global.get $entries)))
+        (local.set $e (i32.add (global.get $table) (i32.mul (local.get $i) (i32.const 24))))
+        (if (i32.eqz (call $compare (local.get $ptr) (local.get $len)
+                                    (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))))
+          (then (return (local.get $e))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (local.set $e (i32.add (global.get $table) (i32.mul (global.get $entries) (i32.const 24))))
+    (i32.store (local.get $e) (local.get $ptr))
+    (i32.store offset=4 (local.get $e) (local.get $len))
+    (f64.store offset=8 (local.get $e) (f64.const 0))
+    (f64.store offset=16 (local.get $e) (f64.const 0))
+    (global.set $entries (i32.add (global.get $entries) (i32.const 1)))
+    (local.get $e))
+
+  (func $write_decimal (param $dest i32) (param $v i32) (result i32)
+    (local $digits i32) (local $n i32) (local $at i32)
+    (local.set $digits (i32.const 1))
+    (local.set $n (local.get $v))
+    (block $counted
+      (loop $more
+        (br_if $counted (i32.lt_u (local.get $n) (i32.const 10)))
+        (local.set $n (i32.div_u (local.get $n) (i32.const 10)))
+        (local.set $digits (i32.add (local.get $digits) (i32.const 1)))
+        (br $more)))
+    (local.set $at (i32.add (local.get $dest) (local.get $digits)))
+    (loop $digit
+      (local.set $at (i32.sub (local.get $at) (i32.const 1)))
+      (i32.store8 (local.get $at) (i32.add (i32.const 48) (i32.rem_u (local.get $v) (i32.const 10))))
+      (local.set $v (i32.div_u (local.get $v) (i32.const 10)))
+      (br_if $digit (i32.ne (local.get $at) (local.get $dest))))
+    (local.get $digits))
+
+  ;; build "p<partition>/b<NN>/<suffix>" at $key and emit it; returns emit's answer
+  (func $emit_key (param $partition i32) (param $bucket i32) (param $suffix i32) (param $suffix_len i32)
+                  (param $value f64) (result i32)
+    (local $at i32)
+    (i32.store8 (global.get $key) (i32.const 112))                                        ;; 'p'
+    (local.set $at (i32.add (global.get $key) (i32.const 1)))
+    (local.set $at (i32.add (local.get $at) (call $write_decimal (local.get $at) (local.get $partition))))
+    (i32.store8 (local.get $at) (i32.const 47))                                           ;; '/'
+    (i32.store8 offset=1 (local.get $at) (i32.const 98))                                  ;; 'b'
+    (i32.store8 offset=2 (local.get $at) (i32.add (i32.const 48) (i32.div_u (local.get $bucket) (i32.const 10))))
+    (i32.store8 offset=3 (local.get $at) (i32.add (i32.const 48) (i32.rem_u (local.get $bucket) (i32.const 10))))
+    (i32.store8 offset=4 (local.get $at) (i32.const 47))                                  ;; '/'
+    (local.set $at (i32.add (local.get $at) (i32.const 5)))
+    (memory.copy (local.get $at) (local.get $suffix) (local.get $suffix_len))
+    (local.set $at (i32.add (local.get $at) (local.get $suffix_len)))
+    (call $emit (global.get $key) (i32.sub (local.get $at) (global.get $key)) (local.get $value)))
+
+  ;; ---- run ----------------------------------------------------------------------------------
+  ;; Batch layout for this selector (row batch v1), from the batch start b:
+  ;;   b+0   "TRB1"   b+4 partition id   b+8 rows R   b+12 columns = 2
+  ;;   b+16  descriptor 0: 01 00 08 00 "order_id"    (INT64, not nullable, name length 8)
+  ;;   b+28  descriptor 1: 02 00 06 00 "amount"      (FLOAT64, not nullable, name length 6)
+  ;;   b+38  2 bytes of padding: the header is 40 bytes
+  ;;   b+40  order ids: R x i64;  then amounts: R x f64; the batch ends there (40 + 16 R bytes)
+  (func (export "run") (param $batch_len i32) (param $args_len i32) (result i32)
+    (local $b i32) (local $partition i32) (local $rows i32) (local $ids i32) (local $amounts i32)
+    (local $i i32) (local $e i32) (local $bucket i32)
+    (local.set $b (global.get $input))
+    (if (call $read_input (local.get $b) (i32.add (local.get $batch_len) (local.get $args_len)))
+      (then (return (call $fail_with (i32.const 512)))))
+    (if (i32.lt_u (local.get $batch_len) (i32.const 40))
+      (then (return (call $fail_with (i32.const 640)))))
+    (if (i32.or
+          (i32.or (i32.ne (i32.load (local.get $b)) (i32.const 0x31425254))                ;; "TRB1"
+                  (i32.ne (i32.load offset=12 (local.get $b)) (i32.const 2)))
+          (i32.or (i32.ne (i32.load offset=16 (local.get $b)) (i32.const 0x00080001))       ;; 01 00 08 00
+                  (i32.ne (i32.load offset=28 (local.get $b)) (i32.const 0x00060002))))     ;; 02 00 06 00
+      (then (return (call $fail_with (i32.const 640)))))
+    (if (i32.or (call $compare (i32.add (local.get $b) (i32.const 20)) (i32.const 8) (i32.const 256) (i32.const 8))
+                (call $compare (i32.add (local.get $b) (i32.const 32)) (i32.const 6) (i32.const 264) (i32.const 6)))
+      (then (return (call $fail_with (i32.const 640)))))
+    (local.set $partition (i32.load offset=4 (local.get $b)))
+    (local.set $rows (i32.load offset=8 (local.get $b)))
+    ;; every row takes 16 bytes: this bounds the arithmetic before it is done
+    (if (i32.gt_u (local.get $rows) (i32.shr_u (local.get $batch_len) (i32.const 4)))
+      (then (return (call $fail_with (i32.const 768)))))
+    (local.set $ids (i32.add (local.get $b) (i32.const 40)))
+    (local.set $amounts (i32.add (local.get $ids) (i32.shl (local.get $rows) (i32.const 3))))
+    (if (i32.ne (i32.add (local.get $amounts) (i32.shl (local.get $rows) (i32.const 3)))
+                (i32.add (local.get $b) (local.get $batch_len)))
+      (then (return (call $fail_with (i32.const 768)))))
+
+    (memory.fill (global.get $buckets) (i32.const 0) (i32.const 512))
+    (block $rows_done
+      (loop $row
+        (br_if $rows_done (i32.ge_u (local.get $i) (local.get $rows)))
+        (local.set $bucket (i32.wrap_i64 (i64.rem_u
+          (i64.load (i32.add (local.get $ids) (i32.shl (local.get $i) (i32.const 3))))
+          (global.get $bucket_count))))
+        (local.set $e (i32.add (global.get $buckets) (i32.shl (local.get $bucket) (i32.const 4))))
+        (f64.store (local.get $e)
+          (f64.add (f64.load (local.get $e))
+                   (f64.load (i32.add (local.get $amounts) (i32.shl (local.get $i) (i32.const 3))))))
+        (f64.store offset=8 (local.get $e) (f64.add (f64.load offset=8 (local.get $e)) (f64.const 1)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $row)))
+
+    ;; two partials per bucket that has rows
+    (local.set $bucket (i32.const 0))
+    (block $emitted
+      (loop $each
+        (br_if $emitted (i64.ge_u (i64.extend_i32_u (local.get $bucket)) (global.get $bucket_count)))
+        (local.set $e (i32.add (global.get $buckets) (i32.shl (local.get $bucket) (i32.const 4))))
+        (if (f64.gt (f64.load offset=8 (local.get $e)) (f64.const 0))
+          (then
+            (if (call $emit_key (local.get $partition) (local.get $bucket) (i32.const 272) (i32.const 3)
+                                (f64.load (local.get $e)))
+              (then (return (call $fail_with (i32.const 1152)))))
+            (if (call $emit_key (local.get $partition) (local.get $bucket) (i32.const 280) (i32.const 5)
+                                (f64.load offset=8 (local.get $e)))
+              (then (return (call $fail_with (i32.const 1152)))))))
+        (local.set $bucket (i32.add (local.get $bucket) (i32.const 1)))
+        (br $each)))
+    (i32.const 0))
+
+  ;; ---- reduce (as revenue_by_region's) ------------------------------------------------------
+  (func (export "reduce") (param $partials_len i32) (param $args_len i32) (result i32)
+    (local $b i32) (local $end i32) (local $count i32) (local $p i32) (local $i i32)
+    (local $key i32) (local $key_len i32) (local $value f64)
+    (local $first i32) (local $last i32) (local $j i32)
+    (local $suffix i32) (local $suffix_len i32) (local $e i32)
+    (local $order i32) (local $x i32)
+    (local.set $b (global.get $input))
+    (if (call $read_input (local.get $b) (i32.add (local.get $partials_len) (local.get $args_len)))
+      (then (return (call $fail_with (i32.const 512)))))
+    (local.set $end (i32.add (local.get $b) (local.get $partials_len)))
+    (if (i32.lt_u (local.get $partials_len) (i32.const 8))
+      (then (return (call $fail_with (i32.const 1280)))))
+    (if (i32.ne (i32.load (local.get $b)) (i32.const 0x314C5054))                             ;; "TPL1"
+      (then (return (call $fail_with (i32.const 1280)))))
+    (local.set $count (i32.load offset=4 (local.get $b)))
+    (if (i32.gt_u (local.get $count) (i32.div_u (local.get $partials_len) (i32.const 12)))
+      (then (return (call $fail_with (i32.const 1280)))))
+
+    (global.set $table (call $pad8 (i32.add (local.get $end) (local.get $args_len))))
+    (global.set $entries (i32.const 0))
+    (local.set $order (i32.add (global.get $table) (i32.mul (local.get $count) (i32.const 24))))
+    (call $ensure (i32.add (local.get $order) (i32.shl (local.get $count) (i32.const 2))))
+
+    (local.set $p (i32.add (local.get $b) (i32.const 8)))
+    (block $all
+      (loop $partial
+        (br_if $all (i32.ge_u (local.get $i) (local.get $count)))
+        (if (i32.gt_u (i32.add (local.get $p) (i32.const 4)) (local.get $end))
+          (then (return (call $fail_with (i32.const 1280)))))
+        (local.set $key_len (i32.load (local.get $p)))
+        (local.set $key (i32.add (local.get $p) (i32.const 4)))
+        (if (i32.lt_u (i32.sub (local.get $end) (local.get $key)) (i32.const 8))
+          (then (return (call $fail_with (i32.const 1280)))))
+        (if (i32.gt_u (local.get $key_len) (i32.sub (i32.sub (local.get $end) (local.get $key)) (i32.const 8)))
+          (then (return (call $fail_with (i32.const 1280)))))
+        (local.set $value (f64.load (i32.add (local.get $key) (local.get $key_len))))
+        (local.set $p (i32.add (i32.add (local.get $key) (local.get $key_len)) (i32.const 8)))
+
+        (local.set $first (i32.const -1))
+        (local.set $last (i32.const -1))
+        (local.set $j (i32.const 0))
+        (block $scanned
+          (loop $scan
+            (br_if $scanned (i32.ge_u (local.get $j) (local.get $key_len)))
+            (if (i32.eq (i32.load8_u (i32.add (local.get $key) (local.get $j))) (i32.const 47))
+              (then
+                (if (i32.eq (local.get $first) (i32.const -1)) (then (local.set $first (local.get $j))))
+                (local.set $last (local.get $j))))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $scan)))
+        (if (i32.or (i32.eq (local.get $first) (i32.const -1)) (i32.eq (local.get $first) (local.get $last)))
+          (then (return (call $fail_with (i32.const 1408)))))
+        (local.set $e (call $entry (i32.add (local.get $key) (i32.add (local.get $first) (i32.const 1)))
+                                   (i32.sub (i32.sub (local.get $last) (local.get $first)) (i32.const 1))))
+        (local.set $suffix (i32.add (local.get $key) (i32.add (local.get $last) (i32.const 1))))
+        (local.set $suffix_len (i32.sub (i32.sub (local.get $key_len) (local.get $last)) (i32.const 1)))
+        (block $known
+          (if (i32.eqz (call $compare (local.get $suffix) (local.get $suffix_len) (i32.const 272) (i32.const 3)))
+            (then
+              (f64.store offset=8 (local.get $e) (f64.add (f64.load offset=8 (local.get $e)) (local.get $value)))
+              (br $known)))
+          (if (i32.eqz (call $compare (local.get $suffix) (local.get $suffix_len) (i32.const 280) (i32.const 5)))
+            (then
+              (f64.store offset=16 (local.get $e) (f64.add (f64.load offset=16 (local.get $e)) (local.get $value)))
+              (br $known)))
+          (return (call $fail_with (i32.const 1408))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $partial)))
+    (if (i32.ne (local.get $p) (local.get $end))
+      (then (return (call $fail_with (i32.const 1280)))))
+
+    ;; order the entries by key bytes: insertion sort of entry pointers
+    (local.set $i (i32.const 0))
+    (block $sorted
+      (loop $insert
+        (br_if $sorted (i32.ge_u (local.get $i) (global.get $entries)))
+        (local.set $x (i32.add (global.get $table) (i32.mul (local.get $i) (i32.const 24))))
+        (local.set $j (local.get $i))
+        (block $placed
+          (loop $shift
+            (br_if $placed (i32.eqz (local.get $j)))
+            (local.set $e (i32.load (i32.add (local.get $order) (i32.shl (i32.sub (local.get $j) (i32.const 1)) (i32.const 2)))))
+            (br_if $placed (i32.le_s (call $compare (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))
+                                                    (i32.load (local.get $x)) (i32.load offset=4 (local.get $x)))
+                                     (i32.const 0)))
+            (i32.store (i32.add (local.get $order) (i32.shl (local.get $j) (i32.const 2))) (local.get $e))
+            (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+            (br $shift)))
+        (i32.store (i32.add (local.get $order) (i32.shl (local.get $j) (i32.const 2))) (local.get $x))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $insert)))
+
+    (call $json_begin_object)
+    (local.set $i (i32.const 0))
+    (block $written
+      (loop $write
+        (br_if $written (i32.ge_u (local.get $i) (global.get $entries)))
+        (local.set $e (i32.load (i32.add (local.get $order) (i32.shl (local.get $i) (i32.const 2)))))
+        (call $json_key (i32.load (local.get $e)) (i32.load offset=4 (local.get $e)))
+        (call $json_begin_object)
+        (call $json_key (i32.const 272) (i32.const 3))
+        (call $json_number (f64.load offset=8 (local.get $e)))
+        (call $json_key (i32.const 280) (i32.const 5))
+        (call $json_integer (i64.trunc_sat_f64_s (f64.load offset=16 (local.get $e))))
+        (call $json_end_object)
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $write)))
+    (call $json_end_object)
+    (i32.const 0))
+)
