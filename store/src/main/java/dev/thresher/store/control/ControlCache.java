@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -43,9 +44,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Binding versions are immutable and kept in an LRU of {@value #VERSIONS_CACHED}. A miss reads
  * through {@link ControlStore}, one read at a time per key: concurrent callers on the same miss wait
- * for that read (at most {@code loadWaitMs}) instead of each reading. Reads throw
- * {@link ThresherException} with {@link ErrorCode#STORE_UNAVAILABLE} when the control database
- * fails; a failed poll keeps what is cached and tries again one interval later.
+ * for that read instead of each reading. The read runs on a virtual thread of its own and every
+ * caller waits for it at most {@code loadWaitMs}, so a control database that stops answering
+ * mid-read blocks nobody for longer; a read older than that bound is no longer joined. Reads throw
+ * {@link ThresherException} with {@link ErrorCode#STORE_UNAVAILABLE} when the control database fails
+ * or does not answer in time; a failed poll keeps what is cached and tries again one interval later.
  */
 public final class ControlCache implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ControlCache.class);
@@ -54,7 +57,7 @@ public final class ControlCache implements AutoCloseable {
     public static final String CHANNEL = "thresher_catalog";
     /** Binding versions kept, least recently used evicted first. */
     public static final int VERSIONS_CACHED = 1_024;
-    /** How long a caller waits for a read another caller started, by default. */
+    /** How long a caller waits for a read of the control database, by default. */
     public static final long DEFAULT_LOAD_WAIT_MS = 15_000;
 
     /** One wait for notifications; bounds how long the listener takes to notice {@link #close()}. */
@@ -82,7 +85,10 @@ public final class ControlCache implements AutoCloseable {
         }
     }
 
-    private record CurrentLoad(long generation, CompletableFuture<Optional<Binding>> result) {}
+    /** A read in flight; it is joined only while younger than the wait bound (an older one may hang). */
+    private record CurrentLoad(long generation, long startNanos, CompletableFuture<Optional<Binding>> result) {}
+
+    private record VersionLoad(long startNanos, CompletableFuture<Optional<Binding>> result) {}
 
     /** A topology read, stamped with the local monotonic time taken just before it was sent. */
     private record Snapshot(Topology topology, long version, long readNanos) {}
@@ -106,8 +112,7 @@ public final class ControlCache implements AutoCloseable {
             return size() > VERSIONS_CACHED;
         }
     };
-    private final ConcurrentHashMap<VersionKey, CompletableFuture<Optional<Binding>>> versionLoads =
-            new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<VersionKey, VersionLoad> versionLoads = new ConcurrentHashMap<>();
 
     private final Object topologyLock = new Object();
     private volatile Snapshot snapshot; // written under topologyLock
@@ -160,7 +165,7 @@ public final class ControlCache implements AutoCloseable {
         return start(control, listenConnections, pollMs, nodeName, DEFAULT_LOAD_WAIT_MS);
     }
 
-    /** {@link #start(ControlStore, Callable, long, String)} with the bound on waiting for another caller's read. */
+    /** {@link #start(ControlStore, Callable, long, String)} with the bound on waiting for one read ({@link #DEFAULT_LOAD_WAIT_MS}). */
     public static ControlCache start(ControlStore control, Callable<Connection> listenConnections, long pollMs,
                                      String nodeName, long loadWaitMs) {
         ControlCache c = new ControlCache(control, listenConnections, pollMs, nodeName, loadWaitMs);
@@ -199,35 +204,32 @@ public final class ControlCache implements AutoCloseable {
     }
 
     private Optional<Binding> loadCurrent(Key k) {
-        long waitUntil = System.nanoTime() + loadWaitNanos;
+        long now = System.nanoTime();
         long gen = bindingGeneration.get();
-        CurrentLoad mine = new CurrentLoad(gen, new CompletableFuture<>());
-        // Join a read that started no earlier than our view of the invalidations, else start one.
-        CurrentLoad running = currentLoads.compute(k, (key, cur) -> cur != null && cur.generation() >= gen ? cur : mine);
-        if (running != mine) {
-            return await(running.result(), waitUntil, "binding " + k.tenant() + "/" + k.name());
+        CurrentLoad mine = new CurrentLoad(gen, now, new CompletableFuture<>());
+        // Join a read that began after every invalidation we know of (and is not hung), else start one.
+        CurrentLoad running = currentLoads.compute(k, (key, cur) ->
+                cur != null && cur.generation() >= gen && young(cur.startNanos(), now) ? cur : mine);
+        if (running == mine) {
+            read(mine.result(), () -> {
+                try {
+                    CurrentEntry hit = current.get(k);
+                    if (hit != null) {
+                        return hit.binding;
+                    }
+                    bindingReads.increment();
+                    Optional<Binding> b = control.currentBinding(k.tenant(), k.name());
+                    CurrentEntry entry = new CurrentEntry(b);
+                    // Cached only if no invalidation came since the read began; atomic with a concurrent remove.
+                    current.compute(k, (key, cur) -> bindingGeneration.get() == gen ? entry : cur);
+                    b.ifPresent(this::rememberVersion);
+                    return b;
+                } finally {
+                    currentLoads.remove(k, mine);
+                }
+            });
         }
-        try {
-            CurrentEntry hit = current.get(k);
-            Optional<Binding> b;
-            if (hit != null) {
-                b = hit.binding;
-            } else {
-                bindingReads.increment();
-                b = control.currentBinding(k.tenant(), k.name());
-                CurrentEntry entry = new CurrentEntry(b);
-                // Cached only if no invalidation came since the read began; atomic with a concurrent remove.
-                current.compute(k, (key, cur) -> bindingGeneration.get() == gen ? entry : cur);
-                b.ifPresent(this::rememberVersion);
-            }
-            mine.result().complete(b);
-            return b;
-        } catch (Throwable t) {
-            mine.result().completeExceptionally(t);
-            throw t;
-        } finally {
-            currentLoads.remove(k, mine);
-        }
+        return await(running.result(), now + loadWaitNanos, "binding " + k.tenant() + "/" + k.name());
     }
 
     /** One immutable version of a binding; found versions are kept in an LRU of {@value #VERSIONS_CACHED}. */
@@ -237,30 +239,27 @@ public final class ControlCache implements AutoCloseable {
         if (hit != null) {
             return Optional.of(hit);
         }
-        long waitUntil = System.nanoTime() + loadWaitNanos;
-        CompletableFuture<Optional<Binding>> mine = new CompletableFuture<>();
-        CompletableFuture<Optional<Binding>> running = versionLoads.putIfAbsent(k, mine);
-        if (running != null) {
-            return await(running, waitUntil, "binding " + tenant + "/" + name + " version " + version);
+        long now = System.nanoTime();
+        VersionLoad mine = new VersionLoad(now, new CompletableFuture<>());
+        VersionLoad running = versionLoads.compute(k, (key, cur) -> cur != null && young(cur.startNanos(), now) ? cur : mine);
+        String what = "binding " + tenant + "/" + name + " version " + version;
+        if (running == mine) {
+            read(mine.result(), () -> {
+                try {
+                    Binding again = cachedVersion(k);
+                    if (again != null) {
+                        return Optional.of(again);
+                    }
+                    bindingReads.increment();
+                    Optional<Binding> b = control.binding(tenant, name, version);
+                    b.ifPresent(this::rememberVersion); // an absent version is not cached: it may be created yet
+                    return b;
+                } finally {
+                    versionLoads.remove(k, mine);
+                }
+            });
         }
-        try {
-            Binding again = cachedVersion(k);
-            Optional<Binding> b;
-            if (again != null) {
-                b = Optional.of(again);
-            } else {
-                bindingReads.increment();
-                b = control.binding(tenant, name, version);
-                b.ifPresent(this::rememberVersion); // an absent version is not cached: it may be created yet
-            }
-            mine.complete(b);
-            return b;
-        } catch (Throwable t) {
-            mine.completeExceptionally(t);
-            throw t;
-        } finally {
-            versionLoads.remove(k, mine);
-        }
+        return await(running.result(), now + loadWaitNanos, what);
     }
 
     private Binding cachedVersion(VersionKey k) {
@@ -356,20 +355,19 @@ public final class ControlCache implements AutoCloseable {
         long waitUntil = System.nanoTime() + loadWaitNanos;
         while (true) {
             TopologyLoad running;
-            TopologyLoad mine = null;
             synchronized (topologyLock) {
                 Snapshot s = snapshot;
                 if (s != null && s.readNanos() - notBefore >= 0) {
                     return s;
                 }
+                long now = System.nanoTime();
                 running = topologyLoad;
-                if (running == null) {
-                    mine = new TopologyLoad(System.nanoTime(), new CompletableFuture<>());
+                if (running == null || !young(running.startNanos(), now)) {
+                    TopologyLoad mine = new TopologyLoad(now, new CompletableFuture<>());
                     topologyLoad = mine;
+                    running = mine;
+                    read(mine.result(), () -> readTopology(mine));
                 }
-            }
-            if (mine != null) {
-                return readTopology(mine);
             }
             Snapshot got = await(running.result(), waitUntil, "the topology");
             if (running.startNanos() - notBefore >= 0) {
@@ -391,11 +389,7 @@ public final class ControlCache implements AutoCloseable {
                     snapshot = s;
                 }
             }
-            mine.result().complete(s);
             return s;
-        } catch (Throwable t) {
-            mine.result().completeExceptionally(t);
-            throw t;
         } finally {
             synchronized (topologyLock) {
                 if (topologyLoad == mine) {
@@ -405,11 +399,31 @@ public final class ControlCache implements AutoCloseable {
         }
     }
 
+    private boolean young(long startNanos, long now) {
+        return now - startNanos < loadWaitNanos;
+    }
+
+    /**
+     * Runs one read of the control database on a virtual thread of its own and completes
+     * {@code result} with it, so that every caller, the one that started it too, waits for it at most
+     * the wait bound: a read that hangs (a connection that stopped answering) is abandoned, and the
+     * next caller starts another.
+     */
+    private <T> void read(CompletableFuture<T> result, Supplier<T> read) {
+        Thread.ofVirtual().name("control-cache-read-" + nodeName).start(() -> {
+            try {
+                result.complete(read.get());
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+    }
+
     private <T> T await(CompletableFuture<T> f, long waitUntilNanos, String what) {
         try {
             return f.get(Math.max(0, waitUntilNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: a concurrent read of " + what
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: a read of " + what
                     + " did not answer within " + TimeUnit.NANOSECONDS.toMillis(loadWaitNanos) + " ms");
         } catch (ExecutionException e) {
             ThresherException te = ThresherException.of(e.getCause());
