@@ -38,23 +38,36 @@ class GoldenVectorsTest {
     void decodesTheGoldenBytes(String name, WireMessage message) {
         byte[] golden = WireFixtures.goldenBytes(name);
         assertThat(golden).as("golden vector %s.hex", name).isNotNull();
-        WireFixtures.assertBitExact(WireFixtures.decode(golden, WireCodec.MAX_VERSION), message);
+        assertThat(WireFixtures.decode(golden, WireCodec.MAX_VERSION)).isEqualTo(message);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("retired")
-    void refusesRetiredLayoutsByName(String name, int version) {
-        byte[] golden = WireFixtures.goldenBytes(version, name);
-        assertThat(golden).as("retired vector v%d/%s.hex", version, name).isNotNull();
-        assertThatThrownBy(() -> WireFixtures.decode(golden, WireCodec.MAX_VERSION))
-                .isInstanceOfSatisfying(ThresherException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION);
-                    assertThat(e.getMessage()).contains("retired");
-                });
+    void refusesRetiredLayoutsByName(WireFixtures.Retired vector) {
+        byte[] golden = WireFixtures.goldenBytes(vector.version(), vector.name());
+        assertThat(golden).as("retired vector %s.hex", vector).isNotNull();
+        assertThat(((golden[4] & 0xff) << 8) | (golden[5] & 0xff)).as("type id of %s", vector).isEqualTo(vector.typeId());
+        String named = String.format("message type id 0x%04x is retired", vector.typeId());
+        for (int version : new int[] {WireCodec.NO_VERSION, WireCodec.MIN_VERSION, WireCodec.MAX_VERSION}) {
+            assertThatThrownBy(() -> WireFixtures.decode(golden, version))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION);
+                        assertThat(e.getMessage()).contains(named).contains(MessageType.RETIRED.get(vector.typeId()));
+                    });
+        }
     }
 
-    static Stream<Arguments> retired() {
-        return WireFixtures.RETIRED.entrySet().stream().map(e -> Arguments.of(e.getKey(), e.getValue()));
+    static Stream<WireFixtures.Retired> retired() {
+        return WireFixtures.RETIRED.stream();
+    }
+
+    @Test
+    void everyRetiredIdHasAVectorAndIsNeverReused() {
+        assertThat(WireFixtures.RETIRED.stream().map(WireFixtures.Retired::typeId).distinct())
+                .containsExactlyInAnyOrderElementsOf(MessageType.RETIRED.keySet());
+        for (int id : MessageType.RETIRED.keySet()) {
+            assertThat(MessageType.ofId(id)).as("retired id 0x%04x", id).isNull();
+        }
     }
 
     @Test

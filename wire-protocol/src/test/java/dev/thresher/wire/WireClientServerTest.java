@@ -3,14 +3,21 @@ package dev.thresher.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.thresher.bindings.Partial;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.HelloAck;
+import dev.thresher.wire.WireMessage.HelloReject;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
+import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -20,12 +27,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -51,7 +61,8 @@ class WireClientServerTest {
     @Test
     void correlatesConcurrentRequestsOverOneConnection() throws Exception {
         int n = 64;
-        Map<Long, CompletableFuture<WireMessage>> held = new ConcurrentHashMap<>();
+        Map<Long, CompletableFuture<HostRunReply>> held = new ConcurrentHashMap<>();
+        Map<Long, HostRunRequest> arrivedRequests = new ConcurrentHashMap<>();
         CountDownLatch allArrived = new CountDownLatch(n);
         AtomicReference<String> wrongThread = new AtomicReference<>();
         WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> {
@@ -59,16 +70,16 @@ class WireClientServerTest {
             if (!t.isVirtual() || !t.getName().startsWith("thresher-wire-dispatch-") || receivedNanos > System.nanoTime()) {
                 wrongThread.set(t + " at " + receivedNanos);
             }
-            CompletableFuture<WireMessage> reply = new CompletableFuture<>();
+            CompletableFuture<HostRunReply> reply = new CompletableFuture<>();
             held.put(request.requestId(), reply);
+            arrivedRequests.put(request.requestId(), request);
             allArrived.countDown();
             return reply;
         });
         WireClient client = client(Limits.DEFAULTS);
 
-        List<CompletableFuture<WireMessage>> sent = new ArrayList<>();
         List<CompletableFuture<?>> senders = new ArrayList<>();
-        Map<Long, CompletableFuture<WireMessage>> byId = new ConcurrentHashMap<>();
+        Map<Long, CompletableFuture<HostRunReply>> byId = new ConcurrentHashMap<>();
         for (int i = 0; i < n; i++) {
             long id = 1000 + i;
             senders.add(CompletableFuture.runAsync(() -> byId.put(id, client.send(HOST, server.port(), request(id))), work));
@@ -76,33 +87,38 @@ class WireClientServerTest {
         CompletableFuture.allOf(senders.toArray(CompletableFuture[]::new)).get(WAIT_SECONDS, TimeUnit.SECONDS);
         assertThat(allArrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(server.openConnections()).isEqualTo(1);
+        for (long id : arrivedRequests.keySet()) {
+            assertThat(arrivedRequests.get(id)).isEqualTo(request(id));
+        }
 
         // answer in reverse order of ids, from a thread of the "handler's executor"
         List<Long> ids = new ArrayList<>(held.keySet());
         ids.sort(Collections.reverseOrder());
         CompletableFuture.runAsync(() -> {
             for (long id : ids) {
-                held.get(id).complete(id % 5 == 0
-                        ? new ShardRunFailure(id, "w" + id, ErrorCode.GUEST_TRAP.code(), true, "trap " + id)
-                        : new ShardRunResult(id, "w" + id, 3, 5, 10, 1, 1, 1, List.of(new Partial("id", id))));
+                held.get(id).complete(expectedReply(id));
             }
         }, work);
 
         for (var e : byId.entrySet()) {
             long id = e.getKey();
-            WireMessage reply = e.getValue().get(WAIT_SECONDS, TimeUnit.SECONDS);
-            if (id % 5 == 0) {
-                assertThat(reply).isEqualTo(new ShardRunFailure(id, "w" + id, ErrorCode.GUEST_TRAP.code(), true, "trap " + id));
-            } else {
-                assertThat(reply).isInstanceOfSatisfying(ShardRunResult.class, r -> {
-                    assertThat(r.requestId()).isEqualTo(id);
-                    assertThat(r.wireId()).isEqualTo("w" + id);
-                    assertThat(r.partials()).containsExactly(new Partial("id", id));
-                });
-            }
+            assertThat(e.getValue().get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(expectedReply(id));
         }
         assertThat(wrongThread.get()).isNull();
         assertThat(server.openConnections()).isEqualTo(1);
+    }
+
+    /** Every fifth request traps in its last slot; the others publish every slot. */
+    private static HostRunReply expectedReply(long id) {
+        HostRunRequest request = request(id);
+        if (id % 5 != 0) {
+            return WireFixtures.published(request);
+        }
+        List<SlotOutcome> outcomes = new ArrayList<>(WireFixtures.published(request).slots());
+        SlotRun last = request.slots().getLast();
+        outcomes.set(outcomes.size() - 1, new SlotOutcome(last.slotIndex(), last.wireId(), ErrorCode.GUEST_TRAP.code(),
+                true, "trap " + id, 1, 0, 2, 3));
+        return new HostRunReply(id, 7, outcomes);
     }
 
     @Test
@@ -110,22 +126,38 @@ class WireClientServerTest {
         WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> switch ((int) request.requestId()) {
             case 1 -> CompletableFuture.failedFuture(new ThresherException(ErrorCode.TARGET_STALE, "epoch moved"));
             case 2 -> throw new IllegalStateException("handler bug");
-            default -> CompletableFuture.supplyAsync(() -> {
+            case 3 -> CompletableFuture.supplyAsync(() -> {
                 throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "budget spent");
             });
+            case 4 -> null;
+            default -> CompletableFuture.completedFuture(WireFixtures.published(request(99)));
         });
         WireClient client = client(Limits.DEFAULTS);
         assertThat(client.send(HOST, server.port(), request(1)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isEqualTo(new ShardRunFailure(1, "w1", ErrorCode.TARGET_STALE.code(), false, "epoch moved"));
-        assertThat(client.send(HOST, server.port(), request(2)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isInstanceOfSatisfying(ShardRunFailure.class, f -> {
-                    assertThat(f.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
-                    assertThat(f.guestStarted()).isTrue();
+                .isEqualTo(HostRunReply.failed(request(1), new ThresherException(ErrorCode.TARGET_STALE, "epoch moved"),
+                        false));
+        assertEverySlot(client.send(HOST, server.port(), request(2)).get(WAIT_SECONDS, TimeUnit.SECONDS), request(2),
+                o -> {
+                    assertThat(o.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+                    assertThat(o.guestStarted()).isTrue();
+                    assertThat(o.message()).contains("handler bug");
                 });
-        assertThat(client.send(HOST, server.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isInstanceOfSatisfying(ShardRunFailure.class, f -> {
-                    assertThat(f.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
-                    assertThat(f.message()).isEqualTo("budget spent");
+        assertEverySlot(client.send(HOST, server.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS), request(3),
+                o -> {
+                    assertThat(o.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+                    assertThat(o.guestStarted()).isTrue();
+                    assertThat(o.message()).isEqualTo("budget spent");
+                });
+        assertEverySlot(client.send(HOST, server.port(), request(4)).get(WAIT_SECONDS, TimeUnit.SECONDS), request(4),
+                o -> {
+                    assertThat(o.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+                    assertThat(o.guestStarted()).isTrue();
+                });
+        // the handler answered for another request: every slot of this one fails
+        assertEverySlot(client.send(HOST, server.port(), request(5)).get(WAIT_SECONDS, TimeUnit.SECONDS), request(5),
+                o -> {
+                    assertThat(o.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+                    assertThat(o.guestStarted()).isTrue();
                 });
     }
 
@@ -137,7 +169,7 @@ class WireClientServerTest {
             return new CompletableFuture<>(); // never answers
         });
         WireClient client = client(Limits.DEFAULTS);
-        CompletableFuture<WireMessage> reply = client.send(HOST, server.port(), request(7));
+        CompletableFuture<HostRunReply> reply = client.send(HOST, server.port(), request(7));
         assertThat(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
         server.close();
         assertFailsWith(reply, ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
@@ -172,51 +204,95 @@ class WireClientServerTest {
     }
 
     @Test
-    void oversizedFrameIsRejectedByTheServer() throws Exception {
-        Limits small = WireFixtures.smallFrames(8192);
-        CountDownLatch called = new CountDownLatch(1);
-        WireServer server = server(small, (request, receivedNanos) -> {
-            called.countDown();
-            return CompletableFuture.completedFuture(
-                    new ShardRunResult(request.requestId(), request.wireId(), 0, 0, 0, 0, 0, 0, List.of()));
+    void aPeerThatSpeaksOnlyVersionTwoIsHostUnreachable() throws Exception {
+        // a version-2 server that picks its own version: the client refuses the ack
+        FakePeer acking = fakePeer(new HelloAck(2, "old-node"), null);
+        WireClient client = client(Limits.DEFAULTS);
+        assertFailsWith(client.send(HOST, acking.port(), request(1)), ErrorCode.HOST_UNREACHABLE);
+        assertThat(acking.hello().get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(
+                new WireMessage.Hello(3, 3, "node-a"));
+        assertThat(acking.requests()).isEmpty();
+        // a version-2 server that refuses the client's range
+        FakePeer rejecting = fakePeer(new HelloReject(ErrorCode.PROTOCOL_VIOLATION.code(), "no common protocol version"),
+                null);
+        CompletableFuture<HostRunReply> refused = client.send(HOST, rejecting.port(), request(2));
+        assertFailsWith(refused, ErrorCode.HOST_UNREACHABLE);
+        assertThatThrownBy(refused::get).hasMessageContaining("no common protocol version");
+        assertThat(rejecting.requests()).isEmpty();
+    }
+
+    @Test
+    void aReplyOfAnotherTypeIsAProtocolViolationThatEndsTheRequestUnknown() throws Exception {
+        FakePeer peer = fakePeer(new HelloAck(3, "odd-node"), request -> request);
+        WireClient client = client(Limits.DEFAULTS);
+        assertFailsWith(client.send(HOST, peer.port(), request(8)), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+        assertThat(peer.requests()).containsExactly(request(8));
+    }
+
+    @Test
+    void aReplyForOtherSlotsIsAProtocolViolationThatEndsTheRequestUnknown() throws Exception {
+        FakePeer peer = fakePeer(new HelloAck(3, "odd-node"), request -> {
+            HostRunReply published = WireFixtures.published(request);
+            return new HostRunReply(request.requestId(), 0, published.slots().subList(0, published.slots().size() - 1));
         });
         WireClient client = client(Limits.DEFAULTS);
+        HostRunRequest twoSlots = request(10);
+        assertThat(twoSlots.slots()).hasSizeGreaterThan(1);
+        assertFailsWith(client.send(HOST, peer.port(), twoSlots), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+    }
+
+    @Test
+    void oversizedFrameIsRejectedByTheServer() throws Exception {
+        Limits small = WireFixtures.smallFrames(8192);
+        WireServer server = server(small, (request, receivedNanos) ->
+                CompletableFuture.completedFuture(WireFixtures.published(request)));
+        WireClient client = client(Limits.DEFAULTS);
         assertThat(client.send(HOST, server.port(), request(1)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isInstanceOf(ShardRunResult.class);
-        ShardRunRequest big = new ShardRunRequest(2, "c", "w", "t", "b", "d", 1, 0, 0, 0, 1_000, 0, "x".repeat(10_000));
+                .isEqualTo(WireFixtures.published(request(1)));
+        HostRunRequest big = new HostRunRequest(2, "c", "t", "b", "d", 1, 1_000, "x".repeat(10_000),
+                List.of(new SlotRun(0, 0, 0, "w", 1)));
         // the request left whole, so the client cannot know whether the server acted on it
         assertFailsWith(client.send(HOST, server.port(), big), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
         // a fresh connection serves the next request
         assertThat(client.send(HOST, server.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isInstanceOf(ShardRunResult.class);
+                .isEqualTo(WireFixtures.published(request(3)));
     }
 
     @Test
     void oversizedRequestIsRefusedBeforeItIsSent() throws Exception {
-        WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> CompletableFuture.completedFuture(
-                new ShardRunResult(request.requestId(), request.wireId(), 0, 0, 0, 0, 0, 0, List.of())));
+        AtomicInteger calls = new AtomicInteger();
+        WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> {
+            calls.incrementAndGet();
+            return CompletableFuture.completedFuture(WireFixtures.published(request));
+        });
         WireClient client = client(WireFixtures.smallFrames(8192));
-        ShardRunRequest big = new ShardRunRequest(2, "c", "w", "t", "b", "d", 1, 0, 0, 0, 1_000, 0, "x".repeat(10_000));
+        // many slots, each small: the frame, not any one field, is what exceeds the cap
+        List<SlotRun> slots = new ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            slots.add(new SlotRun(i, i, 1, "wire-" + i, 1));
+        }
+        HostRunRequest big = new HostRunRequest(2, "c", "t", "b", "d", 1, 1_000, "{}", slots);
         assertFailsWith(client.send(HOST, server.port(), big), ErrorCode.PAYLOAD_TOO_LARGE);
         assertThat(client.send(HOST, server.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isInstanceOf(ShardRunResult.class);
+                .isEqualTo(WireFixtures.published(request(3)));
+        assertThat(calls).hasValue(1);
         assertThat(server.openConnections()).isEqualTo(1);
     }
 
     @Test
     void duplicateRequestIdInFlightIsRefused() throws Exception {
         CountDownLatch arrived = new CountDownLatch(1);
-        CompletableFuture<WireMessage> hold = new CompletableFuture<>();
+        CompletableFuture<HostRunReply> hold = new CompletableFuture<>();
         WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> {
             arrived.countDown();
             return hold;
         });
         WireClient client = client(Limits.DEFAULTS);
-        CompletableFuture<WireMessage> first = client.send(HOST, server.port(), request(5));
+        CompletableFuture<HostRunReply> first = client.send(HOST, server.port(), request(5));
         assertThat(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
         assertFailsWith(client.send(HOST, server.port(), request(5)), ErrorCode.INTERNAL_ERROR);
-        hold.complete(new ShardRunResult(5, "w5", 0, 0, 0, 0, 0, 0, List.of()));
-        assertThat(first.get(WAIT_SECONDS, TimeUnit.SECONDS)).isInstanceOf(ShardRunResult.class);
+        hold.complete(WireFixtures.published(request(5)));
+        assertThat(first.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(WireFixtures.published(request(5)));
     }
 
     @Test
@@ -226,7 +302,58 @@ class WireClientServerTest {
         assertFailsWith(client.send(HOST, 1, request(1)), ErrorCode.HOST_UNREACHABLE);
     }
 
-    private WireServer server(Limits limits, ShardRunHandler handler) throws InterruptedException {
+    @Test
+    void wireSendIsHitOncePerSlotAndTheFirstThatDoesNotProceedDecides() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> {
+            calls.incrementAndGet();
+            return CompletableFuture.completedFuture(WireFixtures.published(request));
+        });
+        Failpoints failpoints = Failpoints.enabled();
+        WireClient client = new WireClient("node-a", Limits.DEFAULTS, failpoints);
+        closeables.add(client);
+        HostRunRequest three = request(11);
+        assertThat(three.slots()).hasSize(3);
+
+        List<Site> sites = new CopyOnWriteArrayList<>();
+        failpoints.arm(Failpoint.WIRE_SEND, site -> sites.add(site) && false, -1, Failpoints.Action.drop());
+        assertThat(client.send(HOST, server.port(), three).get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .isEqualTo(WireFixtures.published(three));
+        assertThat(sites).containsExactlyElementsOf(three.slots().stream()
+                .map(s -> new Site("node-a", s.partitionId(), s.slotIndex(), s.wireId())).toList());
+        assertThat(calls).hasValue(1);
+
+        failpoints.reset();
+        failpoints.arm(Failpoint.WIRE_SEND, site -> site.slotIndex() == three.slots().get(1).slotIndex(), 1,
+                Failpoints.Action.fail(ErrorCode.HOST_UNREACHABLE));
+        assertFailsWith(client.send(HOST, server.port(), three), ErrorCode.HOST_UNREACHABLE);
+        assertThat(failpoints.hits(Failpoint.WIRE_SEND)).isEqualTo(2);
+
+        failpoints.reset();
+        failpoints.arm(Failpoint.WIRE_SEND, 1, Failpoints.Action.drop());
+        assertFailsWith(client.send(HOST, server.port(), three), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+        assertThat(failpoints.hits(Failpoint.WIRE_SEND)).isEqualTo(1);
+        // neither request reached the server
+        assertThat(client.send(HOST, server.port(), request(12)).get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .isEqualTo(WireFixtures.published(request(12)));
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void aWireReceiveDropIsAnUnknownOutcome() throws Exception {
+        Failpoints failpoints = Failpoints.enabled();
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.slotIndex() == 1, 1, Failpoints.Action.drop());
+        WireServer server = WireServer.start(HOST, 0, "node-b", Limits.DEFAULTS,
+                (request, receivedNanos) -> CompletableFuture.completedFuture(WireFixtures.published(request)),
+                failpoints);
+        closeables.add(server);
+        WireClient client = client(Limits.DEFAULTS);
+        assertFailsWith(client.send(HOST, server.port(), request(13)), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+        assertThat(client.send(HOST, server.port(), request(14)).get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .isEqualTo(WireFixtures.published(request(14)));
+    }
+
+    private WireServer server(Limits limits, HostRunHandler handler) throws InterruptedException {
         WireServer server = WireServer.start(HOST, 0, "node-b", limits, handler);
         closeables.add(server);
         return server;
@@ -238,14 +365,68 @@ class WireClientServerTest {
         return client;
     }
 
-    private static ShardRunRequest request(long id) {
-        return new ShardRunRequest(id, "call", "w" + id, "tenant", "sum", "sha256:00", 1, 0, 3, 5, 2_000_000, 1, "{}");
+    /** A request of 1 to 3 slots (by {@code id % 3}), slot indexes 0, 1, 2 on partitions 3, 4, 5. */
+    private static HostRunRequest request(long id) {
+        List<SlotRun> slots = new ArrayList<>();
+        for (int i = 0; i <= id % 3; i++) {
+            slots.add(new SlotRun(i, 3 + i, 5, "w" + id + "-" + i, 1));
+        }
+        return new HostRunRequest(id, "call", "tenant", "sum", "sha256:00", 1, 2_000_000, "{}", slots);
     }
 
-    private static void assertFailsWith(CompletableFuture<WireMessage> future, ErrorCode code) {
+    private static void assertEverySlot(HostRunReply reply, HostRunRequest request,
+            java.util.function.Consumer<SlotOutcome> check) {
+        assertThat(reply.requestId()).isEqualTo(request.requestId());
+        assertThat(reply.slots()).extracting(SlotOutcome::slotIndex)
+                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::slotIndex).toList());
+        assertThat(reply.slots()).allSatisfy(check);
+    }
+
+    private static void assertFailsWith(CompletableFuture<HostRunReply> future, ErrorCode code) {
         assertThatThrownBy(() -> future.get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
                 .cause()
                 .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).as(e.toString()).isEqualTo(code));
+    }
+
+    /**
+     * A hand-written peer on a raw socket, for what a {@link WireServer} never does: it reads the
+     * client's Hello, answers {@code handshake}, then answers each request with whatever
+     * {@code answer} returns (nothing when {@code answer} is null), until the client hangs up.
+     */
+    private FakePeer fakePeer(WireMessage handshake, Function<HostRunRequest, WireMessage> answer) throws IOException {
+        ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST));
+        closeables.add(socket);
+        FakePeer peer = new FakePeer(socket.getLocalPort(), new CompletableFuture<>(), new CopyOnWriteArrayList<>());
+        Thread.ofVirtual().start(() -> {
+            try (Socket s = socket.accept()) {
+                DataInputStream in = new DataInputStream(s.getInputStream());
+                OutputStream out = s.getOutputStream();
+                peer.hello().complete(readFrame(in, WireCodec.NO_VERSION));
+                out.write(WireFixtures.encode(handshake));
+                out.flush();
+                while (true) {
+                    HostRunRequest request = (HostRunRequest) readFrame(in, WireCodec.MAX_VERSION);
+                    peer.requests().add(request);
+                    if (answer != null) {
+                        out.write(WireFixtures.encode(answer.apply(request)));
+                        out.flush();
+                    }
+                }
+            } catch (IOException e) {
+                peer.hello().completeExceptionally(e); // the client hung up; a no-op once the Hello arrived
+            }
+        });
+        return peer;
+    }
+
+    private record FakePeer(int port, CompletableFuture<WireMessage> hello, List<HostRunRequest> requests) {}
+
+    private static WireMessage readFrame(DataInputStream in, int version) throws IOException {
+        int length = in.readInt();
+        byte[] frame = new byte[4 + length];
+        java.nio.ByteBuffer.wrap(frame).putInt(length);
+        in.readFully(frame, 4, length);
+        return WireFixtures.decode(frame, version);
     }
 }

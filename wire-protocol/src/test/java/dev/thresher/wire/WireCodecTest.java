@@ -3,14 +3,14 @@ package dev.thresher.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.thresher.bindings.Partial;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
@@ -26,6 +26,13 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class WireCodecTest {
+    /**
+     * The fields of a request before its slot list: requestId 1, callId, tenant, bindingName and
+     * componentDigest empty, bindingVersion 1, remainingBudgetMicros 0, argumentsJson empty.
+     */
+    private static final String REQUEST_HEAD = requestHead("00000001");
+    /** The fields of a reply before its slot list: requestId 1, publishMicros 0. */
+    private static final String REPLY_HEAD = "0206" + "0000000000000001" + "0000000000000000";
 
     static Stream<Arguments> goldenMessages() {
         return WireFixtures.GOLDEN.entrySet().stream().map(e -> Arguments.of(e.getKey(), e.getValue()));
@@ -34,34 +41,7 @@ class WireCodecTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("goldenMessages")
     void roundTripsEveryMessage(String name, WireMessage message) {
-        WireFixtures.assertBitExact(WireFixtures.decode(WireFixtures.encode(message), WireCodec.MAX_VERSION), message);
-    }
-
-    @Test
-    void roundTripsDoublesBitExactly() {
-        long[] bits = {
-            0x7ff8_0000_0000_0000L, // canonical quiet NaN
-            Double.doubleToRawLongBits(WireFixtures.NAN_WITH_PAYLOAD),
-            0xfff8_0000_0000_0001L, // negative quiet NaN with payload
-            Double.doubleToRawLongBits(Double.POSITIVE_INFINITY),
-            Double.doubleToRawLongBits(Double.NEGATIVE_INFINITY),
-            Double.doubleToRawLongBits(-0.0),
-            Double.doubleToRawLongBits(0.0),
-            Double.doubleToRawLongBits(Double.MIN_VALUE),
-            Double.doubleToRawLongBits(-Double.MAX_VALUE),
-            Double.doubleToRawLongBits(Math.PI),
-        };
-        List<Partial> partials = new ArrayList<>();
-        for (long b : bits) {
-            partials.add(new Partial("k" + Long.toHexString(b), Double.longBitsToDouble(b)));
-        }
-        ShardRunResult result = new ShardRunResult(1, "w", 0, 0, 0, bits.length, 0, 0, partials);
-        ShardRunResult decoded = (ShardRunResult) WireFixtures.decode(WireFixtures.encode(result), WireCodec.MAX_VERSION);
-        for (int i = 0; i < bits.length; i++) {
-            assertThat(Double.doubleToRawLongBits(decoded.partials().get(i).value()))
-                    .as(Long.toHexString(bits[i]))
-                    .isEqualTo(bits[i]);
-        }
+        assertThat(WireFixtures.decode(WireFixtures.encode(message), WireCodec.MAX_VERSION)).isEqualTo(message);
     }
 
     @Test
@@ -69,14 +49,39 @@ class WireCodecTest {
         Random random = new Random(7);
         for (int i = 0; i < 500; i++) {
             WireMessage m = randomMessage(random);
-            WireFixtures.assertBitExact(WireFixtures.decode(WireFixtures.encode(m), WireCodec.MAX_VERSION), m);
+            assertThat(WireFixtures.decode(WireFixtures.encode(m), WireCodec.MAX_VERSION)).isEqualTo(m);
         }
+    }
+
+    @Test
+    void roundTripsAHostRunOfManySlots() {
+        List<SlotRun> slots = new ArrayList<>();
+        List<SlotOutcome> outcomes = new ArrayList<>();
+        for (int i = 0; i < 16_384; i++) {
+            slots.add(new SlotRun(i, i, i, "w" + i, 1));
+            outcomes.add(new SlotOutcome(i, "w" + i, i % 3 == 0 ? 0 : 4001, i % 2 == 0, i % 3 == 0 ? "" : "trap",
+                    i, 1, i, i));
+        }
+        HostRunRequest request = new HostRunRequest(1, "c", "t", "b", "d", 1, 10, "{}", slots);
+        HostRunReply reply = new HostRunReply(1, 5, outcomes);
+        assertThat(WireFixtures.decode(WireFixtures.encode(request), WireCodec.MAX_VERSION)).isEqualTo(request);
+        assertThat(WireFixtures.decode(WireFixtures.encode(reply), WireCodec.MAX_VERSION)).isEqualTo(reply);
     }
 
     @Test
     void refusesUnknownTypeIds() {
         assertViolation(() -> decodeFrame("0999"), "unknown message type id 0x0999");
         assertViolation(() -> decodeFrame("0301" + "00000000"), "unknown message type id 0x0301");
+        assertViolation(() -> decodeFrame("0207" + "00000000"), "unknown message type id 0x0207");
+    }
+
+    @Test
+    void refusesRetiredTypeIdsByNameWhateverFollows() {
+        for (int id : MessageType.RETIRED.keySet()) {
+            String named = String.format("message type id 0x%04x is retired", id);
+            assertViolation(() -> decodeFrame(String.format("%04x", id)), named);
+            assertViolation(() -> decodeFrame(String.format("%04x", id) + "0000000000000001"), named);
+        }
     }
 
     @Test
@@ -104,13 +109,15 @@ class WireCodecTest {
     }
 
     @Test
-    void refusesShardRunFramesBeforeTheHandshake() {
-        byte[] frame = WireFixtures.encode(WireFixtures.REQUEST);
-        assertViolation(() -> decode(Arrays.copyOfRange(frame, 4, frame.length), WireCodec.NO_VERSION),
-                "before the handshake");
-        assertThatThrownBy(() -> WireCodec.encode(WireFixtures.REQUEST, WireCodec.NO_VERSION, 1 << 20, Unpooled.buffer()))
-                .isInstanceOfSatisfying(ThresherException.class,
-                        e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION));
+    void refusesHostRunFramesBeforeTheHandshake() {
+        for (WireMessage m : List.<WireMessage>of(WireFixtures.REQUEST, WireFixtures.REPLY)) {
+            byte[] frame = WireFixtures.encode(m);
+            assertViolation(() -> decode(Arrays.copyOfRange(frame, 4, frame.length), WireCodec.NO_VERSION),
+                    "before the handshake");
+            assertThatThrownBy(() -> WireCodec.encode(m, WireCodec.NO_VERSION, 1 << 20, Unpooled.buffer()))
+                    .isInstanceOfSatisfying(ThresherException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION));
+        }
     }
 
     @Test
@@ -120,14 +127,44 @@ class WireCodecTest {
     }
 
     @Test
+    void thisBuildSpeaksVersionThreeOnly() {
+        assertThat(WireCodec.MIN_VERSION).isEqualTo(3);
+        assertThat(WireCodec.MAX_VERSION).isEqualTo(3);
+        assertThat(MessageType.HOST_RUN_REQUEST.sinceVersion()).isEqualTo(3);
+        assertThat(MessageType.HOST_RUN_REPLY.sinceVersion()).isEqualTo(3);
+    }
+
+    @Test
     void refusesAHostileListCountBeforeAllocating() {
-        // a result whose partial count claims 2^31-1 elements in a frame of a few dozen bytes
-        String header = "0202" + "0000000000000001" + "00000001" + "77" + "00000000" + "0000000000000000"
-                + "00000000" + "00000000" + "0000000000000000" + "0000000000000000";
-        assertViolation(() -> decodeFrame(header + "7fffffff"), "claims 2147483647 elements");
-        assertViolation(() -> decodeFrame(header + "ffffffff"), "negative count");
+        // a reply whose slot count claims 2^31-1 elements in a frame of a few dozen bytes
+        assertViolation(() -> decodeFrame(REPLY_HEAD + "7fffffff"), "claims 2147483647 elements");
+        assertViolation(() -> decodeFrame(REPLY_HEAD + "ffffffff"), "negative count");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "7fffffff"), "claims 2147483647 elements");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "80000000"), "negative count");
         // a count the bytes can hold, but whose element is cut short, still fails as a truncation
-        assertViolation(() -> decodeFrame(header + "00000001" + "00000005" + "0000000000000000"), "truncated");
+        assertViolation(() -> decodeFrame(REPLY_HEAD + "00000001" + "00000005" + "00000040" + "00".repeat(37)),
+                "truncated");
+    }
+
+    @Test
+    void theCountCheckUsesTheSmallestElement() {
+        // slots with empty strings are exactly the minimum sizes: n of them decode, one byte fewer is refused by count
+        String slotRun = "00000000" + "00000000" + "0000000000000000" + "00000000" + "00000001";
+        assertThat(slotRun.length() / 2).isEqualTo(HostRunCodec.MIN_SLOT_RUN_BYTES);
+        String twoRuns = slotRun + slotRun.replaceFirst("^00000000", "00000001");
+        assertThat(decodeFrame(REQUEST_HEAD + "00000002" + twoRuns))
+                .isEqualTo(new HostRunRequest(1, "", "", "", "", 1, 0, "", List.of(
+                        new SlotRun(0, 0, 0, "", 1), new SlotRun(1, 0, 0, "", 1))));
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + twoRuns.substring(2)), "claims 2 elements");
+
+        String outcome = "00000000" + "00000000" + "00000000" + "00" + "00000000" + "00000000" + "00000000"
+                + "0000000000000000" + "0000000000000000";
+        assertThat(outcome.length() / 2).isEqualTo(HostRunCodec.MIN_SLOT_OUTCOME_BYTES);
+        assertThat(decodeFrame(REPLY_HEAD + "00000002" + outcome + outcome))
+                .isEqualTo(new HostRunReply(1, 0, List.of(new SlotOutcome(0, "", 0, false, "", 0, 0, 0, 0),
+                        new SlotOutcome(0, "", 0, false, "", 0, 0, 0, 0))));
+        assertViolation(() -> decodeFrame(REPLY_HEAD + "00000002" + outcome + outcome.substring(2)),
+                "claims 2 elements");
     }
 
     @Test
@@ -135,11 +172,15 @@ class WireCodecTest {
         assertViolation(() -> decodeFrame("0102" + "00000001" + "ffffffff"), "negative length");
         assertViolation(() -> decodeFrame("0102" + "00000001" + "7fffffff" + "41"), "truncated");
         assertViolation(() -> decodeFrame("0102" + "00000001" + "00000002" + "c328"), "not valid UTF-8");
+        // a slot's wire id that is not UTF-8
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + "00000000" + "00000000" + "0000000000000000"
+                + "00000001" + "ff" + "00000001"), "wireId is not valid UTF-8");
     }
 
     @Test
     void refusesBoolBytesOtherThanZeroAndOne() {
-        String frame = "0203" + "0000000000000001" + "00000000" + "00000fa1" + "02" + "00000000";
+        String frame = REPLY_HEAD + "00000001" + "00000000" + "00000000" + "00000fa1" + "02" + "00000000"
+                + "00000000" + "00000000" + "0000000000000000" + "0000000000000000";
         assertViolation(() -> decodeFrame(frame), "guestStarted is a bool but reads 0x2");
     }
 
@@ -147,18 +188,37 @@ class WireCodecTest {
     void refusesValuesTheRecordsRefuse() {
         assertViolation(() -> decodeFrame("0101" + "00000002" + "00000001" + "00000000"), "bad version range");
         assertViolation(() -> decodeFrame("0102" + "00000000" + "00000000"), "version must be at least 1");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000000"), "at least one slot");
+        String slot0 = "00000000" + "00000000" + "0000000000000000" + "00000000" + "00000001";
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + slot0 + slot0), "strictly increasing slot order");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + slot0.replaceFirst("00000001$", "00000000")),
+                "attempt must be at least 1");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + slot0.replaceFirst("^00000000", "ffffffff")),
+                "slotIndex must not be negative");
+        assertViolation(() -> decodeFrame(requestHead("00000000") + "00000001" + slot0),
+                "bindingVersion must be at least 1");
+        assertViolation(() -> decodeFrame("0206" + "0000000000000001" + "ffffffffffffffff" + "00000000"),
+                "publishMicros must not be negative");
     }
 
     @Test
-    void aRequestCannotBeSentOnAVersionOneConnection() {
-        ByteBuf out = Unpooled.buffer();
-        try {
-            assertThatThrownBy(() -> WireCodec.encode(WireFixtures.REQUEST, 1, 1 << 20, out))
-                    .isInstanceOfSatisfying(ThresherException.class,
-                            e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION));
-            assertThat(out.readableBytes()).isZero();
-        } finally {
-            out.release();
+    void aHostRunCannotCrossAConnectionAtAnEarlierVersion() {
+        for (int version = 1; version < 3; version++) {
+            for (WireMessage m : List.<WireMessage>of(WireFixtures.REQUEST, WireFixtures.REPLY)) {
+                ByteBuf out = Unpooled.buffer();
+                try {
+                    int v = version;
+                    assertThatThrownBy(() -> WireCodec.encode(m, v, 1 << 20, out))
+                            .isInstanceOfSatisfying(ThresherException.class,
+                                    e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION));
+                    assertThat(out.readableBytes()).isZero();
+                    byte[] frame = WireFixtures.encode(m);
+                    assertViolation(() -> decode(Arrays.copyOfRange(frame, 4, frame.length), v),
+                            "does not exist at protocol version " + v);
+                } finally {
+                    out.release();
+                }
+            }
         }
     }
 
@@ -167,7 +227,8 @@ class WireCodecTest {
         ByteBuf out = Unpooled.buffer();
         try {
             out.writeByte(0x55);
-            ShardRunRequest big = new ShardRunRequest(1, "c", "w", "t", "b", "d", 1, 0, 0, 0, 0, 0, "x".repeat(100));
+            HostRunRequest big = new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "x".repeat(100),
+                    List.of(new SlotRun(0, 0, 0, "w", 1)));
             assertThatThrownBy(() -> WireCodec.encode(big, WireCodec.MAX_VERSION, 100, out))
                     .isInstanceOfSatisfying(ThresherException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
@@ -176,6 +237,8 @@ class WireCodecTest {
             assertThat(out.readableBytes()).isEqualTo(1);
             // the cap counts the whole frame, length field included
             byte[] exact = WireFixtures.encode(big);
+            assertThatThrownBy(() -> WireCodec.encode(big, WireCodec.MAX_VERSION, exact.length - 1, out))
+                    .isInstanceOf(ThresherException.class);
             WireCodec.encode(big, WireCodec.MAX_VERSION, exact.length, out);
             assertThat(out.readableBytes()).isEqualTo(1 + exact.length);
         } finally {
@@ -185,63 +248,103 @@ class WireCodecTest {
 
     @Test
     void recordsValidateTheirFields() {
-        assertThatThrownBy(() -> new ShardRunRequest(1, null, "w", "t", "b", "d", 1, 0, 0, 0, 0, 0, "{}"))
+        List<SlotRun> one = List.of(new SlotRun(0, 0, 0, "w", 1));
+        assertThatThrownBy(() -> new HostRunRequest(1, null, "t", "b", "d", 1, 0, "{}", one))
                 .isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> new ShardRunRequest(1, "c", "w", "t", "b", "d", 1, 0, 0, 0, -1, 0, "{}"))
+        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 1, -1, "{}", one))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("remainingBudgetMicros");
-        assertThatThrownBy(() -> new ShardRunResult(1, "w", 0, 0, -1, 0, 0, 0, List.of()))
+        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 0, 0, "{}", one))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bindingVersion");
+        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}", List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one slot");
+        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}",
+                List.of(new SlotRun(2, 0, 0, "a", 1), new SlotRun(1, 0, 0, "b", 1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("strictly increasing");
+        assertThatThrownBy(() -> new SlotRun(0, -1, 0, "w", 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitionId");
+        assertThatThrownBy(() -> new SlotOutcome(0, "w", 0, true, "", -1, 0, 0, 0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rowCount");
-        List<Partial> withNull = new ArrayList<>();
-        withNull.add(null);
-        assertThatThrownBy(() -> new ShardRunResult(1, "w", 0, 0, 0, 0, 0, 0, withNull))
+        assertThatThrownBy(() -> new SlotOutcome(0, "w", 0, true, null, 0, 0, 0, 0))
                 .isInstanceOf(NullPointerException.class);
+        List<SlotOutcome> withNull = new ArrayList<>();
+        withNull.add(null);
+        assertThatThrownBy(() -> new HostRunReply(1, 0, withNull)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> new Hello(0, 1, "n")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new HelloAck(0, "n")).isInstanceOf(IllegalArgumentException.class);
 
-        List<Partial> mutable = new ArrayList<>(List.of(new Partial("a", 1)));
-        ShardRunResult r = new ShardRunResult(1, "w", 0, 0, 0, 0, 0, 0, mutable);
+        List<SlotRun> mutable = new ArrayList<>(one);
+        HostRunRequest r = new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}", mutable);
         mutable.clear();
-        assertThat(r.partials()).hasSize(1);
-        assertThatThrownBy(() -> r.partials().add(new Partial("b", 2))).isInstanceOf(UnsupportedOperationException.class);
+        assertThat(r.slots()).hasSize(1);
+        assertThatThrownBy(() -> r.slots().add(new SlotRun(5, 0, 0, "x", 1)))
+                .isInstanceOf(UnsupportedOperationException.class);
     }
 
     @Test
     void typeIdsAreGroupedByFamilyAndUnique() {
         for (MessageType t : MessageType.values()) {
             assertThat(MessageType.ofId(t.id())).isSameAs(t);
+            assertThat(MessageType.RETIRED).doesNotContainKey(t.id());
             int family = t.id() >> 8;
             assertThat(family).isEqualTo(switch (t.family()) {
                 case HANDSHAKE -> 0x01;
-                case SHARD_RUN -> 0x02;
+                case HOST_RUN -> 0x02;
             });
         }
+        assertThat(MessageType.RETIRED).containsOnlyKeys(0x0201, 0x0202, 0x0203, 0x0204);
     }
 
     @Test
-    void failureExposesItsErrorCode() {
-        assertThat(new ShardRunFailure(1, "w", 7001, false, "m").code()).isEqualTo(ErrorCode.TARGET_STALE);
-        assertThat(new ShardRunFailure(1, "w", 123456, false, "m").code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+    void outcomesExposeTheirErrorCode() {
+        assertThat(new SlotOutcome(1, "w", 7001, false, "m", 0, 0, 0, 0).code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(new SlotOutcome(1, "w", 123456, false, "m", 0, 0, 0, 0).code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+        assertThat(new SlotOutcome(1, "w", 0, true, "", 0, 0, 0, 0).published()).isTrue();
+        assertThat(new SlotOutcome(1, "w", 4001, true, "trap", 0, 0, 0, 0).published()).isFalse();
+    }
+
+    @Test
+    void aFailedReplyFailsEverySlotOfTheRequest() {
+        HostRunRequest r = WireFixtures.REQUEST_SLOTS;
+        HostRunReply failed = HostRunReply.failed(r, new ThresherException(ErrorCode.CELL_UNAVAILABLE, "stopping"), false);
+        assertThat(failed.requestId()).isEqualTo(r.requestId());
+        assertThat(failed.slots()).extracting(SlotOutcome::slotIndex).containsExactly(0, 4, 16383);
+        assertThat(failed.slots()).extracting(SlotOutcome::wireId).containsExactly("w-0", "w-4", "");
+        assertThat(failed.slots()).allSatisfy(o -> {
+            assertThat(o.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
+            assertThat(o.guestStarted()).isFalse();
+            assertThat(o.message()).isEqualTo("stopping");
+        });
+        assertThat(WireFixtures.decode(WireFixtures.encode(failed), WireCodec.MAX_VERSION)).isEqualTo(failed);
     }
 
     private static WireMessage randomMessage(Random r) {
-        return switch (r.nextInt(6)) {
+        return switch (r.nextInt(5)) {
             case 0 -> new Hello(1 + r.nextInt(3), 4 + r.nextInt(3), randomString(r));
             case 1 -> new HelloAck(1 + r.nextInt(100), randomString(r));
             case 2 -> new WireMessage.HelloReject(r.nextInt(), randomString(r));
-            case 3 -> new ShardRunRequest(r.nextLong(), randomString(r), randomString(r), randomString(r),
-                    randomString(r), randomString(r), 1 + r.nextInt(Integer.MAX_VALUE), r.nextInt(16384), r.nextInt(Integer.MAX_VALUE), r.nextLong(),
-                    r.nextLong(Long.MAX_VALUE), r.nextInt(5), randomString(r));
-            case 4 -> {
-                List<Partial> partials = new ArrayList<>();
+            case 3 -> {
+                List<SlotRun> slots = new ArrayList<>();
+                int n = 1 + r.nextInt(20);
+                int slotIndex = r.nextInt(100);
+                for (int i = 0; i < n; i++) {
+                    slots.add(new SlotRun(slotIndex, r.nextInt(Integer.MAX_VALUE), r.nextLong(), randomString(r),
+                            1 + r.nextInt(5)));
+                    slotIndex += 1 + r.nextInt(1000);
+                }
+                yield new HostRunRequest(r.nextLong(), randomString(r), randomString(r), randomString(r),
+                        randomString(r), 1 + r.nextInt(Integer.MAX_VALUE), r.nextLong(Long.MAX_VALUE), randomString(r),
+                        slots);
+            }
+            default -> {
+                List<SlotOutcome> slots = new ArrayList<>();
                 int n = r.nextInt(20);
                 for (int i = 0; i < n; i++) {
-                    partials.add(new Partial(randomString(r), Double.longBitsToDouble(r.nextLong())));
+                    slots.add(new SlotOutcome(r.nextInt(), randomString(r), r.nextBoolean() ? 0 : r.nextInt(),
+                            r.nextBoolean(), randomString(r), r.nextInt(Integer.MAX_VALUE), r.nextInt(Integer.MAX_VALUE),
+                            r.nextLong(Long.MAX_VALUE), r.nextLong(Long.MAX_VALUE)));
                 }
-                yield new ShardRunResult(r.nextLong(), randomString(r), r.nextInt(1000), r.nextLong(),
-                        r.nextInt(Integer.MAX_VALUE), r.nextInt(Integer.MAX_VALUE), r.nextLong(Long.MAX_VALUE),
-                        r.nextLong(Long.MAX_VALUE), partials);
+                yield new HostRunReply(r.nextLong(), r.nextLong(Long.MAX_VALUE), slots);
             }
-            default -> new ShardRunFailure(r.nextLong(), randomString(r), r.nextInt(), r.nextBoolean(), randomString(r));
         };
     }
 
@@ -257,6 +360,11 @@ class WireCodecTest {
             sb.appendCodePoint(cp);
         }
         return sb.toString();
+    }
+
+    private static String requestHead(String bindingVersion) {
+        return "0205" + "0000000000000001" + "00000000" + "00000000" + "00000000" + "00000000" + bindingVersion
+                + "0000000000000000" + "00000000";
     }
 
     private static WireMessage decodeFrame(String hexWithoutLength) {

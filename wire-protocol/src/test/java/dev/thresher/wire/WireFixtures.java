@@ -2,14 +2,14 @@ package dev.thresher.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.thresher.bindings.Partial;
 import dev.thresher.limits.Limits;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -24,9 +24,25 @@ import java.util.Map;
 
 /** Fixed messages of the golden vectors and helpers shared by the wire tests. */
 final class WireFixtures {
-    static final double NAN_WITH_PAYLOAD = Double.longBitsToDouble(0x7ff8_dead_0000_0001L);
+    /** The request of {@link WireMessage.HostRunRequest}'s javadoc example. */
+    static final HostRunRequest REQUEST =
+            new HostRunRequest(42, "c1", "t", "sum", "d1", 2, 1_500_000, "{}", List.of(new SlotRun(7, 3, 5, "w1", 1)));
 
-    static final ShardRunRequest REQUEST = new ShardRunRequest(42, "c1", "w1", "t", "sum", "d1", 2, 7, 3, 5, 1_500_000, 1, "{}");
+    /** The reply of {@link WireMessage.HostRunReply}'s javadoc example, the answer to {@link #REQUEST}. */
+    static final HostRunReply REPLY =
+            new HostRunReply(42, 300, List.of(new SlotOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)));
+
+    /** A request of three slots, and the reply of {@code host-run-reply-slots} answers it. */
+    static final HostRunRequest REQUEST_SLOTS = new HostRunRequest(43, "c2", "acme", "sum", "sha256:00ff", 5, 250_000,
+            "{\"n\":3}", List.of(
+                    new SlotRun(0, 0, 1, "w-0", 1),
+                    new SlotRun(4, 12, 9, "w-4", 2),
+                    new SlotRun(16383, Integer.MAX_VALUE, -1, "", 3)));
+
+    static final HostRunReply REPLY_SLOTS = new HostRunReply(43, 1200, List.of(
+            new SlotOutcome(0, "w-0", 0, true, "", 10, 2, 30, 40),
+            new SlotOutcome(4, "w-4", 4001, true, "guest trapped: unreachable", 3, 0, 5, 6),
+            new SlotOutcome(16383, "", 7001, false, "epoch 9 is stale", 0, 0, 0, 0)));
 
     /**
      * Golden vector name to the message it encodes, in the layout this build speaks. The file is
@@ -43,21 +59,46 @@ final class WireFixtures {
         m.put("hello-reject", new HelloReject(1009, "no common version"));
         m.put("hello-2-2", new Hello(2, 2, "node-a"));
         m.put("hello-ack-2", new HelloAck(2, "node-b"));
-        m.put("shard-run-request", REQUEST);
-        m.put("shard-run-request-unicode", new ShardRunRequest(-1, "call-ü", "wire-\u20ac", "tenant-\uD83D\uDE00", "",
-                "sha256:00ff", Integer.MAX_VALUE, 16383, 2_147_483_647, Long.MIN_VALUE, 0, 0, "{\"k\":\"\u00e9\"}"));
-        m.put("shard-run-result", new ShardRunResult(42, "w1", 3, 5, 4096, 1, 800, 27, List.of(new Partial("sum", 1.5))));
-        m.put("shard-run-result-empty", new ShardRunResult(43, "w2", 0, 0, 0, 0, 0, 0, List.of()));
-        m.put("shard-run-result-non-finite", new ShardRunResult(44, "w3", 1, 2, 3, 5, 6, 7, List.of(
-                new Partial("nan", Double.NaN),
-                new Partial("+inf", Double.POSITIVE_INFINITY),
-                new Partial("-inf", Double.NEGATIVE_INFINITY),
-                new Partial("-zero", -0.0),
-                new Partial("min", Double.MIN_VALUE))));
-        m.put("shard-run-failure", new ShardRunFailure(42, "w1", 4001, true, "trap"));
-        m.put("shard-run-failure-not-started", new ShardRunFailure(45, "w4", 7001, false, "epoch 5 is stale"));
+        m.put("hello-3-3", new Hello(3, 3, "node-a"));
+        m.put("hello-ack-3", new HelloAck(3, "node-b"));
+        m.put("host-run-request", REQUEST);
+        m.put("host-run-request-slots", REQUEST_SLOTS);
+        m.put("host-run-request-unicode", new HostRunRequest(-1, "call-\u00fc", "tenant-\uD83D\uDE00", "", "sha256:00ff",
+                Integer.MAX_VALUE, 0, "{\"k\":\"\u00e9\"}",
+                List.of(new SlotRun(Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MIN_VALUE, "wire-\u20ac", Integer.MAX_VALUE))));
+        m.put("host-run-reply", REPLY);
+        m.put("host-run-reply-slots", REPLY_SLOTS);
+        m.put("host-run-reply-not-started", new HostRunReply(44, 0, List.of(
+                new SlotOutcome(1, "w1", 6001, false, "node node-b is shutting down", 0, 0, 0, 0),
+                new SlotOutcome(2, "w2", 6001, false, "node node-b is shutting down", 0, 0, 0, 0))));
+        m.put("host-run-reply-unicode", new HostRunReply(-1, Long.MAX_VALUE, List.of(
+                new SlotOutcome(Integer.MAX_VALUE, "wire-\u20ac", 123456, true, "trap \u00e9 \uD83D\uDE00",
+                        Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE))));
         return m;
     }
+
+    /** A vector of a retired layout: where it lives and the type id this build must refuse by name. */
+    record Retired(int version, String name, int typeId) {
+        @Override
+        public String toString() {
+            return "v" + version + "/" + name + String.format(" (0x%04x)", typeId);
+        }
+    }
+
+    /**
+     * Vectors of retired layouts ({@link MessageType#RETIRED}), {@code golden/wire/v<N>/<name>.hex}:
+     * kept byte for byte, and refused by this build naming their type id.
+     */
+    static final List<Retired> RETIRED = List.of(
+            new Retired(1, "shard-run-request", 0x0201),
+            new Retired(1, "shard-run-request-unicode", 0x0201),
+            new Retired(1, "shard-run-result", 0x0202),
+            new Retired(1, "shard-run-result-empty", 0x0202),
+            new Retired(1, "shard-run-result-non-finite", 0x0202),
+            new Retired(1, "shard-run-failure", 0x0203),
+            new Retired(1, "shard-run-failure-not-started", 0x0203),
+            new Retired(2, "shard-run-request", 0x0204),
+            new Retired(2, "shard-run-request-unicode", 0x0204));
 
     private WireFixtures() {}
 
@@ -66,6 +107,13 @@ final class WireFixtures {
         return Limits.fromProperties(Map.of(
                 "limits.wireMaxFrameBytes", Integer.toString(wireMaxFrameBytes),
                 "limits.batchMaxBytes", Integer.toString(wireMaxFrameBytes)));
+    }
+
+    /** The reply a handler that publishes every slot would give. */
+    static HostRunReply published(HostRunRequest request) {
+        return new HostRunReply(request.requestId(), 1, request.slots().stream()
+                .map(s -> new SlotOutcome(s.slotIndex(), s.wireId(), 0, true, "", 10, 1, 2, 3))
+                .toList());
     }
 
     static byte[] encode(WireMessage message) {
@@ -88,14 +136,6 @@ final class WireFixtures {
             buf.release();
         }
     }
-
-    /**
-     * Vectors of retired layouts ({@link MessageType#RETIRED}), {@code golden/wire/v<N>/<name>.hex}
-     * by name: kept byte for byte, and refused by this build.
-     */
-    static final Map<String, Integer> RETIRED = Map.of(
-            "shard-run-request", 1,
-            "shard-run-request-unicode", 1);
 
     /** The bytes of a current vector. */
     static byte[] goldenBytes(String name) {
@@ -120,18 +160,6 @@ final class WireFixtures {
             return HexFormat.of().parseHex(hex);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        }
-    }
-
-    /** Compares messages with doubles by their raw bits (record equality treats all NaNs alike). */
-    static void assertBitExact(WireMessage actual, WireMessage expected) {
-        assertThat(actual).isEqualTo(expected);
-        if (expected instanceof ShardRunResult e && actual instanceof ShardRunResult a) {
-            for (int i = 0; i < e.partials().size(); i++) {
-                assertThat(Double.doubleToRawLongBits(a.partials().get(i).value()))
-                        .as("raw bits of partial %d", i)
-                        .isEqualTo(Double.doubleToRawLongBits(e.partials().get(i).value()));
-            }
         }
     }
 }

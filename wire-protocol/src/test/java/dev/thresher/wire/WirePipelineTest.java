@@ -3,16 +3,18 @@ package dev.thresher.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.thresher.bindings.Partial;
-import dev.thresher.failpoints.Failpoints;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.ShardRunFailure;
-import dev.thresher.wire.WireMessage.ShardRunRequest;
-import dev.thresher.wire.WireMessage.ShardRunResult;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -25,10 +27,14 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** The codec handlers and the server end on {@link EmbeddedChannel}s: real bytes, random fragments, leak checks. */
+/** The codec handlers and both connection ends on {@link EmbeddedChannel}s: real bytes, random fragments, leak checks. */
 class WirePipelineTest {
     private static final int MAX = 1 << 20;
 
@@ -58,10 +64,7 @@ class WirePipelineTest {
                 decoded.add((WireMessage) m);
             }
             assertThat(ch.finish()).isFalse();
-            assertThat(decoded).hasSize(expected.size());
-            for (int i = 0; i < expected.size(); i++) {
-                WireFixtures.assertBitExact(decoded.get(i), expected.get(i));
-            }
+            assertThat(decoded).containsExactlyElementsOf(expected);
             assertAllReleased(fed);
         }
     }
@@ -92,9 +95,28 @@ class WirePipelineTest {
     }
 
     @Test
+    void retiredShardRunFramesFailByNameAndAreReleased() {
+        for (WireFixtures.Retired vector : WireFixtures.RETIRED) {
+            EmbeddedChannel ch = codecChannel(WireCodec.MAX_VERSION);
+            ByteBuf frame = Unpooled.wrappedBuffer(WireFixtures.goldenBytes(vector.version(), vector.name()));
+            assertThatThrownBy(() -> ch.writeInbound(frame))
+                    .as("%s", vector)
+                    .isInstanceOf(DecoderException.class)
+                    .cause()
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION);
+                        assertThat(e.getMessage()).contains(String.format("0x%04x is retired", vector.typeId()));
+                    });
+            ch.finishAndReleaseAll();
+            assertThat(frame.refCnt()).as("%s", vector).isZero();
+        }
+    }
+
+    @Test
     void truncatedPayloadFailsTypedAndReleasesTheFrame() {
-        byte[] golden = WireFixtures.goldenBytes("shard-run-result");
-        // a length field that claims 3 bytes fewer than the message needs: the last double is cut
+        byte[] golden = WireFixtures.goldenBytes("host-run-reply-slots");
+        // a length field that claims 3 bytes fewer than the message needs: the last i64 is cut (three slots, so
+        // the count check still passes and the cut is found inside the last element)
         ByteBuf frame = Unpooled.buffer();
         frame.writeInt(golden.length - 4 - 3);
         frame.writeBytes(golden, 4, golden.length - 4 - 3);
@@ -110,7 +132,7 @@ class WirePipelineTest {
     void oversizedFrameFailsFastWithoutBufferingIt() {
         EmbeddedChannel ch = new EmbeddedChannel();
         WirePipeline.addCodec(ch.pipeline(), 64);
-        ByteBuf head = Unpooled.buffer().writeInt(1_000_000).writeShort(0x0201);
+        ByteBuf head = Unpooled.buffer().writeInt(1_000_000).writeShort(0x0205);
         assertThatThrownBy(() -> ch.writeInbound(head)).isInstanceOf(TooLongFrameException.class);
         ch.finishAndReleaseAll();
         assertThat(head.refCnt()).isZero();
@@ -119,23 +141,22 @@ class WirePipelineTest {
     @Test
     void serverAnswersTheHandshakeAndARequestByteForByte() {
         List<Long> received = new ArrayList<>();
-        WireMessage result = WireFixtures.GOLDEN.get("shard-run-result");
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> {
             received.add(receivedNanos);
             assertThat(request).isEqualTo(WireFixtures.REQUEST);
-            return CompletableFuture.completedFuture(result);
+            return CompletableFuture.completedFuture(WireFixtures.REPLY);
         });
         long before = System.nanoTime();
         List<ByteBuf> fed = new ArrayList<>();
-        fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-2-2")));
+        fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-3-3")));
         ch.writeInbound(fed.get(0));
-        assertOutboundFrame(ch, "hello-ack-2");
-        assertThat(WirePipeline.version(ch)).isEqualTo(2);
+        assertOutboundFrame(ch, "hello-ack-3");
+        assertThat(WirePipeline.version(ch)).isEqualTo(3);
 
-        fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("shard-run-request")));
+        fed.add(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("host-run-request")));
         ch.writeInbound(fed.get(1));
         ch.runPendingTasks();
-        assertOutboundFrame(ch, "shard-run-result");
+        assertOutboundFrame(ch, "host-run-reply");
         assertThat(received).singleElement().satisfies(n -> assertThat(n - before).isNotNegative());
         assertThat(ch.isOpen()).isTrue();
         assertThat(ch.finish()).isFalse();
@@ -143,15 +164,52 @@ class WirePipelineTest {
     }
 
     @Test
+    void serverAnswersARequestOfSeveralSlotsByteForByte() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> {
+            assertThat(request).isEqualTo(WireFixtures.REQUEST_SLOTS);
+            return CompletableFuture.completedFuture(WireFixtures.REPLY_SLOTS);
+        });
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-3-3")));
+        assertOutboundFrame(ch, "hello-ack-3");
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("host-run-request-slots")));
+        ch.runPendingTasks();
+        assertOutboundFrame(ch, "host-run-reply-slots");
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
     void serverClosesOnARequestBeforeTheHandshake() {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> {
             throw new AssertionError("must not be called");
         });
-        ByteBuf frame = Unpooled.wrappedBuffer(WireFixtures.goldenBytes("shard-run-request"));
+        ByteBuf frame = Unpooled.wrappedBuffer(WireFixtures.goldenBytes("host-run-request"));
         ch.writeInbound(frame);
         assertThat(ch.isOpen()).isFalse();
         assertThat(frame.refCnt()).isZero();
         assertThat((Object) ch.readOutbound()).isNull();
+    }
+
+    @Test
+    void serverClosesOnARetiredShardRunRequestAfterTheHandshake() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> {
+            throw new AssertionError("must not be called");
+        });
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-3-3")));
+        assertOutboundFrame(ch, "hello-ack-3");
+        ByteBuf frame = Unpooled.wrappedBuffer(WireFixtures.goldenBytes(2, "shard-run-request"));
+        ch.writeInbound(frame);
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(frame.refCnt()).isZero();
+        assertThat((Object) ch.readOutbound()).isNull();
+    }
+
+    @Test
+    void serverClosesOnAReplyFromItsClient() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-3-3")));
+        assertOutboundFrame(ch, "hello-ack-3");
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("host-run-reply")));
+        assertThat(ch.isOpen()).isFalse();
     }
 
     @Test
@@ -183,12 +241,20 @@ class WirePipelineTest {
     @Test
     void serverRejectsAHelloWithNoCommonVersionAndCloses() {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
-        ch.writeInbound(frame(new Hello(3, 4, "future-node")));
-        ByteBuf out = ch.readOutbound();
-        HelloReject reject = (HelloReject) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION);
-        out.release();
+        ch.writeInbound(frame(new Hello(4, 5, "future-node")));
+        HelloReject reject = readReject(ch);
         assertThat(reject.errorCode()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION.code());
-        assertThat(reject.message()).contains("[3, 4]").contains("[2, 2]");
+        assertThat(reject.message()).contains("[4, 5]").contains("[3, 3]");
+        assertThat(ch.isOpen()).isFalse();
+    }
+
+    @Test
+    void serverRejectsAPeerThatSpeaksOnlyVersionTwo() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-2-2")));
+        HelloReject reject = readReject(ch);
+        assertThat(reject.errorCode()).isEqualTo(ErrorCode.PROTOCOL_VIOLATION.code());
+        assertThat(reject.message()).contains("[2, 2]").contains("[3, 3]");
         assertThat(ch.isOpen()).isFalse();
     }
 
@@ -196,10 +262,8 @@ class WirePipelineTest {
     void serverRejectsAPeerThatSpeaksOnlyVersionOne() {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
         ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello")));
-        ByteBuf out = ch.readOutbound();
-        HelloReject reject = (HelloReject) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION);
-        out.release();
-        assertThat(reject.message()).contains("[1, 1]").contains("[2, 2]");
+        HelloReject reject = readReject(ch);
+        assertThat(reject.message()).contains("[1, 1]").contains("[3, 3]");
         assertThat(ch.isOpen()).isFalse();
     }
 
@@ -208,34 +272,73 @@ class WirePipelineTest {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
         ch.writeInbound(frame(new Hello(1, 9, "newer-node")));
         ByteBuf out = ch.readOutbound();
-        assertThat(WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION)).isEqualTo(new HelloAck(2, "node-b"));
+        assertThat(WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION)).isEqualTo(new HelloAck(3, "node-b"));
         out.release();
         ch.finishAndReleaseAll();
     }
 
     @Test
+    void clientOpensWithAHelloOfVersionThreeAndRefusesAnAckOfVersionTwo() {
+        EmbeddedChannel ch = clientChannel();
+        assertOutboundFrame(ch, "hello-3-3");
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-ack-2")));
+        assertThat(ch.isOpen()).isFalse();
+
+        EmbeddedChannel ok = clientChannel();
+        assertOutboundFrame(ok, "hello-3-3");
+        ok.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-ack-3")));
+        assertThat(ok.isOpen()).isTrue();
+        assertThat(WirePipeline.version(ok)).isEqualTo(3);
+        ok.finishAndReleaseAll();
+    }
+
+    @Test
     void serverTurnsHandlerOutcomesIntoReplies() {
-        ShardRunRequest r = WireFixtures.REQUEST;
-        assertThat(ServerConnection.replyFor(r, null,
-                new java.util.concurrent.CompletionException(new ThresherException(ErrorCode.TARGET_STALE, "stale"))))
-                .isEqualTo(new ShardRunFailure(42, "w1", ErrorCode.TARGET_STALE.code(), false, "stale"));
-        assertThat(ServerConnection.replyFor(r, null, new ThresherException(ErrorCode.GUEST_TRAP, "trap")))
-                .isEqualTo(new ShardRunFailure(42, "w1", ErrorCode.GUEST_TRAP.code(), true, "trap"));
-        assertThat(ServerConnection.replyFor(r, null, new IllegalStateException("boom")))
-                .isInstanceOfSatisfying(ShardRunFailure.class, f -> {
-                    assertThat(f.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
-                    assertThat(f.guestStarted()).isTrue();
-                    assertThat(f.message()).contains("boom");
-                });
-        ShardRunResult other = new ShardRunResult(99, "w1", 0, 0, 0, 0, 0, 0, List.of(new Partial("a", 1)));
-        assertThat(ServerConnection.replyFor(r, other, null))
-                .isInstanceOfSatisfying(ShardRunFailure.class, f -> assertThat(f.code()).isEqualTo(ErrorCode.INTERNAL_ERROR));
-        assertThat(ServerConnection.replyFor(r, new HelloAck(1, "x"), null))
-                .isInstanceOfSatisfying(ShardRunFailure.class, f -> assertThat(f.code()).isEqualTo(ErrorCode.INTERNAL_ERROR));
-        assertThat(ServerConnection.replyFor(r, null, null))
-                .isInstanceOfSatisfying(ShardRunFailure.class, f -> assertThat(f.code()).isEqualTo(ErrorCode.INTERNAL_ERROR));
-        ShardRunResult mine = new ShardRunResult(42, "w1", 0, 0, 0, 0, 0, 0, List.of());
+        HostRunRequest r = WireFixtures.REQUEST_SLOTS;
+        assertFailedEverySlot(ServerConnection.replyFor(r, null,
+                new CompletionException(new ThresherException(ErrorCode.TARGET_STALE, "stale"))),
+                r, ErrorCode.TARGET_STALE, false, "stale");
+        assertFailedEverySlot(ServerConnection.replyFor(r, null, new ThresherException(ErrorCode.GUEST_TRAP, "trap")),
+                r, ErrorCode.GUEST_TRAP, true, "trap");
+        assertFailedEverySlot(ServerConnection.replyFor(r, null, new IllegalStateException("boom")),
+                r, ErrorCode.INTERNAL_ERROR, true, "boom");
+
+        HostRunReply mine = WireFixtures.REPLY_SLOTS;
         assertThat(ServerConnection.replyFor(r, mine, null)).isSameAs(mine);
+
+        List<SlotOutcome> outcomes = mine.slots();
+        List<Object> misfits = List.of(
+                new HostRunReply(99, 0, outcomes),                                   // another request's id
+                new HostRunReply(43, 0, outcomes.subList(0, 2)),                     // a slot missing
+                new HostRunReply(43, 0, List.of(outcomes.get(1), outcomes.get(0), outcomes.get(2))), // out of order
+                new HostRunReply(43, 0, List.of(outcomes.get(0), outcomes.get(1), outcomes.get(2), outcomes.get(2))),
+                new HostRunReply(43, 0, List.of(outcomes.get(0), outcomes.get(1),
+                        new SlotOutcome(16383, "other", 0, true, "", 0, 0, 0, 0))),   // another wire id
+                new HostRunReply(43, 0, List.of(outcomes.get(0), outcomes.get(1),
+                        new SlotOutcome(16382, "", 0, true, "", 0, 0, 0, 0))),        // another slot index
+                new HelloAck(1, "x"),                                                 // another message
+                "not even a message");
+        for (Object misfit : misfits) {
+            assertFailedEverySlot(ServerConnection.replyFor(r, misfit, null), r, ErrorCode.INTERNAL_ERROR, true,
+                    "the host-run handler answered with");
+        }
+        assertFailedEverySlot(ServerConnection.replyFor(r, null, null), r, ErrorCode.INTERNAL_ERROR, true, "no reply");
+    }
+
+    @Test
+    void serverAnswersAFutureCompletedWithSomethingElse() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> {
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            CompletableFuture<HostRunReply> polluted = (CompletableFuture) CompletableFuture.completedFuture("oops");
+            return polluted;
+        });
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.REQUEST));
+        ch.runPendingTasks();
+        HostRunReply reply = readReply(ch);
+        assertFailedEverySlot(reply, WireFixtures.REQUEST, ErrorCode.INTERNAL_ERROR, true, "String");
+        assertThat(ch.isOpen()).isTrue();
+        ch.finishAndReleaseAll();
     }
 
     @Test
@@ -244,26 +347,129 @@ class WirePipelineTest {
         EmbeddedChannel ch = new EmbeddedChannel();
         ServerConnection.configure(ch.pipeline(), "node-b", 256, (request, n) -> {
             calls.incrementAndGet();
-            List<Partial> many = new ArrayList<>();
-            for (int i = 0; i < 100; i++) {
-                many.add(new Partial("key-" + i, i));
-            }
-            return CompletableFuture.completedFuture(
-                    new ShardRunResult(request.requestId(), request.wireId(), 0, 0, 0, 100, 0, 0, many));
+            SlotRun slot = request.slots().getFirst();
+            return CompletableFuture.completedFuture(new HostRunReply(request.requestId(), 0, List.of(
+                    new SlotOutcome(slot.slotIndex(), slot.wireId(), 4001, true, "x".repeat(300), 0, 0, 0, 0))));
         }, Runnable::run, Failpoints.disabled());
-        ch.writeInbound(frame(new Hello(2, 2, "a")));
-        ((ByteBuf) ch.readOutbound()).release();
+        handshake(ch);
         ch.writeInbound(frame(WireFixtures.REQUEST));
         ch.runPendingTasks();
-        ByteBuf out = ch.readOutbound();
-        ShardRunFailure failure = (ShardRunFailure) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.MAX_VERSION);
-        out.release();
+        HostRunReply reply = readReply(ch);
         assertThat(calls).hasValue(1);
-        assertThat(failure.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
-        assertThat(failure.guestStarted()).isTrue();
-        assertThat(failure.requestId()).isEqualTo(42);
+        assertFailedEverySlot(reply, WireFixtures.REQUEST, ErrorCode.PAYLOAD_TOO_LARGE, true, "limits.wireMaxFrameBytes=256");
         assertThat(ch.isOpen()).isTrue();
         ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void serverClosesTheConnectionWhenEvenTheReplacementReplyIsTooLarge() {
+        // five slots fit in a request of 256 bytes, but five failed outcomes carrying the encoder's message do not
+        List<SlotRun> slots = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            slots.add(new SlotRun(i, i, 1, "w", 1));
+        }
+        HostRunRequest request = new HostRunRequest(9, "c", "t", "b", "d", 1, 1000, "{}", slots);
+        assertThat(WireFixtures.encode(request).length).isLessThanOrEqualTo(256);
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ServerConnection.configure(ch.pipeline(), "node-b", 256, (r, n) -> CompletableFuture.completedFuture(
+                new HostRunReply(r.requestId(), 0, r.slots().stream()
+                        .map(s -> new SlotOutcome(s.slotIndex(), s.wireId(), 0, true, "y".repeat(100), 0, 0, 0, 0))
+                        .toList())), Runnable::run, Failpoints.disabled());
+        handshake(ch);
+        ch.writeInbound(frame(request));
+        ch.runPendingTasks();
+        assertThat((Object) ch.readOutbound()).isNull();
+        assertThat(ch.isOpen()).isFalse();
+    }
+
+    @Test
+    void serverRefusesEverySlotWhileShuttingDown() {
+        Executor refusing = task -> {
+            throw new RejectedExecutionException("shut down");
+        };
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ServerConnection.configure(ch.pipeline(), "node-b", MAX, (r, n) -> {
+            throw new AssertionError("must not be called");
+        }, refusing, Failpoints.disabled());
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.REQUEST_SLOTS));
+        ch.runPendingTasks();
+        assertFailedEverySlot(readReply(ch), WireFixtures.REQUEST_SLOTS, ErrorCode.CELL_UNAVAILABLE, false,
+                "node node-b is shutting down");
+        assertThat(ch.isOpen()).isTrue();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void wireReceiveIsHitOncePerSlotInSlotOrder() {
+        Failpoints failpoints = Failpoints.enabled();
+        List<Site> sites = new CopyOnWriteArrayList<>();
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> sites.add(site) && false, -1, Failpoints.Action.drop());
+        AtomicLong calls = new AtomicLong();
+        EmbeddedChannel ch = serverChannel((r, n) -> {
+            calls.incrementAndGet();
+            return CompletableFuture.completedFuture(WireFixtures.REPLY_SLOTS);
+        }, failpoints);
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.REQUEST_SLOTS));
+        ch.runPendingTasks();
+        assertThat(readReply(ch)).isEqualTo(WireFixtures.REPLY_SLOTS);
+        assertThat(calls).hasValue(1);
+        assertThat(failpoints.hits(Failpoint.WIRE_RECEIVE)).isEqualTo(3);
+        assertThat(sites).containsExactly(
+                new Site("node-b", 0, 0, "w-0"),
+                new Site("node-b", 12, 4, "w-4"),
+                new Site("node-b", Integer.MAX_VALUE, 16383, ""));
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aWireReceiveFailureOnOneSlotFailsTheWholeRequestUnstarted() {
+        Failpoints failpoints = Failpoints.enabled();
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.slotIndex() == 4, 1,
+                Failpoints.Action.fail(ErrorCode.TARGET_STALE));
+        EmbeddedChannel ch = serverChannel((r, n) -> {
+            throw new AssertionError("must not be called");
+        }, failpoints);
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.REQUEST_SLOTS));
+        ch.runPendingTasks();
+        assertFailedEverySlot(readReply(ch), WireFixtures.REQUEST_SLOTS, ErrorCode.TARGET_STALE, false,
+                "failpoint wire.receive fired");
+        // the slot after the failing one is not reached
+        assertThat(failpoints.hits(Failpoint.WIRE_RECEIVE)).isEqualTo(2);
+        assertThat(ch.isOpen()).isTrue();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aWireReceiveDropOnOneSlotClosesTheConnection() {
+        Failpoints failpoints = Failpoints.enabled();
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.slotIndex() == 16383, 1, Failpoints.Action.drop());
+        EmbeddedChannel ch = serverChannel((r, n) -> {
+            throw new AssertionError("must not be called");
+        }, failpoints);
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.REQUEST_SLOTS));
+        ch.runPendingTasks();
+        assertThat((Object) ch.readOutbound()).isNull();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(failpoints.hits(Failpoint.WIRE_RECEIVE)).isEqualTo(3);
+    }
+
+    private static void assertFailedEverySlot(HostRunReply reply, HostRunRequest request, ErrorCode code,
+            boolean guestStarted, String messagePart) {
+        assertThat(reply.requestId()).isEqualTo(request.requestId());
+        assertThat(reply.slots()).extracting(SlotOutcome::slotIndex)
+                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::slotIndex).toList());
+        assertThat(reply.slots()).extracting(SlotOutcome::wireId)
+                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::wireId).toList());
+        assertThat(reply.slots()).allSatisfy(o -> {
+            assertThat(o.code()).isEqualTo(code);
+            assertThat(o.guestStarted()).isEqualTo(guestStarted);
+            assertThat(o.message()).contains(messagePart);
+            assertThat(o.published()).isFalse();
+        });
     }
 
     private static EmbeddedChannel codecChannel(int version) {
@@ -273,10 +479,46 @@ class WirePipelineTest {
         return ch;
     }
 
-    private static EmbeddedChannel serverChannel(ShardRunHandler handler) {
+    private static EmbeddedChannel serverChannel(HostRunHandler handler) {
+        return serverChannel(handler, Failpoints.disabled());
+    }
+
+    private static EmbeddedChannel serverChannel(HostRunHandler handler, Failpoints failpoints) {
         EmbeddedChannel ch = new EmbeddedChannel();
-        ServerConnection.configure(ch.pipeline(), "node-b", MAX, handler, Runnable::run, Failpoints.disabled());
+        ServerConnection.configure(ch.pipeline(), "node-b", MAX, handler, Runnable::run, failpoints);
         return ch;
+    }
+
+    /** A client end as a connection installs it, active at once: its Hello is the first outbound frame. */
+    private static EmbeddedChannel clientChannel() {
+        ClientConnection client = new ClientConnection("peer", 1, "node-a", MAX, 60_000, c -> {});
+        return new EmbeddedChannel(new WirePipeline.FrameDecoder(MAX), new WirePipeline.MessageDecoder(),
+                new WirePipeline.MessageEncoder(MAX), client);
+    }
+
+    private static void handshake(EmbeddedChannel ch) {
+        ch.writeInbound(frame(new Hello(3, 3, "a")));
+        ((ByteBuf) ch.readOutbound()).release();
+        assertThat(WirePipeline.version(ch)).isEqualTo(3);
+    }
+
+    private static HostRunReply readReply(EmbeddedChannel ch) {
+        ByteBuf out = ch.readOutbound();
+        assertThat(out).as("a reply was written").isNotNull();
+        try {
+            return (HostRunReply) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.MAX_VERSION);
+        } finally {
+            out.release();
+        }
+    }
+
+    private static HelloReject readReject(EmbeddedChannel ch) {
+        ByteBuf out = ch.readOutbound();
+        try {
+            return (HelloReject) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.NO_VERSION);
+        } finally {
+            out.release();
+        }
     }
 
     private static ByteBuf frame(WireMessage m) {
