@@ -334,7 +334,7 @@ class CellHostTest {
         };
         try (CellHost host = new CellHost(Limits.DEFAULTS, failing)) {
             Component c = TestGuests.scriptGuest();
-            assertThatThrownBy(() -> host.run(c, new Script().bytes(), "{}", new Deadline(Deadline.afterMillis(System.nanoTime(), 300))))
+            assertThatThrownBy(() -> host.run(c, new Script().bytes(), "{}", Deadline.afterMillis(System.nanoTime(), 300)))
                     .isInstanceOf(StackOverflowError.class);
             assertThat(host.liveCells()).as("the instance is discarded").isZero();
             assertThat(closedSandboxes).hasValue(1);
@@ -468,7 +468,7 @@ class CellHostTest {
             }
             // The run cell is busy until its deadline (6 s); a reduce that may wait 4 s at most still runs.
             assertThat(fresh.reduce(c, new Script().integer(7).bytes(), "{}",
-                    System.nanoTime() + TimeUnit.SECONDS.toNanos(4)).resultJson()).isEqualTo("7");
+                    Deadline.afterMillis(System.nanoTime(), 4_000)).resultJson()).isEqualTo("7");
             assertThat(fresh.liveCells()).isEqualTo(2);
             assertThatThrownBy(() -> looping.get(30, TimeUnit.SECONDS)).cause()
                     .satisfies(e -> assertThat(((ThresherException) e).code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
