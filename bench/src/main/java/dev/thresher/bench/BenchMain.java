@@ -67,8 +67,13 @@ public final class BenchMain implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the bench with these arguments; returns the exit code (0: done and every answer agreed). */
+    static int run(String... args) {
         quietLogs();
-        int code = new CommandLine(new BenchMain(args))
+        return new CommandLine(new BenchMain(args))
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
                     if (e instanceof IllegalArgumentException) {
                         cmd.getErr().println("thresher bench: " + e.getMessage());
@@ -77,7 +82,6 @@ public final class BenchMain implements Callable<Integer> {
                     throw e;
                 })
                 .execute(args);
-        System.exit(code);
     }
 
     /** Hazelcast's members, client and Jet log a great deal at INFO; the bench keeps their warnings only. */
