@@ -9,10 +9,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
-import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -47,7 +49,9 @@ public final class CountingDataSource implements DataSource {
     private final LongAdder statements = new LongAdder();
     private final LongAdder transactions = new LongAdder();
     private final LongAdder rollbacks = new LongAdder();
-    private final ArrayDeque<String> recent = new ArrayDeque<>();
+    /** A lock-free ring of the last statements' SQL: it sits on the call path of a node. */
+    private final AtomicReferenceArray<String> recent = new AtomicReferenceArray<>(RECENT);
+    private final AtomicLong recorded = new AtomicLong();
 
     public CountingDataSource(DataSource delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
@@ -84,12 +88,19 @@ public final class CountingDataSource implements DataSource {
 
     /**
      * The SQL of the last statements executed (at most 128, oldest first), to say what a budget
-     * was spent on. A batch shows the SQL it was prepared with, or {@code <batch>}.
+     * was spent on. A batch shows the SQL it was prepared with, or {@code <batch>}. Exact when no
+     * statement runs meanwhile; under concurrency a slot may already hold a newer statement.
      */
     public List<String> recentStatements() {
-        synchronized (recent) {
-            return List.copyOf(recent);
+        long end = recorded.get();
+        List<String> sql = new ArrayList<>(RECENT);
+        for (long i = Math.max(0, end - RECENT); i < end; i++) {
+            String s = recent.get((int) (i % RECENT));
+            if (s != null) {
+                sql.add(s);
+            }
         }
+        return List.copyOf(sql);
     }
 
     /** The wrapped data source (to close a pool, for instance). */
@@ -154,12 +165,7 @@ public final class CountingDataSource implements DataSource {
         } else {
             conn.dirty = true;
         }
-        synchronized (recent) {
-            if (recent.size() == RECENT) {
-                recent.removeFirst();
-            }
-            recent.addLast(sql);
-        }
+        recent.set((int) (recorded.getAndIncrement() % RECENT), sql);
     }
 
     private static Object call(Object target, Method m, Object[] args) throws Throwable {

@@ -122,6 +122,17 @@ class CountingDataSourceTest {
     }
 
     @Test
+    void recentStatementsKeepTheLast128InOrder() throws SQLException {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+            for (int i = 0; i < 130; i++) {
+                s.execute("SELECT " + i);
+            }
+        }
+        assertThat(db.recentStatements()).hasSize(128).startsWith("SELECT 2", "SELECT 3").endsWith("SELECT 129");
+        assertThat(db.statements()).isEqualTo(130);
+    }
+
+    @Test
     void controlStoreMethodsCostWhatTheySay() {
         String url = TestPostgres.newDatabase();
         try (HikariDataSource control = Pools.open("counting-control", url, null, null, 2)) {
