@@ -10,8 +10,8 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The field encodings shared by every codec ({@code i32}, {@code i64}, {@code f64}, {@code bool},
- * {@code str}, list counts; see {@link WireMessage}). Readers check the bytes left in the frame
+ * The field encodings shared by every codec ({@code i32}, {@code i64}, {@code bool}, {@code str},
+ * list counts; see {@link WireMessage}). Readers check the bytes left in the frame
  * before each field and throw {@link ErrorCode#PROTOCOL_VIOLATION} instead of reading past it.
  */
 final class WireBytes {
@@ -22,10 +22,6 @@ final class WireBytes {
         out.writeInt(0);
         int written = ByteBufUtil.writeUtf8(out, s);
         out.setInt(lengthIndex, written);
-    }
-
-    static void writeDouble(ByteBuf out, double v) {
-        out.writeLong(Double.doubleToRawLongBits(v));
     }
 
     static void writeBool(ByteBuf out, boolean v) {
@@ -40,11 +36,6 @@ final class WireBytes {
     static long readLong(ByteBuf in, String field) {
         need(in, 8, field);
         return in.readLong();
-    }
-
-    static double readDouble(ByteBuf in, String field) {
-        need(in, 8, field);
-        return Double.longBitsToDouble(in.readLong());
     }
 
     static boolean readBool(ByteBuf in, String field) {

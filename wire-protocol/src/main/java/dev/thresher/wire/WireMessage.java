@@ -22,17 +22,17 @@ import java.util.Objects;
  * <p>Field encodings used in the layouts below:
  * <ul>
  *   <li>{@code i32}, {@code i64}: two's complement, big-endian.</li>
- *   <li>{@code f64}: IEEE-754 binary64 raw bits, big-endian ({@link Double#doubleToRawLongBits}),
- *       so NaN payloads, infinities and {@code -0.0} cross bit-exactly. The codec never rejects a
- *       value; the coordinator does, with its own codes.</li>
  *   <li>{@code bool}: one byte, {@code 0x00} or {@code 0x01}; any other byte is a protocol violation.</li>
  *   <li>{@code str}: {@code i32} byte length, then that many bytes of UTF-8. One string form is used
  *       everywhere, identifiers included: a 2-byte form would save about a dozen bytes per request
  *       and add a second length bound to enforce. Malformed UTF-8 and negative lengths are protocol
  *       violations; an unpaired surrogate in a Java string is written as {@code '?'}.</li>
  *   <li>{@code list<T>}: {@code i32} element count, then the elements. A count that the remaining
- *       bytes of the frame cannot hold is a protocol violation, checked before anything is allocated.</li>
+ *       bytes of the frame cannot hold, at the smallest size an element can have, is a protocol
+ *       violation, checked before anything is allocated.</li>
  * </ul>
+ * No message of version 3 carries an {@code f64}: the partials, the only doubles, left the wire with
+ * the retired {@code ShardRunResult} and are read from the control database.
  */
 public sealed interface WireMessage {
 
