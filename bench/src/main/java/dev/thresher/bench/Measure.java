@@ -81,6 +81,7 @@ final class Measure {
             long[] calls = new long[clients];
             long[] errors = new long[clients];
             long[] unserved = new long[clients];
+            long[] lag = new long[clients];
             List<Thread> threads = new ArrayList<>();
             AtomicReference<Throwable> crashed = new AtomicReference<>();
             progress.stage(label, "warm-up", timing.warmupSeconds());
@@ -127,6 +128,7 @@ final class Measure {
                                     LockSupport.parkNanos(intended - now);
                                     now = System.nanoTime();
                                 }
+                                lag[me] = Math.max(lag[me], now - intended);
                                 if (now > giveUp) {
                                     hist[me].recordValue(Math.min(now - intended, HIGHEST_NANOS));
                                     unserved[me]++;
@@ -161,7 +163,9 @@ final class Measure {
             long c = 0;
             long e = 0;
             long u = 0;
+            long maxLag = 0;
             for (int i = 0; i < clients; i++) {
+                maxLag = Math.max(maxLag, lag[i]);
                 merged.add(hist[i]);
                 c += calls[i];
                 e += errors[i];
@@ -169,7 +173,7 @@ final class Measure {
             }
             CallPhases.Snapshot ph = phases == null ? null : after.get().minus(before.get());
             return new Result(workload, peer.name(), open ? Result.Mode.OPEN : Result.Mode.CLOSED, clients, rate, c, e, u,
-                    (end.get() - start.get()) / 1e9, merged, firstError.get(), ph);
+                    (end.get() - start.get()) / 1e9, merged, firstError.get(), ph, maxLag);
         } finally {
             progress.idle();
             for (Peer.Client c : cs) {

@@ -96,10 +96,11 @@ final class Report {
         b.append("- **Command:** `").append(command).append("`\n");
         b.append("- **Run:** ").append(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").format(started.atOffset(ZoneOffset.UTC)))
                 .append(String.format(Locale.ROOT, ", %.1f minutes in all, in one JVM%n", tookSeconds / 60));
-        b.append(String.format(Locale.ROOT, "- **Each measurement:** %s s of warm-up (and at least %d calls per client), then %s s measured;"
-                        + " latency clients 1; throughput clients %s; open loop %s%n%n",
-                num(warmupSeconds), Measure.MIN_WARMUP_CALLS, num(durationSeconds), clients,
-                openLoopRate > 0 ? Measure.fmtRate(openLoopRate) + " calls/s over " + openLoopWorkers + " workers" : "off"));
+        b.append(String.format(Locale.ROOT, "- **Each measurement:** %s s of warm-up (and at least %d calls per client), then %s s measured."
+                        + " The latency workloads run closed loop with 1 client%s; the throughput workload closed loop with %s clients%n%n",
+                num(warmupSeconds), Measure.MIN_WARMUP_CALLS, num(durationSeconds),
+                openLoopRate > 0 ? ", then open loop at " + Measure.fmtRate(openLoopRate) + " calls/s over " + openLoopWorkers + " workers" : "",
+                String.join(", ", clients.stream().map(String::valueOf).toList())));
 
         b.append("## Machine\n\n| | |\n|---|---|\n");
         machine.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v.replace("|", "\\|")).append(" |\n"));
@@ -223,7 +224,9 @@ final class Report {
                 String vs = t.isPresent() && t.get().latency().getTotalCount() > 0 ? ratio(r.ms(50) / t.get().ms(50)) : "—";
                 String mode = r.mode() == Result.Mode.OPEN ? "open " + Measure.fmtRate(r.targetRate()) + "/s" : "closed";
                 String errors = (r.errors() == 0 ? "0" : r.errors() + ": " + abbreviate(r.firstError()))
-                        + (r.saturated() ? "; saturated: " + r.unserved() + " arrivals never started (latency a lower bound)" : "");
+                        + (r.saturated() ? "; saturated: " + r.unserved() + " arrivals never started (latency a lower bound)"
+                        : r.mode() == Result.Mode.OPEN && r.maxLagNanos() > 1e9 / r.targetRate()
+                        ? "; arrivals queued up to " + ms(r.maxLagNanos() / 1e6) + " ms for a free worker" : "");
                 b.append(String.format(Locale.ROOT, "| `%s` | %s | %d | %,d | %s | %s | %s | %s | %s | %s | %s |%n", r.peer(), mode,
                         r.clients(), r.calls(), rate(r.callsPerSecond()), ms(r.ms(50)), ms(r.ms(99)), ms(r.ms(99.9)), ms(r.maxMs()), vs,
                         errors));
@@ -248,7 +251,7 @@ final class Report {
         for (CallPhases.Phase p : CallPhases.Phase.values()) {
             b.append(' ').append(p).append(" |");
         }
-        b.append(" PLAN+DISPATCH+VALIDATE+REDUCE+RESULT | client mean |\n|---|---|---:|---:|");
+        b.append(" PLAN+DISPATCH+VALIDATE+REDUCE+RESULT | client-side mean |\n|---|---|---:|---:|");
         b.append("---:|".repeat(CallPhases.Phase.values().length + 2));
         b.append('\n');
         for (Result r : rs) {
