@@ -18,12 +18,15 @@ final class Bench {
 
     /**
      * @param clients the throughput workload's client counts; the latency workloads use 1 client
+     * @param primeSeconds once per peer and workload, after the answers are checked and before anything is
+     *        measured: calls from one client, so that the JIT compilers (the JVM's, and GraalWasm's for the guests)
+     *        are done before the first measurement rather than during it
      * @param openLoopRate arrivals per second of the open-loop measurements; 0 for none
      * @param openLoopWorkers clients taking the open-loop arrivals
      */
-    record Options(int rows, int partitions, List<Integer> clients, double warmupSeconds, double durationSeconds,
-                   double openLoopRate, int openLoopWorkers, List<Workload> workloads, List<String> peers, Path workDir,
-                   String command) {
+    record Options(int rows, int partitions, List<Integer> clients, double primeSeconds, double warmupSeconds,
+                   double durationSeconds, double openLoopRate, int openLoopWorkers, List<Workload> workloads,
+                   List<String> peers, Path workDir, String command) {
     }
 
     private final Options o;
@@ -46,6 +49,7 @@ final class Bench {
         report.partitions = o.partitions();
         report.shards = 3;
         report.clients = o.clients();
+        report.primeSeconds = o.primeSeconds();
         report.warmupSeconds = o.warmupSeconds();
         report.durationSeconds = o.durationSeconds();
         report.openLoopRate = o.openLoopRate();
@@ -69,6 +73,7 @@ final class Bench {
                     shapes.add(w == Workload.THROUGHPUT ? "groupby" : w.id);
                 }
                 Set<String> excluded = check(d, shapes, "");
+                prime(d, shapes, excluded);
                 for (Workload w : main) {
                     switch (w) {
                         case NEAR_EMPTY, GROUPBY, CAPS -> latency(d, w.id, d.shapes.get(w.id), excluded);
@@ -161,6 +166,20 @@ final class Bench {
         }
     }
 
+    private void prime(Dataset d, Set<String> shapes, Set<String> excluded) throws Exception {
+        if (o.primeSeconds() <= 0) {
+            return;
+        }
+        Measure.Timing priming = new Measure.Timing(0, o.primeSeconds());
+        for (String name : shapes) {
+            for (Peer p : d.peers) {
+                if (!excluded.contains(name + "/" + p.name())) {
+                    Measure.closedLoop("priming " + name, p, d.shapes.get(name), 1, priming, progress, null);
+                }
+            }
+        }
+    }
+
     private void latency(Dataset d, String workload, Shape shape, Set<String> excluded) throws Exception {
         for (Peer p : d.peers) {
             if (excluded.contains(shape.name() + "/" + p.name())) {
@@ -209,6 +228,7 @@ final class Bench {
         try (Dataset d = Dataset.start(o.workDir().resolve("rows-" + Workload.MILLION_ROWS), Workload.MILLION_ROWS, o.partitions(),
                 o.peers(), progress)) {
             Set<String> excluded = check(d, Set.of("groupby"), "million/");
+            prime(d, Set.of("groupby"), excluded);
             latency(d, "million", d.shapes.get("groupby"), excluded);
         }
     }

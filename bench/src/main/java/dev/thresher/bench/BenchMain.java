@@ -33,6 +33,10 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--duration", description = "Measured time of each measurement, e.g. 10s, 500ms (default 10s; 2s with --quick).")
     String duration;
 
+    @Option(names = "--prime", description = "Once per peer and workload before any measurement, calls for this long so that"
+            + " JIT compilation (the JVM's, GraalWasm's) is done first; 0 for none (default 10s; 3s with --quick).")
+    String prime;
+
     @Option(names = "--warmup", description = "Warm-up before each measurement (default 3s; 1s with --quick).")
     String warmup;
 
@@ -57,7 +61,7 @@ public final class BenchMain implements Callable<Integer> {
             + " else a temporary directory, deleted at the end).")
     Path workDir;
 
-    @Option(names = "--quick", description = "A short run: 2 s per measurement, 1 s warm-up, open loop at 20/s (unless set otherwise).")
+    @Option(names = "--quick", description = "A short run: 2 s per measurement, 1 s warm-up, 3 s priming, open loop at 20/s (unless set otherwise).")
     boolean quick;
 
     private final String[] args;
@@ -127,15 +131,16 @@ public final class BenchMain implements Callable<Integer> {
     Bench.Options options() throws IOException {
         double d = seconds(duration, quick ? 2 : 10, "--duration");
         double w = seconds(warmup, quick ? 1 : 3, "--warmup");
+        double pr = seconds(prime, quick ? 3 : 10, "--prime");
         double rate = openLoopRate != null ? openLoopRate : quick ? 20 : 50;
         List<Integer> cs = clients == null ? List.of(1, 4, 8, 16) : clients.stream().distinct().sorted().toList();
         if (cs.isEmpty() || cs.get(0) < 1) {
             throw new IllegalArgumentException("--clients are positive numbers");
         }
         int workers = openLoopWorkers != null ? openLoopWorkers : cs.get(cs.size() - 1);
-        if (workers < 1 || rate < 0 || d <= 0 || w < 0 || rows < 1 || partitions < 1) {
+        if (workers < 1 || rate < 0 || d <= 0 || w < 0 || pr < 0 || rows < 1 || partitions < 1) {
             throw new IllegalArgumentException("--rows, --partitions, --duration and --open-loop-workers are positive; "
-                    + "--warmup and --open-loop-rate are not negative");
+                    + "--prime, --warmup and --open-loop-rate are not negative");
         }
         List<Workload> ws = workloads == null ? List.of(Workload.values())
                 : Stream.of(Workload.values()).filter(x -> workloads.stream().map(Workload::of).toList().contains(x)).toList();
@@ -151,7 +156,7 @@ public final class BenchMain implements Callable<Integer> {
         Path work = workDir != null ? workDir.toAbsolutePath()
                 : System.getenv("THRESHER_REPO") != null ? Path.of(System.getenv("THRESHER_REPO"), "bench", "target", "bench-work")
                 : Files.createTempDirectory("thresher-bench-");
-        return new Bench.Options(rows, partitions, cs, w, d, rate, workers, ws, ps, work, command());
+        return new Bench.Options(rows, partitions, cs, pr, w, d, rate, workers, ws, ps, work, command());
     }
 
     private String command() {

@@ -41,6 +41,7 @@ final class Report {
     int shards;
     int capsBuckets;
     List<Integer> clients = List.of();
+    double primeSeconds;
     double warmupSeconds;
     double durationSeconds;
     double openLoopRate;
@@ -96,6 +97,10 @@ final class Report {
         b.append("- **Command:** `").append(command).append("`\n");
         b.append("- **Run:** ").append(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").format(started.atOffset(ZoneOffset.UTC)))
                 .append(String.format(Locale.ROOT, ", %.1f minutes in all, in one JVM%n", tookSeconds / 60));
+        b.append(String.format(Locale.ROOT, "- **Priming:** %s%n",
+                primeSeconds > 0 ? "before anything is measured, each peer makes calls of each workload for " + num(primeSeconds)
+                        + " s from one client, so that JIT compilation (the JVM's, and GraalWasm's for the guests) is done first"
+                        : "none (`--prime 0`): early measurements include JIT compilation"));
         b.append(String.format(Locale.ROOT, "- **Each measurement:** %s s of warm-up (and at least %d calls per client), then %s s measured."
                         + " The latency workloads run closed loop with 1 client%s; the throughput workload closed loop with %s clients%n%n",
                 num(warmupSeconds), Measure.MIN_WARMUP_CALLS, num(durationSeconds),

@@ -19,7 +19,7 @@ class BenchIT {
     @Test
     void aQuickRunChecksEveryPeerAndMeasuresEach(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("benchmarks.md");
-        int code = BenchMain.run("--quick", "--duration", "1s", "--warmup", "0.3s", "--open-loop-rate", "0",
+        int code = BenchMain.run("--quick", "--duration", "1s", "--warmup", "0.3s", "--prime", "0.5s", "--open-loop-rate", "0",
                 "--workloads", String.join(",", WORKLOADS), "--out", out.toString(), "--work-dir", dir.resolve("work").toString());
 
         assertThat(code).as("exit code (0: every answer agreed)").isZero();
