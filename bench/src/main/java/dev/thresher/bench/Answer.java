@@ -2,7 +2,6 @@ package dev.thresher.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -37,8 +36,7 @@ record Answer(SortedMap<String, Group> groups) {
                 throw new IllegalArgumentException("not a JSON object: " + json);
             }
             SortedMap<String, Group> m = new TreeMap<>();
-            for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : root.properties()) {
                 m.put(e.getKey(), new Group(e.getValue().path("sum").asDouble(Double.NaN), e.getValue().path("count").asLong(-1)));
             }
             return new Answer(m);

@@ -191,13 +191,7 @@ final class Dataset implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Peer p : peers) {
-            try {
-                p.close();
-            } catch (Exception ignored) {
-                // the next peer still closes
-            }
-        }
+        peers.forEach(Peer::close);
         if (hazelcast != null) {
             hazelcast.close();
         }

@@ -47,6 +47,7 @@ final class GroupByAggregator implements Aggregator<Map.Entry<Long, BenchOrder>,
     }
 
     @Override
+    @SuppressWarnings("rawtypes") // Aggregator.combine's own signature
     public void combine(Aggregator aggregator) {
         ((GroupByAggregator) aggregator).groups.forEach((k, v) -> {
             double[] t = groups.get(k);

@@ -9,7 +9,6 @@ import com.hazelcast.config.SerializationConfig;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
-import com.hazelcast.sql.SqlResult;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -67,10 +66,11 @@ final class HazelcastCluster implements AutoCloseable {
         serialization(cc.getSerializationConfig());
         client = HazelcastClient.newHazelcastClient(cc);
         load(rows);
-        try (SqlResult r = client.getSql().execute("CREATE OR REPLACE MAPPING " + MAP
-                + " (__key BIGINT, order_id BIGINT, region VARCHAR, amount DOUBLE) TYPE IMap OPTIONS ("
-                + "'keyFormat'='bigint', 'valueFormat'='compact', 'valueCompactTypeName'='" + BenchOrder.Serializer.TYPE_NAME + "')")) {
-            r.updateCount();
+        try {
+            client.getSql().execute("CREATE OR REPLACE MAPPING " + MAP
+                    + " (__key BIGINT, order_id BIGINT, region VARCHAR, amount DOUBLE) TYPE IMap OPTIONS ("
+                    + "'keyFormat'='bigint', 'valueFormat'='compact', 'valueCompactTypeName'='" + BenchOrder.Serializer.TYPE_NAME
+                    + "')").close();
         } catch (RuntimeException e) {
             sqlProblem = e.toString();
         }

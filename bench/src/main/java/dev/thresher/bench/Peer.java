@@ -1,5 +1,7 @@
 package dev.thresher.bench;
 
+import java.sql.SQLException;
+
 /**
  * One system the bench measures. A peer opens one {@link Client} per client thread; a client holds that
  * thread's connections and prepared statements, so a measured call does no setup.
@@ -15,7 +17,7 @@ interface Peer extends AutoCloseable {
     Client open(Shape shape, int index) throws Exception;
 
     @Override
-    default void close() throws Exception {
+    default void close() {
     }
 
     interface Client extends AutoCloseable {
@@ -26,6 +28,6 @@ interface Peer extends AutoCloseable {
         Answer answer(Object raw);
 
         @Override
-        void close() throws Exception;
+        void close() throws SQLException;
     }
 }

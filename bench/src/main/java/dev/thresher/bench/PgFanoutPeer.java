@@ -77,7 +77,7 @@ final class PgFanoutPeer implements Peer {
             }
 
             @Override
-            public void close() throws Exception {
+            public void close() throws SQLException {
                 for (Connection c : connections) {
                     c.close();
                 }

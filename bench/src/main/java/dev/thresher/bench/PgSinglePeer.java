@@ -4,6 +4,7 @@ import dev.thresher.server.DevCluster;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.Map;
 
 /** PostgreSQL's own GROUP BY on one database holding every row: one connection and one prepared query per client. */
@@ -41,7 +42,7 @@ final class PgSinglePeer implements Peer {
             }
 
             @Override
-            public void close() throws Exception {
+            public void close() throws SQLException {
                 s.close();
                 c.close();
             }

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +61,7 @@ final class ThresherPeer implements Peer {
             }
 
             @Override
-            public void close() throws Exception {
+            public void close() throws SQLException {
                 s.close();
                 c.close();
             }
