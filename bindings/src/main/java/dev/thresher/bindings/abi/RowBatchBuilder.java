@@ -100,6 +100,73 @@ public final class RowBatchBuilder {
         return this;
     }
 
+    /**
+     * Sets a text value from its UTF-8 bytes, copied straight into the batch without building a
+     * {@code String}: {@code setTextUtf8(c, s.getBytes(UTF_8), 0, n)} encodes exactly what
+     * {@code setText(c, s)} does. The bytes are checked to be well-formed UTF-8 (no overlong forms, no
+     * surrogates, nothing past U+10FFFF, no truncated sequence).
+     *
+     * @throws IllegalArgumentException when the bytes are not well-formed UTF-8
+     */
+    public RowBatchBuilder setTextUtf8(int column, byte[] utf8, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, utf8.length);
+        int bad = firstMalformedUtf8(utf8, offset, offset + length);
+        if (bad >= 0) {
+            throw new IllegalArgumentException("text value is not valid UTF-8 (at byte " + (bad - offset) + ")");
+        }
+        ColumnData c = slot(column, ColumnType.TEXT);
+        c.appendVar(utf8, offset, length);
+        checkBytes();
+        return this;
+    }
+
+    /** The index of the first byte in {@code [from, to)} that starts a malformed UTF-8 sequence, or -1. */
+    private static int firstMalformedUtf8(byte[] b, int from, int to) {
+        int i = from;
+        while (i < to) {
+            int c = b[i];
+            if (c >= 0) {
+                i++;
+                continue;
+            }
+            c &= 0xFF;
+            if (c < 0xC2) {
+                return i; // a continuation byte, or an overlong two-byte form
+            }
+            if (c < 0xE0) {
+                if (i + 1 >= to || (b[i + 1] & 0xC0) != 0x80) {
+                    return i;
+                }
+                i += 2;
+            } else if (c < 0xF0) {
+                if (i + 2 >= to) {
+                    return i;
+                }
+                int c1 = b[i + 1] & 0xFF;
+                if ((c1 & 0xC0) != 0x80 || (b[i + 2] & 0xC0) != 0x80
+                        || (c == 0xE0 && c1 < 0xA0) // overlong
+                        || (c == 0xED && c1 >= 0xA0)) { // a surrogate
+                    return i;
+                }
+                i += 3;
+            } else if (c < 0xF5) {
+                if (i + 3 >= to) {
+                    return i;
+                }
+                int c1 = b[i + 1] & 0xFF;
+                if ((c1 & 0xC0) != 0x80 || (b[i + 2] & 0xC0) != 0x80 || (b[i + 3] & 0xC0) != 0x80
+                        || (c == 0xF0 && c1 < 0x90) // overlong
+                        || (c == 0xF4 && c1 >= 0x90)) { // past U+10FFFF
+                    return i;
+                }
+                i += 4;
+            } else {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     public RowBatchBuilder setBool(int column, boolean value) {
         ColumnData c = slot(column, ColumnType.BOOL);
         c.appendBool(value);
