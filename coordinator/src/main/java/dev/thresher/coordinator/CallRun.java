@@ -32,6 +32,7 @@ final class CallRun {
     private final AtomicInteger attempts = new AtomicInteger();
     private final AtomicBoolean guestMayHaveRun = new AtomicBoolean();
     private final AtomicReference<ThresherException> stop = new AtomicReference<>();
+    private final AtomicBoolean stopSent = new AtomicBoolean();
     /** Targets as finally dispatched (a retry may re-plan one), by slot index. */
     private final Map<Integer, ShardTarget> dispatched = new TreeMap<>();
     private final Map<Phase, LongAdder> phaseNanos = new EnumMap<>(Phase.class);
@@ -95,6 +96,11 @@ final class CallRun {
     /** Stops admission for the call; the first failure to stop it is kept. */
     void stop(ThresherException cause) {
         stop.compareAndSet(null, cause);
+    }
+
+    /** True once, for the one thread that tells the other hosts the call stopped. */
+    boolean markStopSent() {
+        return stopSent.compareAndSet(false, true);
     }
 
     boolean stopped() {

@@ -250,8 +250,17 @@ public final class Coordinator implements CallService {
         }
     }
 
-    /** The outcome of one slot after its attempts: null failure when published. */
-    private record SlotResult(ShardTarget target, ThresherException failure) {}
+    /**
+     * The outcome of one slot after its attempts: null failure when published. A slot that ran no
+     * guest and failed after the call had already stopped (it was not admitted, or its host skipped
+     * it on the coordinator's stop) is {@code notStarted}: it is no started shard whose failure could
+     * be the call's cause.
+     */
+    private record SlotResult(ShardTarget target, ThresherException failure, boolean notStarted) {
+        SlotResult(ShardTarget target, ThresherException failure) {
+            this(target, failure, false);
+        }
+    }
 
     /**
      * Sends one request per leader host through the bounded pool, hosts in the order of their lowest
@@ -284,7 +293,7 @@ public final class Coordinator implements CallService {
         for (CompletableFuture<List<SlotResult>> f : started) {
             for (SlotResult r : f.join()) {
                 call.redispatched(r.target());
-                if (r.failure() != null) {
+                if (r.failure() != null && !r.notStarted()) {
                     failures.put(r.target().slotIndex(), r.failure());
                 }
             }
@@ -353,10 +362,13 @@ public final class Coordinator implements CallService {
                         attempt.get(o.target().slotIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
                 if (verdict.retry()) {
                     retry.add(o.target());
+                } else if (o.provablyNotStarted() && call.stopped()) {
+                    results.add(new SlotResult(o.target(), o.failure(), true));
                 } else {
                     call.stop(o.failure());
                     failedSlots.incrementAndGet();
                     results.add(new SlotResult(o.target(), o.failure()));
+                    stopOtherHosts(call, o.target().leader());
                 }
             }
             Map<String, List<ShardTarget>> regrouped = new LinkedHashMap<>();
@@ -381,6 +393,26 @@ public final class Coordinator implements CallService {
             toSend.addAll(regrouped.values());
         }
         return results;
+    }
+
+    /**
+     * Tells every other leader host of the call that it stopped, once per call: slots they have not
+     * started yet are then not run. Best effort; a host that misses it runs them, and the call fails all
+     * the same.
+     */
+    private void stopOtherHosts(CallRun call, Host failed) {
+        if (!call.markStopSent()) {
+            return;
+        }
+        Map<String, Host> hosts = new LinkedHashMap<>();
+        call.dispatchedTargets().forEach(t -> hosts.putIfAbsent(t.leader().hostId(), t.leader()));
+        hosts.remove(failed.hostId());
+        for (Host h : hosts.values()) {
+            wire.stop(h.wireHost(), h.wirePort(), call.callId.toString()).exceptionally(e -> {
+                log.debug("stop of call {} not delivered to {}: {}", call.callId, h.hostId(), e.toString());
+                return null;
+            });
+        }
     }
 
     /** One slot's outcome of one send. */

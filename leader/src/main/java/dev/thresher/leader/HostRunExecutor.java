@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -45,6 +46,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * request ─► journaled outcomes of all its wire ids (one statement)
  *   for each slot, in slot order:
+ *     the coordinator sent CallStop for the call? ── yes ─► not run
  *     journaled? ── yes ─► replay it (no guest)
  *     lead the partition under that epoch? binding at that version known? deadline left?  (else: refused, guest not started)
  *     read ≤ rowsPerBatch rows from the local replica ─► [shard.before-guest-start] ─► run(batch, args)
@@ -56,6 +58,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class HostRunExecutor implements HostRunHandler {
     private static final Logger log = LoggerFactory.getLogger(HostRunExecutor.class);
+    /** Stopped calls remembered at once; past it, stops are dropped (the slots then run, and the call fails anyway). */
+    private static final int STOPPED_CALLS_MAX = 65_536;
 
     private final String hostId;
     private final ControlStore control;
@@ -69,6 +73,9 @@ public final class HostRunExecutor implements HostRunHandler {
     private final Failpoints failpoints;
     private final AtomicLong replays = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
+    private final AtomicLong stopsReceived = new AtomicLong();
+    /** Calls whose coordinator stopped admitting, until when (nanoTime) to remember them. */
+    private final ConcurrentHashMap<String, Long> stoppedCalls = new ConcurrentHashMap<>();
 
     public HostRunExecutor(String hostId, ControlStore control, ControlCache catalog, LeaseKeeper leases,
                            ShardReader reader, CellHost cells, ComponentCache components, Limits limits,
@@ -91,9 +98,42 @@ public final class HostRunExecutor implements HostRunHandler {
         return CompletableFuture.supplyAsync(() -> execute(request, deadline), executor);
     }
 
-    /** Slots refused before any guest code ran (stale target, deadline, failpoint, ...). */
+    /** Slots refused before any guest code ran (stale target, deadline, failpoint, not run after an earlier failure, ...). */
     public long refusals() {
         return refusals.get();
+    }
+
+    /**
+     * The coordinator of {@code callId} stopped admitting: slots of that call not started here yet are
+     * not run. Remembered for {@code limits.maxCallDeadlineMs}, no call lives longer.
+     */
+    @Override
+    public void stop(String callId) {
+        stopsReceived.incrementAndGet();
+        long now = System.nanoTime();
+        if (stoppedCalls.size() >= STOPPED_CALLS_MAX) {
+            stoppedCalls.values().removeIf(until -> until - now < 0);
+        }
+        if (stoppedCalls.size() < STOPPED_CALLS_MAX) {
+            stoppedCalls.put(callId, now + TimeUnit.MILLISECONDS.toNanos(limits.maxCallDeadlineMs()));
+        }
+    }
+
+    /** Stop messages received from coordinators. */
+    public long stopsReceived() {
+        return stopsReceived.get();
+    }
+
+    private boolean stopped(String callId) {
+        Long until = stoppedCalls.get(callId);
+        if (until == null) {
+            return false;
+        }
+        if (until - System.nanoTime() < 0) {
+            stoppedCalls.remove(callId, until);
+            return false;
+        }
+        return true;
     }
 
     /** Slots answered from the journal, without running the guest. */
@@ -121,8 +161,15 @@ public final class HostRunExecutor implements HostRunHandler {
         ThresherException stop = null;
         for (SlotRun slot : request.slots()) {
             if (stop != null) {
+                refusals.incrementAndGet();
                 ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
                         + "of this call failed on " + hostId + ": " + stop.getMessage()), false), slot));
+                continue;
+            }
+            if (stopped(request.callId())) {
+                refusals.incrementAndGet();
+                ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                        "not run: the coordinator stopped the call after another slot failed"), false), slot));
                 continue;
             }
             JournalEntry replay = journaled.get(slot.wireId());

@@ -23,6 +23,11 @@ final class ServedShardRuns implements HostRunHandler {
         return inFlight.track(() -> delegate.handle(request, receivedNanos));
     }
 
+    @Override
+    public void stop(String callId) {
+        delegate.stop(callId);
+    }
+
     /** Host runs received whose reply the wire server has not been handed yet. */
     int inFlight() {
         return inFlight.get();

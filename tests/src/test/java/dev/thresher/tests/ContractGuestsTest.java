@@ -13,6 +13,7 @@ import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,8 +60,8 @@ class ContractGuestsTest {
         return Component.of(ContractGuests.wasm(name));
     }
 
-    private static long inSeconds(long s) {
-        return System.nanoTime() + TimeUnit.SECONDS.toNanos(s);
+    private static Deadline inSeconds(long s) {
+        return Deadline.afterMillis(System.nanoTime(), TimeUnit.SECONDS.toMillis(s));
     }
 
     private static RunOutcome run(String guest, int partition) {
@@ -143,7 +144,7 @@ class ContractGuestsTest {
         // A reduce first, so that the cell exists and the 300 ms go to the guest, not to instantiation.
         assertThat(reduce("spin", List.of(new Partial("p0/x", 1)))).isEqualTo("{}");
         long started = host.guestStarts();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+        Deadline deadline = Deadline.afterMillis(System.nanoTime(), 300);
         assertCode(() -> host.run(guest("spin"), batch(0), ARGS, deadline), ErrorCode.DEADLINE_EXCEEDED);
         assertThat(host.guestStarts()).as("the guest was running when the deadline struck").isEqualTo(started + 1);
         // The interrupted cell was discarded; a fresh one reduces.

@@ -39,7 +39,8 @@ class ModuleBoundariesTest {
     void frontDoorsSpeakOnlyTheCallApi() {
         noClasses().that().resideInAnyPackage("dev.thresher.pgwire..", "dev.thresher.http..")
                 .should().dependOnClassesThat()
-                .resideInAnyPackage("dev.thresher.coordinator..", "dev.thresher.cellhost..", "dev.thresher.wire..")
+                .resideInAnyPackage("dev.thresher.coordinator..", "dev.thresher.leader..", "dev.thresher.cellhost..",
+                        "dev.thresher.wire..")
                 .check(classes);
     }
 
@@ -49,7 +50,18 @@ class ModuleBoundariesTest {
                 .should().dependOnClassesThat()
                 .resideInAnyPackage("io.netty..", "java.sql..", "com.fasterxml..", "org.graalvm..",
                         "dev.thresher.bindings..", "dev.thresher.wire..", "dev.thresher.cellhost..",
-                        "dev.thresher.store..", "dev.thresher.coordinator..", "dev.thresher.server..")
+                        "dev.thresher.store..", "dev.thresher.coordinator..", "dev.thresher.leader..",
+                        "dev.thresher.server..")
+                .check(classes);
+    }
+
+    @Test
+    void theCoordinatingAndTheLeaderSideStayApart() {
+        noClasses().that().resideInAPackage("dev.thresher.coordinator..")
+                .should().dependOnClassesThat().resideInAPackage("dev.thresher.leader..")
+                .check(classes);
+        noClasses().that().resideInAPackage("dev.thresher.leader..")
+                .should().dependOnClassesThat().resideInAPackage("dev.thresher.coordinator..")
                 .check(classes);
     }
 
@@ -64,8 +76,8 @@ class ModuleBoundariesTest {
     void wireProtocolAndCellHostStayLeaves() {
         noClasses().that().resideInAnyPackage("dev.thresher.wire..", "dev.thresher.cellhost..")
                 .should().dependOnClassesThat()
-                .resideInAnyPackage("dev.thresher.coordinator..", "dev.thresher.store..", "dev.thresher.pgwire..",
-                        "dev.thresher.http..")
+                .resideInAnyPackage("dev.thresher.coordinator..", "dev.thresher.leader..", "dev.thresher.store..",
+                        "dev.thresher.pgwire..", "dev.thresher.http..")
                 .check(classes);
     }
 
