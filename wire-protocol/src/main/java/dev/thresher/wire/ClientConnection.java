@@ -2,6 +2,7 @@ package dev.thresher.wire;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
@@ -19,6 +20,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.EncoderException;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -31,9 +33,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The client end of one pooled connection: connects, handshakes once, then carries any number
- * of concurrent requests, matching replies to callers by {@code requestId}. A reply must carry one
- * outcome per slot of its request, in the request's order; any other reply, or a message a server
- * does not send, is a protocol violation that closes the connection.
+ * of concurrent requests, matching replies to callers by {@code requestId}, and one-way
+ * {@link CallStop}s. A reply must carry one outcome per slot of its request, in the request's
+ * order; any other reply, or a message a server does not send, is a protocol violation that
+ * closes the connection.
+ *
+ * <p>Frames are written in the order {@link #send} and {@link #stop} were called (calls made one
+ * after the other, by one thread or ordered between threads), the handshake included: calls that
+ * come before it ends wait in a list and go, in that order, when it ends.
  *
  * <p>State changes happen on the channel's event loop: the request write (after checking the
  * connection is still open), reply completion and the close sweep. That ordering is what makes
@@ -57,6 +64,13 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     /** Why the connection is being closed, when an error closed it; event loop only. */
     private Throwable closeCause;
     private ScheduledFuture<?> handshakeTimeout;
+    /** Guards {@link #waiting}. */
+    private final Object order = new Object();
+    /**
+     * Writes waiting for the handshake to end, in call order, each given the handshake's error
+     * ({@code null}: done); {@code null} once they have all been run.
+     */
+    private List<Consumer<Throwable>> waiting = new ArrayList<>();
 
     /** A request written (or being written) and the caller's future for its reply. */
     private record Pending(HostRunRequest request, CompletableFuture<HostRunReply> result) {}
@@ -71,6 +85,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         this.maxFrameBytes = maxFrameBytes;
         this.handshakeTimeoutMs = handshakeTimeoutMs;
         this.onClosed = onClosed;
+        ready.whenComplete((ignored, handshakeError) -> runWaiting(handshakeError));
     }
 
     /** Starts connecting; {@code onClosed} runs once the connection has closed or failed to open. Call once. */
@@ -111,7 +126,23 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
 
     /** Sends {@code request} once the handshake is done and completes {@code result} with the reply. */
     void send(HostRunRequest request, CompletableFuture<HostRunReply> result) {
-        ready.whenComplete((ignored, handshakeError) -> {
+        afterHandshake(result, () -> write(request, result), "request " + request.requestId());
+    }
+
+    /**
+     * Writes {@code stop} once the handshake is done, after everything sent before it on this
+     * connection, and completes {@code result} when the write succeeded; nothing answers it.
+     */
+    void stop(CallStop stop, CompletableFuture<Void> result) {
+        afterHandshake(result, () -> writeStop(stop, result), "the stop of call " + stop.callId());
+    }
+
+    /**
+     * Runs {@code write} on the event loop once the handshake succeeded, in call order; fails
+     * {@code result} with {@code HOST_UNREACHABLE} when the handshake failed or the loop is gone.
+     */
+    private void afterHandshake(CompletableFuture<?> result, Runnable write, String what) {
+        whenHandshakeEnds(handshakeError -> {
             if (handshakeError != null) {
                 result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
                         handshakeError.getMessage(), handshakeError));
@@ -119,16 +150,60 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
             }
             EventLoop loop = channel.eventLoop();
             if (loop.inEventLoop()) {
-                write(request, result);
+                write.run();
                 return;
             }
             try {
-                loop.execute(() -> write(request, result));
+                loop.execute(write);
             } catch (RejectedExecutionException e) {
                 result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
-                        "wire client is closing; request " + request.requestId() + " to " + peer + " not sent", e));
+                        "wire client is closing; " + what + " to " + peer + " not sent", e));
             }
         });
+    }
+
+    /**
+     * Runs {@code action} with the handshake's error ({@code null}: it succeeded) once the
+     * handshake ended, after every action given before it. Unlike dependents of a
+     * {@link CompletableFuture}, which run in no promised order, the waiting actions run in the
+     * order they came, and one that comes while they run waits its turn.
+     */
+    private void whenHandshakeEnds(Consumer<Throwable> action) {
+        synchronized (order) {
+            if (waiting != null) {
+                waiting.add(action);
+                return;
+            }
+        }
+        action.accept(handshakeError());
+    }
+
+    /** Once, when {@link #ready} completes (on the event loop): runs the waiting actions in order. */
+    private void runWaiting(Throwable handshakeError) {
+        while (true) {
+            List<Consumer<Throwable>> batch;
+            synchronized (order) {
+                batch = waiting;
+                if (batch.isEmpty()) {
+                    waiting = null;
+                    return;
+                }
+                waiting = new ArrayList<>();
+            }
+            for (Consumer<Throwable> action : batch) {
+                action.accept(handshakeError);
+            }
+        }
+    }
+
+    /** The handshake's error once it ended, {@code null} when it succeeded. */
+    private Throwable handshakeError() {
+        try {
+            ready.getNow(null);
+            return null;
+        } catch (RuntimeException e) {
+            return e.getCause() != null ? e.getCause() : e;
+        }
     }
 
     /** On the event loop. */
@@ -164,6 +239,26 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         });
     }
 
+    /** On the event loop. */
+    private void writeStop(CallStop stop, CompletableFuture<Void> result) {
+        if (closed || !channel.isActive()) {
+            result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
+                    "connection to wire peer " + peer + " closed before the stop of call " + stop.callId()
+                            + " was written", closeCause));
+            return;
+        }
+        channel.writeAndFlush(stop).addListener(f -> {
+            if (f.isSuccess()) {
+                result.complete(null);
+                return;
+            }
+            Throwable cause = f.cause();
+            ThresherException refused = cause instanceof EncoderException ? WirePipeline.findThresher(cause) : null;
+            result.completeExceptionally(refused != null ? refused : new ThresherException(ErrorCode.HOST_UNREACHABLE,
+                    "writing the stop of call " + stop.callId() + " to wire peer " + peer + " failed: " + cause, cause));
+        });
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         ctx.writeAndFlush(new Hello(WireCodec.MIN_VERSION, WireCodec.MAX_VERSION, nodeId));
@@ -186,6 +281,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
             case HostRunReply m -> onReply(ctx, m);
             case Hello m -> unexpected(ctx, m);
             case HostRunRequest m -> unexpected(ctx, m);
+            case CallStop m -> unexpected(ctx, m);
         }
     }
 

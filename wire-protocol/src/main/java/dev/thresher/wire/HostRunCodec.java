@@ -8,6 +8,7 @@ import static dev.thresher.wire.WireBytes.readString;
 import static dev.thresher.wire.WireBytes.writeBool;
 import static dev.thresher.wire.WireBytes.writeString;
 
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.HostRunReply;
 import dev.thresher.wire.WireMessage.HostRunRequest;
 import dev.thresher.wire.WireMessage.SlotOutcome;
@@ -18,8 +19,9 @@ import java.util.List;
 
 /**
  * Payloads of the host-run family ({@code 0x02xx}) as laid out since protocol version 3: the
- * request ({@code 0x0205}) and the reply ({@code 0x0206}). A later version that changes a layout
- * adds a new type id and a new method here; these are never edited.
+ * request ({@code 0x0205}), the reply ({@code 0x0206}) and the one-way call stop ({@code 0x0207}).
+ * A later version that changes a layout adds a new type id and a new method here; these are never
+ * edited.
  */
 final class HostRunCodec {
     /** The smallest encoded {@link SlotRun}: slotIndex, partitionId, epoch, an empty wireId, attempt. */
@@ -109,5 +111,13 @@ final class HostRunCodec {
                     readLong(in, "guestMicros")));
         }
         return new HostRunReply(requestId, publishMicros, slots);
+    }
+
+    static void writeStop(CallStop m, ByteBuf out) {
+        writeString(out, m.callId());
+    }
+
+    static CallStop readStop(ByteBuf in) {
+        return new CallStop(readString(in, "callId"));
     }
 }

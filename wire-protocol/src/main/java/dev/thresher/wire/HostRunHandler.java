@@ -21,6 +21,10 @@ import java.util.concurrent.CompletableFuture;
  * exception, with {@code guestStarted} false only for retryable codes; a {@code null} future, a
  * reply to another request id or with other slots than the request's becomes {@code INTERNAL_ERROR}
  * with {@code guestStarted} true.
+ *
+ * <p>Stop: a {@link WireMessage.CallStop} from a coordinator becomes one {@link #stop} call, also on
+ * a dispatch thread, made only once {@link #handle} has been called for every request that arrived
+ * before the stop on the same connection; nothing is written back.
  */
 @FunctionalInterface
 public interface HostRunHandler {
@@ -30,4 +34,18 @@ public interface HostRunHandler {
      *     request's frame was decoded, before any queueing
      */
     CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos);
+
+    /**
+     * The coordinator of {@code callId} stopped admitting: slots of that call not yet started here
+     * are not run. Each request of the call is still answered with one outcome per slot (a slot
+     * skipped is a failure with {@code guestStarted = false}); a slot already started runs to its end.
+     *
+     * <p>Must not block: implementations only record the id, and the slots consult it before they
+     * start. It may come more than once for a call, for a call with nothing left here, or for one
+     * this node never saw. A thrown exception is logged and otherwise ignored. The default does
+     * nothing: every slot runs.
+     *
+     * @param callId the call, as in {@link HostRunRequest#callId()}
+     */
+    default void stop(String callId) {}
 }

@@ -7,7 +7,8 @@ import java.util.stream.Collectors;
 
 /**
  * The type id of every message, grouped by family in the high byte: {@code 0x01xx} handshake,
- * {@code 0x02xx} host run (it carried the per-partition shard run until protocol version 3). Ids
+ * {@code 0x02xx} host run (it carried the per-partition shard run until protocol version 3): the
+ * request {@code 0x0205}, its reply {@code 0x0206} and the one-way call stop {@code 0x0207}. Ids
  * are never reused or renumbered; a semantic change to a message gets a new id and the version
  * that introduces it in {@link #sinceVersion}, and the id it replaces is listed in {@link #RETIRED}
  * so a frame carrying it is refused by name.
@@ -17,7 +18,9 @@ public enum MessageType {
     HELLO_ACK(0x0102, Family.HANDSHAKE, 1),
     HELLO_REJECT(0x0103, Family.HANDSHAKE, 1),
     HOST_RUN_REQUEST(0x0205, Family.HOST_RUN, 3),
-    HOST_RUN_REPLY(0x0206, Family.HOST_RUN, 3);
+    HOST_RUN_REPLY(0x0206, Family.HOST_RUN, 3),
+    /** One-way, client to server: the coordinator of a call stopped admitting its slots; no reply. */
+    CALL_STOP(0x0207, Family.HOST_RUN, 3);
 
     /** Ids of layouts no version this build speaks carries, and why they went. Never reused. */
     static final Map<Integer, String> RETIRED = Map.of(
@@ -34,7 +37,10 @@ public enum MessageType {
     public enum Family {
         /** Version-independent: readable before a version is agreed, never changed. */
         HANDSHAKE,
-        /** A leader host's run of a call's slots; readable only once the handshake agreed a version. */
+        /**
+         * A leader host's run of a call's slots (request, reply) and the coordinator's stop of a call;
+         * readable only once the handshake agreed a version.
+         */
         HOST_RUN
     }
 
@@ -78,6 +84,7 @@ public enum MessageType {
             case WireMessage.HelloReject m -> HELLO_REJECT;
             case WireMessage.HostRunRequest m -> HOST_RUN_REQUEST;
             case WireMessage.HostRunReply m -> HOST_RUN_REPLY;
+            case WireMessage.CallStop m -> CALL_STOP;
         };
     }
 

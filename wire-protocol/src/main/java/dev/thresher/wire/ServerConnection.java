@@ -6,6 +6,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
@@ -20,8 +21,10 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.EncoderException;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -32,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * The server end of one connection. On the event loop it answers the handshake and hands each
  * request to {@code dispatch}; the dispatch thread calls the {@link HostRunHandler}, and the
  * reply is written from whichever thread completes the handler's future (Netty moves the write
- * onto the event loop).
+ * onto the event loop). A {@link CallStop} goes to {@code dispatch} too, once every request that
+ * arrived before it on this connection has been handed to the handler; nothing answers it.
  */
 final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
     private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
@@ -42,6 +46,11 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
     private final HostRunHandler handler;
     private final Executor dispatch;
     private final Failpoints failpoints;
+    /**
+     * One entry per request of this connection whose dispatch has not yet called the handler (or
+     * ended without calling it); added on the event loop, removed on the dispatch thread.
+     */
+    private final Set<CompletableFuture<Void>> handing = ConcurrentHashMap.newKeySet();
 
     private ServerConnection(String nodeId, int maxFrameBytes, HostRunHandler handler, Executor dispatch,
                              Failpoints failpoints) {
@@ -66,6 +75,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         switch (message) {
             case Hello m -> onHello(ctx, m);
             case HostRunRequest m -> onRequest(ctx.channel(), m, receivedNanos);
+            case CallStop m -> onStop(m);
             case HelloAck m -> unexpected(ctx, m);
             case HelloReject m -> unexpected(ctx, m);
             case HostRunReply m -> unexpected(ctx, m);
@@ -100,11 +110,53 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     private void onRequest(Channel ch, HostRunRequest request, long receivedNanos) {
+        CompletableFuture<Void> handed = new CompletableFuture<>();
+        handing.add(handed);
         try {
-            dispatch.execute(() -> invoke(ch, request, receivedNanos));
+            dispatch.execute(() -> {
+                try {
+                    invoke(ch, request, receivedNanos);
+                } finally {
+                    handed(handed);
+                }
+            });
         } catch (RejectedExecutionException e) {
+            handed(handed);
             write(ch, request, HostRunReply.failed(request, new ThresherException(ErrorCode.CELL_UNAVAILABLE,
                     "node " + nodeId + " is shutting down"), false), false);
+        }
+    }
+
+    private void handed(CompletableFuture<Void> handed) {
+        handing.remove(handed);
+        handed.complete(null);
+    }
+
+    /**
+     * On the event loop: calls {@link HostRunHandler#stop} on a dispatch thread once every request
+     * received before the stop on this connection has been handed to the handler, so a stop never
+     * overtakes a request the coordinator wrote before it. No reply; dropped while shutting down.
+     */
+    private void onStop(CallStop stop) {
+        CompletableFuture<?>[] before = handing.toArray(CompletableFuture<?>[]::new);
+        if (before.length == 0) {
+            dispatchStop(stop);
+        } else {
+            CompletableFuture.allOf(before).whenComplete((ignored, error) -> dispatchStop(stop));
+        }
+    }
+
+    private void dispatchStop(CallStop stop) {
+        try {
+            dispatch.execute(() -> {
+                try {
+                    handler.stop(stop.callId());
+                } catch (Throwable t) {
+                    log.warn("HostRunHandler.stop failed for call {}", stop.callId(), t);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("dropping the stop of call {}: node {} is shutting down", stop.callId(), nodeId);
         }
     }
 

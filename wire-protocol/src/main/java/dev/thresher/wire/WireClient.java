@@ -6,6 +6,7 @@ import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.HostRunReply;
 import dev.thresher.wire.WireMessage.HostRunRequest;
 import dev.thresher.wire.WireMessage.SlotRun;
@@ -23,9 +24,9 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sends host-run requests to other nodes over pooled connections: one per {@code host:port},
- * opened on first use, handshaken once, shared by any number of concurrent requests and
- * replaced on the next {@link #send} after it closes. Thread-safe.
+ * Sends host-run requests, and stops of calls, to other nodes over pooled connections: one per
+ * {@code host:port}, opened on first use, handshaken once, shared by any number of concurrent
+ * requests and replaced on the next {@link #send} or {@link #stop} after it closes. Thread-safe.
  *
  * <p>How the returned future ends (the coordinator relies on this):
  * <ul>
@@ -46,6 +47,10 @@ import java.util.concurrent.TimeUnit;
  * The client sets no deadline of its own: the caller bounds the wait (for example with
  * {@link CompletableFuture#orTimeout}); a future completed or cancelled by the caller frees its
  * slot and a late reply is dropped.
+ *
+ * <p>{@link #stop} is one-way ({@link CallStop}): its future completes once the frame is written.
+ * On one connection frames leave in the order they were handed over, so a stop sent after a
+ * request to the same peer arrives after it.
  *
  * <p>Threads: one event-loop group owned by the client ({@code thresher-wire-client-*}). Futures
  * complete on an event loop, so callers must not block in their continuations; use the
@@ -121,6 +126,40 @@ public final class WireClient implements AutoCloseable {
                 return result;
             }
         }
+        connection(host, port).send(request, result);
+        return result;
+    }
+
+    /**
+     * Tells the node at {@code host:port} that the coordinator of {@code callId} stopped admitting:
+     * the slots of that call it has not started yet are not run ({@link CallStop}, one-way). The
+     * frame goes on the pooled connection to that peer, opened and handshaken first if there is
+     * none, after every request and stop handed to that connection before it. Never blocks; no
+     * failpoint is hit ({@code wire.send} is about slots).
+     *
+     * <p>The future completes when the frame was written to the connection (handed to the
+     * socket: the peer may not have read it yet); nothing waits for an answer, for none comes. It
+     * completes exceptionally with {@link ErrorCode#HOST_UNREACHABLE} when the frame could not be
+     * written: the connection could not be opened or handshaken, it closed first or the write
+     * failed (the peer may or may not have got it), or the client is closed; with
+     * {@link ErrorCode#PAYLOAD_TOO_LARGE} when the frame exceeds {@code limits.wireMaxFrameBytes}
+     * (nothing was sent). A stop is idempotent, so sending it again is always safe.
+     */
+    public CompletableFuture<Void> stop(String host, int port, String callId) {
+        Objects.requireNonNull(host, "host");
+        CallStop stop = new CallStop(callId);
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        if (closed) {
+            result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
+                    "wire client is closed; the stop of call " + callId + " not sent"));
+            return result;
+        }
+        connection(host, port).stop(stop, result);
+        return result;
+    }
+
+    /** The open pooled connection to {@code host:port}, or a new one, connecting. */
+    private ClientConnection connection(String host, int port) {
         Peer peer = new Peer(host, port);
         ClientConnection connection = connections.get(peer);
         if (connection == null || connection.isClosed()) {
@@ -132,8 +171,7 @@ public final class WireClient implements AutoCloseable {
                 fresh.connect(bootstrap);
             }
         }
-        connection.send(request, result);
-        return result;
+        return connection;
     }
 
     /**

@@ -45,6 +45,7 @@ public final class WireCodec {
             case WireMessage.HelloReject m -> HandshakeCodec.writeHelloReject(m, out);
             case WireMessage.HostRunRequest m -> HostRunCodec.writeRequest(m, out);
             case WireMessage.HostRunReply m -> HostRunCodec.writeReply(m, out);
+            case WireMessage.CallStop m -> HostRunCodec.writeStop(m, out);
         }
         int frameBytes = out.writerIndex() - start;
         if (frameBytes > maxFrameBytes) {
@@ -85,6 +86,7 @@ public final class WireCodec {
                 case HELLO_REJECT -> HandshakeCodec.readHelloReject(frame);
                 case HOST_RUN_REQUEST -> HostRunCodec.readRequest(frame);
                 case HOST_RUN_REPLY -> HostRunCodec.readReply(frame);
+                case CALL_STOP -> HostRunCodec.readStop(frame);
             };
         } catch (IllegalArgumentException e) {
             // a record's compact constructor refused a decoded value (a negative count, a bad version range,

@@ -10,6 +10,13 @@ import java.util.Objects;
  * Each record's type id and byte layout are listed in {@link MessageType} and in its javadoc;
  * the protocol version is negotiated per connection and never stored in a message.
  *
+ * <p>Who sends what: the client (the coordinating node) sends {@link Hello}, then
+ * {@link HostRunRequest}s, each answered by one {@link HostRunReply} carrying its
+ * {@code requestId}, and {@link CallStop}s, which are one-way (nothing answers them). The server
+ * sends {@link HelloAck} or {@link HelloReject}, then replies. A message the other end does not
+ * send (a request or a stop arriving at a client, a reply at a server) is a protocol violation
+ * that closes the connection. Frames on one connection are read in the order they were written.
+ *
  * <p>Frame (all integers big-endian):
  * <pre>
  * +----------------+-------------+----------------------+
@@ -273,6 +280,35 @@ public sealed interface WireMessage {
         /** The error code; a number this build does not know reads as {@code INTERNAL_ERROR}. */
         public ErrorCode code() {
             return ErrorCode.ofCode(errorCode);
+        }
+    }
+
+    /**
+     * Tells a leader host that the coordinator of a call stopped admitting slots (a slot of the call
+     * failed for good elsewhere): the slots of that call the host has not started yet are not run.
+     * Type {@code 0x0207} (protocol version 3), sent client to server only, and one-way: nothing
+     * answers it, so it carries no request id. The host still answers each of the call's requests
+     * with one outcome per slot ({@link HostRunReply}'s rule is unchanged); a slot it did not start
+     * is a failure with {@code guestStarted = false}, and a slot already started runs to its end.
+     * A stop is idempotent and only ever skips work: a host with no unstarted slot of the call (it
+     * finished them, or never had any) has nothing to do. On one connection it takes effect after
+     * every request written before it: the server calls {@link HostRunHandler#stop} only once
+     * {@link HostRunHandler#handle} has been called for each request that arrived earlier on that
+     * connection.
+     * <pre>
+     * str callId
+     * </pre>
+     * Example, {@code CallStop("c1")} (golden vector {@code v3/call-stop.hex}), 12 bytes:
+     * <pre>
+     * 00000008 0207 00000002 6331               length=8, type, callId "c1"
+     * </pre>
+     * A frame is 4 + 2 + 4 + the call id's UTF-8 bytes, 10 bytes for an empty id.
+     *
+     * @param callId the call whose unstarted slots are not to run, as in {@link HostRunRequest#callId}
+     */
+    record CallStop(String callId) implements WireMessage {
+        public CallStop {
+            Objects.requireNonNull(callId, "callId");
         }
     }
 

@@ -28,12 +28,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Accepts wire connections and answers host-run requests with a {@link HostRunHandler}.
+ * Accepts wire connections, answers host-run requests with a {@link HostRunHandler} and hands it
+ * the stops of calls ({@link HostRunHandler#stop}, no answer).
  *
  * <p>Threads: one accept thread ({@code thresher-wire-accept-*}), an I/O event-loop group
  * ({@code thresher-wire-server-*}, one thread per core by Netty's default) that frames, decodes,
- * answers handshakes and encodes replies, and a virtual thread per request
- * ({@code thresher-wire-dispatch-*}) that calls the handler. Nothing blocks an event loop.
+ * answers handshakes and encodes replies, and a virtual thread per request or stop
+ * ({@code thresher-wire-dispatch-*}) that calls the handler. Nothing blocks an event loop. A stop
+ * that arrives while the server is shutting down is dropped.
  */
 public final class WireServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WireServer.class);

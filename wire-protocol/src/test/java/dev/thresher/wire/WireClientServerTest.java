@@ -9,6 +9,7 @@ import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
 import dev.thresher.wire.WireMessage.HostRunReply;
@@ -23,6 +24,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +34,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -353,6 +356,161 @@ class WireClientServerTest {
                 .isEqualTo(WireFixtures.published(request(14)));
     }
 
+    @Test
+    void theHandlerSeesAStopAndTheConnectionCarriesOn() throws Exception {
+        LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
+        WireServer server = server(Limits.DEFAULTS, recording(events, 0));
+        WireClient client = client(Limits.DEFAULTS);
+        assertThat(client.send(HOST, server.port(), request(1)).get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .isEqualTo(WireFixtures.published(request(1)));
+        assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("handle 1");
+        assertThat(client.stop(HOST, server.port(), "call").get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+        assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("stop call");
+        // nothing answered the stop, and the connection serves the next request
+        assertThat(client.send(HOST, server.port(), request(2)).get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .isEqualTo(WireFixtures.published(request(2)));
+        assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("handle 2");
+        assertThat(server.openConnections()).isEqualTo(1);
+        // a stop to a peer with no connection yet opens one
+        WireClient fresh = client(Limits.DEFAULTS);
+        assertThat(fresh.stop(HOST, server.port(), "other").get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+        assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("stop other");
+        assertThat(server.openConnections()).isEqualTo(2);
+        assertThat(events).isEmpty();
+    }
+
+    @Test
+    void aStopAfterARequestOnTheSameConnectionArrivesAfterIt() throws Exception {
+        LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
+        // the handler takes its time to take each request, so a stop that overtook one would show
+        WireServer server = server(Limits.DEFAULTS, recording(events, 30));
+        WireClient client = client(Limits.DEFAULTS);
+        // the first round goes while the handshake is still under way, the others on the open connection
+        for (long id = 1; id <= 8; id++) {
+            HostRunRequest request = request(id, "call-" + id);
+            CompletableFuture<HostRunReply> reply = client.send(HOST, server.port(), request);
+            CompletableFuture<Void> stopped = client.stop(HOST, server.port(), "call-" + id);
+            assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("handle " + id);
+            assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("stop call-" + id);
+            assertThat(stopped.get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+            assertThat(reply.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(WireFixtures.published(request));
+        }
+        // several requests of one call, then its stop: the stop comes after every one of them
+        List<CompletableFuture<HostRunReply>> replies = new ArrayList<>();
+        for (long id = 20; id < 26; id++) {
+            replies.add(client.send(HOST, server.port(), request(id, "many")));
+        }
+        client.stop(HOST, server.port(), "many").get(WAIT_SECONDS, TimeUnit.SECONDS);
+        List<String> seen = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            seen.add(events.poll(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        assertThat(seen.getLast()).isEqualTo("stop many");
+        assertThat(seen.subList(0, 6)).containsExactlyInAnyOrder(
+                "handle 20", "handle 21", "handle 22", "handle 23", "handle 24", "handle 25");
+        CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(server.openConnections()).isEqualTo(1);
+    }
+
+    @Test
+    void aStopToAnUnreachablePeerIsHostUnreachable() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+            port = probe.getLocalPort();
+        }
+        WireClient client = client(Limits.DEFAULTS);
+        assertFailsWith(client.stop(HOST, port, "call"), ErrorCode.HOST_UNREACHABLE);
+        assertFailsWith(client.stop(HOST, port, "call"), ErrorCode.HOST_UNREACHABLE);
+
+        // a peer that hangs up during the handshake
+        ServerSocket silent = new ServerSocket(0, 1, InetAddress.getByName(HOST));
+        closeables.add(silent);
+        Thread acceptor = Thread.ofVirtual().start(() -> {
+            try (Socket s = silent.accept()) {
+                s.getInputStream().read();
+            } catch (IOException ignored) {
+                // the test ends either way
+            }
+        });
+        assertFailsWith(client.stop(HOST, silent.getLocalPort(), "call"), ErrorCode.HOST_UNREACHABLE);
+        acceptor.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+
+        WireClient closed = new WireClient("node-a", Limits.DEFAULTS);
+        closed.close();
+        assertFailsWith(closed.stop(HOST, port, "call"), ErrorCode.HOST_UNREACHABLE);
+    }
+
+    @Test
+    void aStopGoesByteForByteAndNothingWaitsForAnAnswer() throws Exception {
+        FakePeer peer = fakePeer(new HelloAck(3, "node-b"), WireFixtures::published);
+        WireClient client = client(Limits.DEFAULTS);
+        assertThat(client.stop(HOST, peer.port(), "c1").get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+        assertThat(client.send(HOST, peer.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .isEqualTo(WireFixtures.published(request(3)));
+        assertThat(peer.frames()).extracting(f -> HexFormat.of().formatHex(f)).containsExactly(
+                HexFormat.of().formatHex(WireFixtures.goldenBytes("call-stop")),
+                HexFormat.of().formatHex(WireFixtures.encode(request(3))));
+    }
+
+    @Test
+    void aCallStopFromTheServerIsAProtocolViolationThatEndsTheRequestUnknown() throws Exception {
+        FakePeer peer = fakePeer(new HelloAck(3, "odd-node"), request -> new CallStop(request.callId()));
+        WireClient client = client(Limits.DEFAULTS);
+        assertFailsWith(client.send(HOST, peer.port(), request(9)), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+        assertThat(peer.requests()).containsExactly(request(9));
+    }
+
+    @Test
+    void aStopHitsNoFailpoint() throws Exception {
+        LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
+        WireServer server = server(Limits.DEFAULTS, recording(events, 0));
+        Failpoints failpoints = Failpoints.enabled();
+        failpoints.arm(Failpoint.WIRE_SEND, -1, Failpoints.Action.fail(ErrorCode.HOST_UNREACHABLE));
+        WireClient client = new WireClient("node-a", Limits.DEFAULTS, failpoints);
+        closeables.add(client);
+        assertThat(client.stop(HOST, server.port(), "call").get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+        assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("stop call");
+        assertThat(failpoints.hits(Failpoint.WIRE_SEND)).isZero();
+        // the same client's requests do hit it: the first slot's hit fails the request
+        assertFailsWith(client.send(HOST, server.port(), request(1)), ErrorCode.HOST_UNREACHABLE);
+        assertThat(failpoints.hits(Failpoint.WIRE_SEND)).isEqualTo(1);
+    }
+
+    @Test
+    void anOversizedStopIsRefusedBeforeItIsSent() throws Exception {
+        LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
+        WireServer server = server(Limits.DEFAULTS, recording(events, 0));
+        WireClient client = client(WireFixtures.smallFrames(8192));
+        assertFailsWith(client.stop(HOST, server.port(), "x".repeat(10_000)), ErrorCode.PAYLOAD_TOO_LARGE);
+        assertThat(client.stop(HOST, server.port(), "call").get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+        assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("stop call");
+        assertThat(server.openConnections()).isEqualTo(1);
+    }
+
+    /**
+     * A handler that records "handle id" once it has taken a request (after {@code takeMillis})
+     * and answers it with every slot published, and records "stop callId".
+     */
+    private static HostRunHandler recording(LinkedBlockingQueue<String> events, long takeMillis) {
+        return new HostRunHandler() {
+            @Override
+            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+                try {
+                    Thread.sleep(takeMillis); // a dispatch thread (virtual): sleeping holds no event loop
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                events.add("handle " + request.requestId());
+                return CompletableFuture.completedFuture(WireFixtures.published(request));
+            }
+
+            @Override
+            public void stop(String callId) {
+                events.add("stop " + callId);
+            }
+        };
+    }
+
     private WireServer server(Limits limits, HostRunHandler handler) throws InterruptedException {
         WireServer server = WireServer.start(HOST, 0, "node-b", limits, handler);
         closeables.add(server);
@@ -367,11 +525,15 @@ class WireClientServerTest {
 
     /** A request of 1 to 3 slots (by {@code id % 3}), slot indexes 0, 1, 2 on partitions 3, 4, 5. */
     private static HostRunRequest request(long id) {
+        return request(id, "call");
+    }
+
+    private static HostRunRequest request(long id, String callId) {
         List<SlotRun> slots = new ArrayList<>();
         for (int i = 0; i <= id % 3; i++) {
             slots.add(new SlotRun(i, 3 + i, 5, "w" + id + "-" + i, 1));
         }
-        return new HostRunRequest(id, "call", "tenant", "sum", "sha256:00", 1, 2_000_000, "{}", slots);
+        return new HostRunRequest(id, callId, "tenant", "sum", "sha256:00", 1, 2_000_000, "{}", slots);
     }
 
     private static void assertEverySlot(HostRunReply reply, HostRunRequest request,
@@ -382,7 +544,7 @@ class WireClientServerTest {
         assertThat(reply.slots()).allSatisfy(check);
     }
 
-    private static void assertFailsWith(CompletableFuture<HostRunReply> future, ErrorCode code) {
+    private static void assertFailsWith(CompletableFuture<?> future, ErrorCode code) {
         assertThatThrownBy(() -> future.get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
                 .cause()
@@ -392,21 +554,27 @@ class WireClientServerTest {
     /**
      * A hand-written peer on a raw socket, for what a {@link WireServer} never does: it reads the
      * client's Hello, answers {@code handshake}, then answers each request with whatever
-     * {@code answer} returns (nothing when {@code answer} is null), until the client hangs up.
+     * {@code answer} returns (nothing when {@code answer} is null, nor to any other message), until
+     * the client hangs up. Every frame after the Hello is kept, byte for byte, in {@code frames}.
      */
     private FakePeer fakePeer(WireMessage handshake, Function<HostRunRequest, WireMessage> answer) throws IOException {
         ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST));
         closeables.add(socket);
-        FakePeer peer = new FakePeer(socket.getLocalPort(), new CompletableFuture<>(), new CopyOnWriteArrayList<>());
+        FakePeer peer = new FakePeer(socket.getLocalPort(), new CompletableFuture<>(), new CopyOnWriteArrayList<>(),
+                new CopyOnWriteArrayList<>());
         Thread.ofVirtual().start(() -> {
             try (Socket s = socket.accept()) {
                 DataInputStream in = new DataInputStream(s.getInputStream());
                 OutputStream out = s.getOutputStream();
-                peer.hello().complete(readFrame(in, WireCodec.NO_VERSION));
+                peer.hello().complete(WireFixtures.decode(readFrameBytes(in), WireCodec.NO_VERSION));
                 out.write(WireFixtures.encode(handshake));
                 out.flush();
                 while (true) {
-                    HostRunRequest request = (HostRunRequest) readFrame(in, WireCodec.MAX_VERSION);
+                    byte[] frame = readFrameBytes(in);
+                    peer.frames().add(frame);
+                    if (!(WireFixtures.decode(frame, WireCodec.MAX_VERSION) instanceof HostRunRequest request)) {
+                        continue;
+                    }
                     peer.requests().add(request);
                     if (answer != null) {
                         out.write(WireFixtures.encode(answer.apply(request)));
@@ -420,13 +588,14 @@ class WireClientServerTest {
         return peer;
     }
 
-    private record FakePeer(int port, CompletableFuture<WireMessage> hello, List<HostRunRequest> requests) {}
+    private record FakePeer(int port, CompletableFuture<WireMessage> hello, List<HostRunRequest> requests,
+                            List<byte[]> frames) {}
 
-    private static WireMessage readFrame(DataInputStream in, int version) throws IOException {
+    private static byte[] readFrameBytes(DataInputStream in) throws IOException {
         int length = in.readInt();
         byte[] frame = new byte[4 + length];
         java.nio.ByteBuffer.wrap(frame).putInt(length);
         in.readFully(frame, 4, length);
-        return WireFixtures.decode(frame, version);
+        return frame;
     }
 }

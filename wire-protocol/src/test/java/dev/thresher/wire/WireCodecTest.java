@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HostRunReply;
@@ -72,7 +73,7 @@ class WireCodecTest {
     void refusesUnknownTypeIds() {
         assertViolation(() -> decodeFrame("0999"), "unknown message type id 0x0999");
         assertViolation(() -> decodeFrame("0301" + "00000000"), "unknown message type id 0x0301");
-        assertViolation(() -> decodeFrame("0207" + "00000000"), "unknown message type id 0x0207");
+        assertViolation(() -> decodeFrame("0208" + "00000000"), "unknown message type id 0x0208");
     }
 
     @Test
@@ -109,8 +110,20 @@ class WireCodecTest {
     }
 
     @Test
+    void callStopIsItsCallIdAlone() {
+        assertThat(decodeFrame("0207" + "00000000")).isEqualTo(new CallStop(""));
+        assertThat(WireFixtures.encode(new CallStop(""))).hasSize(10);
+        assertThat(WireFixtures.encode(WireFixtures.STOP)).hasSize(12);
+        // 4 + 2 + 4 + the call id's UTF-8 bytes: "\u00fc" is 2 bytes, U+1F600 is 4
+        assertThat(WireFixtures.encode(new CallStop("call-\u00fc-\uD83D\uDE00"))).hasSize(10 + 12);
+        assertThat(MessageType.of(WireFixtures.STOP)).isEqualTo(MessageType.CALL_STOP);
+        assertThat(MessageType.CALL_STOP.id()).isEqualTo(0x0207);
+        assertThat(MessageType.CALL_STOP.family()).isEqualTo(MessageType.Family.HOST_RUN);
+    }
+
+    @Test
     void refusesHostRunFramesBeforeTheHandshake() {
-        for (WireMessage m : List.<WireMessage>of(WireFixtures.REQUEST, WireFixtures.REPLY)) {
+        for (WireMessage m : List.<WireMessage>of(WireFixtures.REQUEST, WireFixtures.REPLY, WireFixtures.STOP)) {
             byte[] frame = WireFixtures.encode(m);
             assertViolation(() -> decode(Arrays.copyOfRange(frame, 4, frame.length), WireCodec.NO_VERSION),
                     "before the handshake");
@@ -132,6 +145,7 @@ class WireCodecTest {
         assertThat(WireCodec.MAX_VERSION).isEqualTo(3);
         assertThat(MessageType.HOST_RUN_REQUEST.sinceVersion()).isEqualTo(3);
         assertThat(MessageType.HOST_RUN_REPLY.sinceVersion()).isEqualTo(3);
+        assertThat(MessageType.CALL_STOP.sinceVersion()).isEqualTo(3);
     }
 
     @Test
@@ -175,6 +189,9 @@ class WireCodecTest {
         // a slot's wire id that is not UTF-8
         assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + "00000000" + "00000000" + "0000000000000000"
                 + "00000001" + "ff" + "00000001"), "wireId is not valid UTF-8");
+        assertViolation(() -> decodeFrame("0207" + "ffffffff"), "callId has negative length");
+        assertViolation(() -> decodeFrame("0207" + "00000002" + "63"), "truncated");
+        assertViolation(() -> decodeFrame("0207" + "00000001" + "ff"), "callId is not valid UTF-8");
     }
 
     @Test
@@ -204,7 +221,7 @@ class WireCodecTest {
     @Test
     void aHostRunCannotCrossAConnectionAtAnEarlierVersion() {
         for (int version = 1; version < 3; version++) {
-            for (WireMessage m : List.<WireMessage>of(WireFixtures.REQUEST, WireFixtures.REPLY)) {
+            for (WireMessage m : List.<WireMessage>of(WireFixtures.REQUEST, WireFixtures.REPLY, WireFixtures.STOP)) {
                 ByteBuf out = Unpooled.buffer();
                 try {
                     int v = version;
@@ -271,6 +288,7 @@ class WireCodecTest {
         assertThatThrownBy(() -> new HostRunReply(1, 0, withNull)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> new Hello(0, 1, "n")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new HelloAck(0, "n")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new CallStop(null)).isInstanceOf(NullPointerException.class);
 
         List<SlotRun> mutable = new ArrayList<>(one);
         HostRunRequest r = new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}", mutable);
@@ -318,10 +336,11 @@ class WireCodecTest {
     }
 
     private static WireMessage randomMessage(Random r) {
-        return switch (r.nextInt(5)) {
+        return switch (r.nextInt(6)) {
             case 0 -> new Hello(1 + r.nextInt(3), 4 + r.nextInt(3), randomString(r));
             case 1 -> new HelloAck(1 + r.nextInt(100), randomString(r));
             case 2 -> new WireMessage.HelloReject(r.nextInt(), randomString(r));
+            case 5 -> new CallStop(randomString(r));
             case 3 -> {
                 List<SlotRun> slots = new ArrayList<>();
                 int n = 1 + r.nextInt(20);

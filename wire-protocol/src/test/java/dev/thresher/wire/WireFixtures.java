@@ -3,6 +3,7 @@ package dev.thresher.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.thresher.limits.Limits;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
@@ -31,6 +32,9 @@ final class WireFixtures {
     /** The reply of {@link WireMessage.HostRunReply}'s javadoc example, the answer to {@link #REQUEST}. */
     static final HostRunReply REPLY =
             new HostRunReply(42, 300, List.of(new SlotOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)));
+
+    /** The stop of {@link WireMessage.CallStop}'s javadoc example, for the call of {@link #REQUEST}. */
+    static final CallStop STOP = new CallStop("c1");
 
     /** A request of three slots, and the reply of {@code host-run-reply-slots} answers it. */
     static final HostRunRequest REQUEST_SLOTS = new HostRunRequest(43, "c2", "acme", "sum", "sha256:00ff", 5, 250_000,
@@ -74,6 +78,8 @@ final class WireFixtures {
         m.put("host-run-reply-unicode", new HostRunReply(-1, Long.MAX_VALUE, List.of(
                 new SlotOutcome(Integer.MAX_VALUE, "wire-\u20ac", 123456, true, "trap \u00e9 \uD83D\uDE00",
                         Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE))));
+        m.put("call-stop", STOP);
+        m.put("call-stop-unicode", new CallStop("call-\u00fc-\uD83D\uDE00"));
         return m;
     }
 

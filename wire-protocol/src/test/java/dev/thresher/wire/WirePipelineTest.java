@@ -8,6 +8,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
+import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
@@ -22,6 +23,7 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import java.io.ByteArrayOutputStream;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -210,6 +212,177 @@ class WirePipelineTest {
         assertOutboundFrame(ch, "hello-ack-3");
         ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("host-run-reply")));
         assertThat(ch.isOpen()).isFalse();
+    }
+
+    @Test
+    void serverHandsACallStopToTheHandlerAndAnswersNothing() {
+        List<String> stopped = new CopyOnWriteArrayList<>();
+        EmbeddedChannel ch = serverChannel(stopRecorder(stopped));
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-3-3")));
+        assertOutboundFrame(ch, "hello-ack-3");
+        List<ByteBuf> fed = List.of(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("call-stop")),
+                Unpooled.wrappedBuffer(WireFixtures.goldenBytes("call-stop-unicode")));
+        fed.forEach(ch::writeInbound);
+        ch.runPendingTasks();
+        assertThat(stopped).containsExactly("c1", "call-\u00fc-\uD83D\uDE00");
+        assertThat((Object) ch.readOutbound()).isNull();
+        assertThat(ch.isOpen()).isTrue();
+        assertAllReleased(fed);
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void aCallStopIsHandedOnOnlyAfterTheRequestsThatArrivedBeforeIt() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        ArrayDeque<Runnable> dispatched = new ArrayDeque<>();
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ServerConnection.configure(ch.pipeline(), "node-b", MAX, new HostRunHandler() {
+            @Override
+            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+                events.add("handle " + request.requestId());
+                return new CompletableFuture<>();
+            }
+
+            @Override
+            public void stop(String callId) {
+                events.add("stop " + callId);
+            }
+        }, dispatched::add, Failpoints.disabled());
+        handshake(ch);
+        HostRunRequest second = new HostRunRequest(2, "c1", "t", "sum", "d1", 2, 1_000, "{}",
+                List.of(new SlotRun(9, 4, 5, "w2", 1)));
+        ch.writeInbound(frame(WireFixtures.REQUEST));
+        ch.writeInbound(frame(second));
+        ch.writeInbound(frame(WireFixtures.STOP));
+        // both requests wait for a dispatch thread; the stop waits for both
+        assertThat(dispatched).hasSize(2);
+        dispatched.removeLast().run();
+        assertThat(events).containsExactly("handle 2");
+        assertThat(dispatched).hasSize(1);
+        dispatched.removeFirst().run();
+        assertThat(events).containsExactly("handle 2", "handle 42");
+        // the last request handed on released the stop, which goes to a dispatch thread of its own
+        assertThat(dispatched).hasSize(1);
+        dispatched.removeFirst().run();
+        assertThat(events).containsExactly("handle 2", "handle 42", "stop c1");
+        // with nothing in front of it, a stop is dispatched at once
+        ch.writeInbound(frame(new CallStop("c2")));
+        assertThat(dispatched).hasSize(1);
+        dispatched.removeFirst().run();
+        assertThat(events).endsWith("stop c2");
+        assertThat((Object) ch.readOutbound()).isNull();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aCallStopWaitsForARequestTheFailpointEndedWithoutTheHandler() {
+        Failpoints failpoints = Failpoints.enabled();
+        failpoints.arm(Failpoint.WIRE_RECEIVE, 1, Failpoints.Action.fail(ErrorCode.TARGET_STALE));
+        List<String> stopped = new CopyOnWriteArrayList<>();
+        ArrayDeque<Runnable> dispatched = new ArrayDeque<>();
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ServerConnection.configure(ch.pipeline(), "node-b", MAX, stopRecorder(stopped), dispatched::add, failpoints);
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.REQUEST));
+        ch.writeInbound(frame(WireFixtures.STOP));
+        assertThat(dispatched).hasSize(1);
+        dispatched.removeFirst().run();
+        ch.runPendingTasks();
+        assertFailedEverySlot(readReply(ch), WireFixtures.REQUEST, ErrorCode.TARGET_STALE, false, "wire.receive");
+        dispatched.removeFirst().run();
+        assertThat(stopped).containsExactly("c1");
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aStopThatThrowsIsLoggedAndTheConnectionStaysOpen() {
+        EmbeddedChannel ch = serverChannel(new HostRunHandler() {
+            @Override
+            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+                return CompletableFuture.completedFuture(WireFixtures.published(request));
+            }
+
+            @Override
+            public void stop(String callId) {
+                throw new IllegalStateException("handler bug");
+            }
+        });
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.STOP));
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).isTrue();
+        ch.writeInbound(frame(WireFixtures.REQUEST));
+        ch.runPendingTasks();
+        assertThat(readReply(ch)).isEqualTo(WireFixtures.published(WireFixtures.REQUEST));
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHandlerWithoutStopIgnoresIt() {
+        EmbeddedChannel ch = serverChannel((request, receivedNanos) -> new CompletableFuture<>());
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.STOP));
+        ch.runPendingTasks();
+        assertThat((Object) ch.readOutbound()).isNull();
+        assertThat(ch.isOpen()).isTrue();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void serverDropsACallStopWhileShuttingDown() {
+        Executor refusing = task -> {
+            throw new RejectedExecutionException("shut down");
+        };
+        List<String> stopped = new CopyOnWriteArrayList<>();
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ServerConnection.configure(ch.pipeline(), "node-b", MAX, stopRecorder(stopped), refusing, Failpoints.disabled());
+        handshake(ch);
+        ch.writeInbound(frame(WireFixtures.STOP));
+        ch.runPendingTasks();
+        assertThat(stopped).isEmpty();
+        assertThat((Object) ch.readOutbound()).isNull();
+        assertThat(ch.isOpen()).isTrue();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void serverClosesOnACallStopBeforeTheHandshake() {
+        List<String> stopped = new CopyOnWriteArrayList<>();
+        EmbeddedChannel ch = serverChannel(stopRecorder(stopped));
+        ByteBuf frame = Unpooled.wrappedBuffer(WireFixtures.goldenBytes("call-stop"));
+        ch.writeInbound(frame);
+        ch.runPendingTasks();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(frame.refCnt()).isZero();
+        assertThat(stopped).isEmpty();
+        assertThat((Object) ch.readOutbound()).isNull();
+    }
+
+    @Test
+    void clientClosesOnACallStopFromItsServer() {
+        EmbeddedChannel ch = clientChannel();
+        assertOutboundFrame(ch, "hello-3-3");
+        ch.writeInbound(Unpooled.wrappedBuffer(WireFixtures.goldenBytes("hello-ack-3")));
+        assertThat(ch.isOpen()).isTrue();
+        ByteBuf frame = Unpooled.wrappedBuffer(WireFixtures.goldenBytes("call-stop"));
+        ch.writeInbound(frame);
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(frame.refCnt()).isZero();
+    }
+
+    /** A handler that never answers a request and records the stops. */
+    private static HostRunHandler stopRecorder(List<String> stopped) {
+        return new HostRunHandler() {
+            @Override
+            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+                return new CompletableFuture<>();
+            }
+
+            @Override
+            public void stop(String callId) {
+                stopped.add(callId);
+            }
+        };
     }
 
     @Test
