@@ -17,9 +17,9 @@ import picocli.CommandLine.Option;
 
 /** {@code ./thresher bench}: the command line of the bench. */
 @Command(name = "thresher bench", mixinStandardHelpOptions = true, version = "thresher bench 0.1.0", sortOptions = false,
-        description = {"Measures Thresher against PostgreSQL's own GROUP BY (fanned out over the shard databases, and on one",
-                "database), an embedded 3-member Hazelcast cluster and a plain Java loop, in one process on the same rows,",
-                "and writes the report (default docs/benchmarks.md). Progress goes to stderr, the tables to stdout."})
+        description = "Measures Thresher against PostgreSQL's own GROUP BY (fanned out over the shard databases, and on one"
+                + " database), an embedded 3-member Hazelcast cluster and a plain Java loop, in one process on the same rows,"
+                + " and writes the report (default docs/benchmarks.md). Progress goes to stderr, the tables to stdout.")
 public final class BenchMain implements Callable<Integer> {
     @Option(names = "--rows", defaultValue = "50000", description = "Sample orders (default ${DEFAULT-VALUE}).")
     int rows;
