@@ -337,7 +337,7 @@ public final class Coordinator implements CallService {
                 }
                 if (call.stopped()) {
                     hostPool.release();
-                    targets.forEach(t -> results.add(new SlotResult(t, call.stopCause())));
+                    targets.forEach(t -> results.add(new SlotResult(t, call.stopCause(), true)));
                     continue;
                 }
                 shardRetries.addAndGet(targets.size());
@@ -349,7 +349,7 @@ public final class Coordinator implements CallService {
                 hostPool.release();
                 holding = false;
             }
-            List<ShardTarget> retry = new ArrayList<>();
+            Map<ShardTarget, ThresherException> retry = new LinkedHashMap<>();
             for (SlotOutcomeAt o : outcomes) {
                 if (o.failure() == null) {
                     results.add(new SlotResult(o.target(), null));
@@ -361,7 +361,7 @@ public final class Coordinator implements CallService {
                 RetryPolicy.Verdict verdict = RetryPolicy.decide(o.failure().code(), o.provablyNotStarted(),
                         attempt.get(o.target().slotIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
                 if (verdict.retry()) {
-                    retry.add(o.target());
+                    retry.put(o.target(), o.failure());
                 } else if (o.provablyNotStarted() && call.stopped()) {
                     results.add(new SlotResult(o.target(), o.failure(), true));
                 } else {
@@ -372,7 +372,8 @@ public final class Coordinator implements CallService {
                 }
             }
             Map<String, List<ShardTarget>> regrouped = new LinkedHashMap<>();
-            for (ShardTarget t : retry) {
+            for (Map.Entry<ShardTarget, ThresherException> r : retry.entrySet()) {
+                ShardTarget t = r.getKey();
                 log.debug("retrying {} (attempt {} of {})", describe(t), attempt.get(t.slotIndex()) + 1,
                         limits.attemptBudget());
                 ShardTarget again;
@@ -384,7 +385,8 @@ public final class Coordinator implements CallService {
                     continue;
                 }
                 if (again == null) {
-                    results.add(new SlotResult(t, call.stopCause())); // another slot failed meanwhile: nothing is sent
+                    // another slot failed meanwhile: nothing is sent, and this slot, never started, is no cause
+                    results.add(new SlotResult(t, r.getValue(), true));
                     continue;
                 }
                 attempt.merge(t.slotIndex(), 1, Integer::sum);

@@ -163,24 +163,30 @@ class ContractIT {
 
     @Test
     void aShardFailureStopsAdmission() throws Exception {
-        // Slot 0 fails at once on node 0, which then skips its later slots (3, 6, ...). Slots 1 and 2, the
-        // first of nodes 1 and 2, are held before their guests until the coordinator has told those hosts
-        // that the call stopped: they were admitted and run, nothing after them does.
-        Action hold = Action.halt();
-        node(1).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 1, 1, hold);
-        node(2).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 2, 1, hold);
-        node(0).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
+        // The first slot of each host (0, 1, 2) is held before its guest. Then slot 0 runs and fails: node 0
+        // skips its later slots (3, 6, ...) and the coordinator tells nodes 1 and 2 that the call stopped.
+        // Released after that, slots 1 and 2, admitted before the failure, run; nothing after them does.
+        Action holdFirst = Action.halt();
+        Action holdOthers = Action.halt();
+        node(0).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 0, 1, holdFirst);
+        node(1).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 1, 1, holdOthers);
+        node(2).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 2, 1, holdOthers);
+        node(0).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
         long stops1 = node(1).shardExecutor().stopsReceived();
         long stops2 = node(2).shardExecutor().stopsReceived();
         long starts = cluster.nodes().stream().mapToLong(n -> n.cells().guestStarts()).sum();
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
                 ErrorCode.GUEST_TRAP, "38000"), CALLERS);
+        await(() -> node(0).failpoints().fired(Failpoint.BEFORE_GUEST_START) == 1
+                && node(1).failpoints().fired(Failpoint.BEFORE_GUEST_START) == 1
+                && node(2).failpoints().fired(Failpoint.BEFORE_GUEST_START) == 1, "slots 0, 1 and 2 are held", failed);
+        node(0).failpoints().release(holdFirst);
         await(() -> node(1).shardExecutor().stopsReceived() > stops1 && node(2).shardExecutor().stopsReceived() > stops2,
                 "nodes 1 and 2 heard that the call stopped", failed);
-        cluster.nodes().forEach(n -> n.failpoints().release(hold));
+        cluster.nodes().forEach(n -> n.failpoints().release(holdOthers));
         failed.get(30, TimeUnit.SECONDS);
         assertThat(cluster.nodes().stream().mapToLong(n -> n.cells().guestStarts()).sum() - starts)
-                .as("only slots 1 and 2, admitted before the failure, ran their guests").isEqualTo(2);
+                .as("only slots 0, 1 and 2, admitted before the failure, ran their guests").isEqualTo(3);
     }
 
     // ---- deadline ---------------------------------------------------------------------------------
@@ -342,8 +348,9 @@ class ContractIT {
         n10.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 10, 1, Action.fail(ErrorCode.GUEST_TRAP));
         coordinator.failpoints().arm(Failpoint.WIRE_SEND, s -> s.slotIndex() == 9, -1, Action.delay(Duration.ZERO));
         long failedBefore = coordinator.coordinator().failedSlots();
+        // Slot 9 never started, so the failure that surfaces is slot 10's, the lowest started slot that failed.
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
-                ErrorCode.TARGET_STALE, "40001"), CALLERS);
+                ErrorCode.GUEST_TRAP, "38000"), CALLERS);
         await(() -> n9.failpoints().fired(Failpoint.WIRE_RECEIVE) == 1
                 && n10.failpoints().fired(Failpoint.AFTER_GUEST_START) == 1, "slots 9 and 10 are held", failed);
         // Partition 9 loses its leader: the retry of slot 9 has to wait for a new one.
