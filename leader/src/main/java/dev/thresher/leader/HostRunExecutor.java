@@ -29,13 +29,16 @@ import dev.thresher.wire.WireMessage.HostRunRequest;
 import dev.thresher.wire.WireMessage.SlotOutcome;
 import dev.thresher.wire.WireMessage.SlotRun;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,8 +51,9 @@ import org.slf4j.LoggerFactory;
  *   for each slot, in slot order:
  *     the coordinator sent CallStop for the call? ── yes ─► not run
  *     journaled? ── yes ─► replay it (no guest)
- *     lead the partition under that epoch? binding at that version known? deadline left?  (else: refused, guest not started)
- *     read ≤ rowsPerBatch rows from the local replica ─► [shard.before-guest-start] ─► run(batch, args)
+ *     lead the partition under that epoch? binding at that version known?  (else: refused, guest not started)
+ *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool)
+ *     batch read? still the leader? deadline left? ─► [shard.before-guest-start] ─► run(batch, args)
  *     ─► [shard.after-guest-start]
  *     a failure the coordinator cannot retry stops the slots after it: they are not run
  *   [shard.before-slot-publish] per slot ─► journal every outcome and publish every slot under a lease,
@@ -70,6 +74,7 @@ public final class HostRunExecutor implements HostRunHandler {
     private final ComponentCache components;
     private final Limits limits;
     private final ExecutorService executor;
+    private final ExecutorService readers;
     private final Failpoints failpoints;
     private final AtomicLong replays = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
@@ -79,7 +84,7 @@ public final class HostRunExecutor implements HostRunHandler {
 
     public HostRunExecutor(String hostId, ControlStore control, ControlCache catalog, LeaseKeeper leases,
                            ShardReader reader, CellHost cells, ComponentCache components, Limits limits,
-                           ExecutorService executor, Failpoints failpoints) {
+                           ExecutorService executor, ExecutorService readers, Failpoints failpoints) {
         this.hostId = hostId;
         this.control = control;
         this.catalog = catalog;
@@ -89,6 +94,7 @@ public final class HostRunExecutor implements HostRunHandler {
         this.components = components;
         this.limits = limits;
         this.executor = executor;
+        this.readers = readers;
         this.failpoints = failpoints;
     }
 
@@ -157,6 +163,14 @@ public final class HostRunExecutor implements HostRunHandler {
             return HostRunReply.failed(request, ThresherException.of(e), false);
         }
         Resolved resolved = new Resolved(request);
+        // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
+        // the guests then run one at a time in slot order, each as soon as its batch is there.
+        Map<Integer, Object> reads = new HashMap<>();
+        for (SlotRun slot : request.slots()) {
+            if (!journaled.containsKey(slot.wireId())) {
+                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
+            }
+        }
         List<Ran> ran = new ArrayList<>(request.slots().size());
         ThresherException stop = null;
         for (SlotRun slot : request.slots()) {
@@ -173,7 +187,7 @@ public final class HostRunExecutor implements HostRunHandler {
                 continue;
             }
             JournalEntry replay = journaled.get(slot.wireId());
-            Ran r = replay != null ? replay(slot, replay) : run(request, slot, resolved, deadline);
+            Ran r = replay != null ? replay(slot, replay) : run(request, slot, resolved, reads.get(slot.slotIndex()), deadline);
             ran.add(r);
             if (r.answer() != null && stopsTheRest(r.answer())) {
                 stop = new ThresherException(r.answer().code(), r.answer().message());
@@ -181,7 +195,57 @@ public final class HostRunExecutor implements HostRunHandler {
                 stop = new ThresherException(ErrorCode.ofCode(r.outcome().errorCode()), r.outcome().errorMessage());
             }
         }
+        reads.values().forEach(r -> {
+            if (r instanceof CompletableFuture<?> f) {
+                f.cancel(false); // reads of slots that were not run: their batches are dropped
+            }
+        });
         return publish(request, ran);
+    }
+
+    /**
+     * Checks that this node leads the slot's partition under the planned epoch and that the binding
+     * version is known, then starts reading the partition.
+     *
+     * @return the read in flight, or the refusal (a {@link RuntimeException}) that ends the slot
+     */
+    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline) {
+        try {
+            Partition partition = ledPartition(slot);
+            Binding binding = resolved.binding();
+            resolved.component();
+            return CompletableFuture.supplyAsync(() -> {
+                deadline.check("before reading partition " + partition.id());
+                return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+            }, readers);
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    private Partition ledPartition(SlotRun slot) {
+        return leases.ledPartition(slot.partitionId(), slot.epoch())
+                .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
+                        + " does not lead partition " + slot.partitionId() + " under epoch " + slot.epoch()));
+    }
+
+    /** The read's batch, waited for no longer than the deadline. */
+    private static ShardBatch batchOf(Object read, Deadline deadline) {
+        if (read instanceof RuntimeException e) {
+            throw e;
+        }
+        CompletableFuture<?> f = (CompletableFuture<?>) read;
+        try {
+            return (ShardBatch) f.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(false);
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for a partition read");
+        } catch (ExecutionException e) {
+            throw ThresherException.of(e.getCause() == null ? e : e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted waiting for a partition read", e);
+        }
     }
 
     /**
@@ -236,18 +300,13 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Deadline deadline) {
+    private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline) {
         Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
         Partition partition;
         ShardBatch batch;
         try {
-            partition = leases.ledPartition(slot.partitionId(), slot.epoch())
-                    .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
-                            + " does not lead partition " + slot.partitionId() + " under epoch " + slot.epoch()));
-            Binding binding = resolved.binding();
-            resolved.component();
-            deadline.check("before reading partition " + partition.id());
-            batch = reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+            batch = batchOf(read, deadline);
+            partition = ledPartition(slot); // again, right before the guest: the lease may have lapsed meanwhile
             failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
         } catch (RuntimeException e) {
             return Ran.answered(refusal(slot, e), slot);

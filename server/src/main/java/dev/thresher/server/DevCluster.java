@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.postgresql.PGConnection;
 import org.slf4j.Logger;
@@ -159,18 +160,28 @@ public final class DevCluster implements AutoCloseable {
         log.info("bound {} to component {} with selector '{}'", SAMPLE_BINDING, component.digest(), SAMPLE_SELECTOR);
     }
 
-    /** Generates the sample orders and copies each row into the shard database of its slot's partition. */
+    /**
+     * Generates the sample orders and copies each row into the shard database of its slot's partition,
+     * in slot order: a partition's rows then sit together on disk and its slot-range read touches its
+     * own pages only.
+     */
     private void loadOrders(List<Partition> partitions) throws SQLException, IOException {
         Random random = new Random(options.seed());
-        Map<Integer, StringBuilder> perShard = new LinkedHashMap<>();
+        Map<Integer, TreeMap<Integer, StringBuilder>> bySlotPerShard = new LinkedHashMap<>();
         for (long id = 1; id <= options.rows(); id++) {
             String region = REGIONS.get(random.nextInt(REGIONS.size()));
             double amount = Math.round(random.nextDouble() * 100_000) / 100.0;
             int slot = Slots.ofLong(id);
             Partition p = partitions.stream().filter(x -> x.contains(slot)).findFirst().orElseThrow();
-            perShard.computeIfAbsent(p.shardId(), k -> new StringBuilder())
+            bySlotPerShard.computeIfAbsent(p.shardId(), k -> new TreeMap<>()).computeIfAbsent(slot, k -> new StringBuilder())
                     .append(id).append('\t').append(region).append('\t').append(amount).append('\t').append(slot).append('\n');
         }
+        Map<Integer, StringBuilder> perShard = new LinkedHashMap<>();
+        bySlotPerShard.forEach((shard, bySlot) -> {
+            StringBuilder rows = new StringBuilder();
+            bySlot.values().forEach(rows::append);
+            perShard.put(shard, rows);
+        });
         for (int i = 1; i <= options.shards(); i++) {
             try (HikariDataSource shard = Pools.open("dev-load-" + i, shardUrl(i), USER, PASSWORD, 1);
                  Connection c = shard.getConnection(); Statement s = c.createStatement()) {

@@ -62,6 +62,7 @@ public final class Node implements AutoCloseable {
     private HikariDataSource shardDb;
     private CellHost cells;
     private ExecutorService shardExecutor;
+    private ExecutorService readExecutor;
     private ExecutorService callExecutor;
     private ExecutorService reduceExecutor;
     private WireServer wireServer;
@@ -121,10 +122,13 @@ public final class Node implements AutoCloseable {
 
         shardExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-shard-", 0).daemon().factory());
+        // Partition reads have their own threads, as many as the shard pool has connections.
+        readExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
+                Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
         leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs());
         ComponentCache components = new ComponentCache(control::packageBytes);
         shards = new HostRunExecutor(config.hostId(), control, catalog, leases, new ShardReader(shardDb), cells,
-                components, limits, shardExecutor, failpoints);
+                components, limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
                 failpoints);
@@ -289,7 +293,7 @@ public final class Node implements AutoCloseable {
         log.info("node {}: stopping 4/6: partition leadership released, janitor stopped ({} ms)", id, msSince(t));
 
         t = System.nanoTime();
-        int unfinished = stopExecutors(callExecutor, reduceExecutor, shardExecutor);
+        int unfinished = stopExecutors(callExecutor, reduceExecutor, shardExecutor, readExecutor);
         log.info("node {}: stopping 5/6: executors stopped, {} of them interrupted after {} ms ({} ms)", id, unfinished,
                 EXECUTOR_STOP_MS, msSince(t));
 
