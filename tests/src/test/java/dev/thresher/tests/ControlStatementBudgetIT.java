@@ -23,8 +23,8 @@ class ControlStatementBudgetIT {
     /** Dev cluster: 16 partitions led by 3 hosts. */
     private static final int HOSTS = 3;
     private static final long TRANSACTIONS_PER_CALL = 3 + 2L * HOSTS;
-    /** Coordinator: 1 + 3 + 3; each host: 1 lookup + journal batch, standing read, slot batch. */
-    private static final long STATEMENTS_PER_CALL = 7 + 4L * HOSTS;
+    /** Coordinator: 1 + 3 (lease, slots, journaled reduce) + 2 (journal, publish); each host: lookup, journal, slots. */
+    private static final long STATEMENTS_PER_CALL = 6 + 3L * HOSTS;
 
     @Test
     void oneWarmCallStaysWithinItsControlDatabaseBudget() throws Exception {

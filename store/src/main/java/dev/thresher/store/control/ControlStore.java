@@ -336,9 +336,24 @@ public final class ControlStore {
                         e.guestMicros());
                 ps.addBatch();
             }
-            ps.executeBatch();
+            int[] inserted = ps.executeBatch();
+            // An entry this batch inserted is the one that stands; only those that met an earlier
+            // writer's are read back (a redelivery or a race), so the common case costs no read.
+            Map<String, JournalEntry> standing = new HashMap<>();
+            List<String> earlier = new ArrayList<>();
+            for (int i = 0; i < inserted.length; i++) {
+                JournalEntry e = entries.get(i);
+                if (inserted[i] == 1) {
+                    standing.put(e.wireId(), e);
+                } else {
+                    earlier.add(e.wireId());
+                }
+            }
+            if (!earlier.isEmpty()) {
+                standing.putAll(journaled(c, entries.get(0).tenant(), earlier));
+            }
+            return standing;
         }
-        return journaled(c, entries.get(0).tenant(), entries.stream().map(JournalEntry::wireId).toList());
     }
 
     /** Why a slot was not published. */
