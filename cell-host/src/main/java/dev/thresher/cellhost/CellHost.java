@@ -37,7 +37,7 @@ public final class CellHost implements AutoCloseable {
     private final Limits limits;
     private final WasmEngine engine;
     private final Watchdog watchdog = new Watchdog();
-    private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, CellSeat> seats = new ConcurrentHashMap<>();
     private final AtomicLong guestStarts = new AtomicLong();
     private volatile boolean closed;
 
@@ -106,7 +106,7 @@ public final class CellHost implements AutoCloseable {
     /** Cells currently instantiated (for tests and metrics). */
     int liveCells() {
         int n = 0;
-        for (Slot s : slots.values()) {
+        for (CellSeat s : seats.values()) {
             n += s.cell != null ? 1 : 0;
         }
         return n;
@@ -115,13 +115,13 @@ public final class CellHost implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        for (Slot s : slots.values()) {
+        for (CellSeat s : seats.values()) {
             Cell cell = s.cell;
             if (cell != null) {
                 cell.close();
             }
         }
-        slots.clear();
+        seats.clear();
         watchdog.close();
         engine.close();
     }
@@ -136,34 +136,34 @@ public final class CellHost implements AutoCloseable {
     private <T> T withCell(Component c, Role role, long deadlineNanos, Function<Cell, T> call) {
         Objects.requireNonNull(c, "component");
         checkOpen();
-        Slot slot = slots.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""), d -> new Slot());
-        acquire(slot, deadlineNanos);
+        CellSeat seat = seats.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""), d -> new CellSeat());
+        acquire(seat, deadlineNanos);
         try {
             checkOpen();
-            if (slot.cell == null) {
+            if (seat.cell == null) {
                 checkDeadline(deadlineNanos, "before instantiating the component");
-                slot.cell = Cell.open(engine, c, limits, watchdog, deadlineNanos);
+                seat.cell = Cell.open(engine, c, limits, watchdog, deadlineNanos);
             }
-            Cell cell = slot.cell;
+            Cell cell = seat.cell;
             checkDeadline(deadlineNanos, "before invoking the guest");
             guestStarts.incrementAndGet();
             try {
                 return call.apply(cell);
             } finally {
                 if (cell.broken()) {
-                    slot.cell = null;
+                    seat.cell = null;
                     cell.close();
                 }
             }
         } finally {
-            slot.lock.unlock();
+            seat.lock.unlock();
         }
     }
 
-    private static void acquire(Slot slot, long deadlineNanos) {
+    private static void acquire(CellSeat seat, long deadlineNanos) {
         try {
             long wait = deadlineNanos - System.nanoTime();
-            if (!slot.lock.tryLock(Math.max(0, wait), TimeUnit.NANOSECONDS)) {
+            if (!seat.lock.tryLock(Math.max(0, wait), TimeUnit.NANOSECONDS)) {
                 throw notStarted(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while waiting for the cell");
             }
         } catch (InterruptedException e) {
@@ -206,7 +206,7 @@ public final class CellHost implements AutoCloseable {
     }
 
     /** A digest's place on this host: the lock callers queue on, and the cell once instantiated. */
-    private static final class Slot {
+    private static final class CellSeat {
         final ReentrantLock lock = new ReentrantLock(true);
         /** Written under {@link #lock}; volatile only so that {@link #liveCells()} and close() see it. */
         volatile Cell cell;

@@ -36,6 +36,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -397,18 +398,31 @@ class ContractIT {
     }
 
     @Test
-    void severalFailuresSurfaceTheLowestSlotWhateverTheArrivalOrder() {
-        // Arrival order: slot 5 at once, slot 3 after 300 ms, slot 1 after 800 ms. Slot 1's cause surfaces.
-        node(1).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 1, 1,
-                Action.failAfter(Duration.ofMillis(800), ErrorCode.GUEST_REPORTED_FAILURE));
-        node(3).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 3, 1,
-                Action.failAfter(Duration.ofMillis(300), ErrorCode.GUEST_INVALID_RESULT));
-        node(5).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 5, 1,
-                Action.fail(ErrorCode.GUEST_TRAP));
-        assertCode(() -> call(0, "row_count"), ErrorCode.GUEST_REPORTED_FAILURE, "38000");
-        for (int p : new int[] {1, 3, 5}) {
-            assertThat(node(p).failpoints().fired(Failpoint.AFTER_GUEST_START)).as("slot %d failed", p).isEqualTo(1);
+    void severalFailuresSurfaceTheLowestSlotWhateverTheArrivalOrder() throws Exception {
+        // Slots 1, 3 and 5 (on nodes 1, 0 and 2) all run their guests and are held; then they fail at publish
+        // in the order 5, 3, 1, each failure reaching the coordinator before the next is let go. Slot 1's
+        // cause surfaces.
+        Node coordinator = cluster.nodes().get(0);
+        int[] order = {5, 3, 1};
+        ErrorCode[] codes = {ErrorCode.GUEST_TRAP, ErrorCode.GUEST_INVALID_RESULT, ErrorCode.GUEST_REPORTED_FAILURE};
+        Action[] holds = new Action[order.length];
+        for (int i = 0; i < order.length; i++) {
+            int slot = order[i];
+            holds[i] = Action.halt();
+            node(slot).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == slot, 1, holds[i]);
+            node(slot).failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.slotIndex() == slot, 1, Action.fail(codes[i]));
         }
+        long failedBefore = coordinator.coordinator().failedSlots();
+        CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.GUEST_REPORTED_FAILURE, "38000"), CALLERS);
+        await(() -> Arrays.stream(order).allMatch(p -> node(p).failpoints().fired(Failpoint.AFTER_GUEST_START) == 1),
+                "slots 5, 3 and 1 ran their guests and are held", failed);
+        for (int i = 0; i < order.length; i++) {
+            node(order[i]).failpoints().release(holds[i]);
+            long expected = failedBefore + i + 1;
+            await(() -> coordinator.coordinator().failedSlots() >= expected, "slot " + order[i] + " failed", failed);
+        }
+        failed.get(30, TimeUnit.SECONDS);
     }
 
     // ---- identity, journal, publication -------------------------------------------------------------
