@@ -170,7 +170,8 @@ final class Report {
         for (Target t : targets()) {
             b.append("| ").append(t.text()).append(" | ").append(t.measured()).append(" | ").append(t.status()).append(" |\n");
         }
-        b.append('\n');
+        b.append("\nWhat bounds the targets not met, with the profiles that show it, and the partition read measured "
+                + "by itself: [performance.md](performance.md) (written by hand, not by this command).\n\n");
 
         b.append(tables());
         b.append(phaseTable());
