@@ -2,6 +2,7 @@ package dev.thresher.cellhost;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -58,11 +59,11 @@ final class Cell implements HostImports, AutoCloseable {
         }
     }
 
-    static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, long deadlineNanos) {
+    static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, Deadline deadline) {
         GuestIo io = new GuestIo(OUTPUT_CAPTURE_BYTES);
         WasmEngine.WasmSandbox sandbox = engine.newSandbox(io.stdin(), io.output(), io.output());
         Cell cell = new Cell(component, limits, watchdog, io, sandbox);
-        Watchdog.Watch watch = watchdog.arm(deadlineNanos, sandbox);
+        Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
         boolean fired = false;
         try {
             sandbox.instantiate(component.digest(), WasmMemoryCap.apply(component.wasm(), limits.guestMemoryMaxBytes()), cell);
@@ -97,13 +98,13 @@ final class Cell implements HostImports, AutoCloseable {
         }
     }
 
-    RunOutcome run(byte[] rowBatch, String argumentsJson, long deadlineNanos) {
-        return invoke(Invocation.Kind.RUN, rowBatch, argumentsJson, deadlineNanos,
+    RunOutcome run(byte[] rowBatch, String argumentsJson, Deadline deadline) {
+        return invoke(Invocation.Kind.RUN, rowBatch, argumentsJson, deadline,
                 (inv, nanos) -> new RunOutcome(inv.partials(), inv.emitCount(), nanos));
     }
 
-    ReduceOutcome reduce(byte[] partials, String argumentsJson, long deadlineNanos) {
-        return invoke(Invocation.Kind.REDUCE, partials, argumentsJson, deadlineNanos,
+    ReduceOutcome reduce(byte[] partials, String argumentsJson, Deadline deadline) {
+        return invoke(Invocation.Kind.REDUCE, partials, argumentsJson, deadline,
                 (inv, nanos) -> new ReduceOutcome(inv.resultJson(), nanos));
     }
 
@@ -120,13 +121,13 @@ final class Cell implements HostImports, AutoCloseable {
         T of(Invocation invocation, long guestNanos);
     }
 
-    private <T> T invoke(Invocation.Kind kind, byte[] input, String argumentsJson, long deadlineNanos, Outcome<T> outcome) {
+    private <T> T invoke(Invocation.Kind kind, byte[] input, String argumentsJson, Deadline deadline, Outcome<T> outcome) {
         byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
         Invocation inv = new Invocation(kind, limits, sandbox);
         String export = kind == Invocation.Kind.RUN ? "run" : "reduce";
         current = inv;
         io.begin(input, args);
-        Watchdog.Watch watch = watchdog.arm(deadlineNanos, sandbox);
+        Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
         long start = System.nanoTime();
         int status = 0;
         Throwable thrown = null;

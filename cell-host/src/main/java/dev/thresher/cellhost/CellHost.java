@@ -78,10 +78,9 @@ public final class CellHost implements AutoCloseable {
      *         GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE
      */
     public RunOutcome run(Component c, byte[] rowBatch, String argumentsJson, Deadline deadline) {
-        long deadlineNanos = deadline.atNanos();
         Objects.requireNonNull(rowBatch, "rowBatch");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
-        return withCell(c, Role.RUN, deadlineNanos, cell -> cell.run(rowBatch, argumentsJson, deadlineNanos));
+        return withCell(c, Role.RUN, deadline, cell -> cell.run(rowBatch, argumentsJson, deadline));
     }
 
     /**
@@ -92,10 +91,9 @@ public final class CellHost implements AutoCloseable {
      *         GUEST_REPORTED_FAILURE, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE
      */
     public ReduceOutcome reduce(Component c, byte[] partials, String argumentsJson, Deadline deadline) {
-        long deadlineNanos = deadline.atNanos();
         Objects.requireNonNull(partials, "partials");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
-        return withCell(c, Role.REDUCE, deadlineNanos, cell -> cell.reduce(partials, argumentsJson, deadlineNanos));
+        return withCell(c, Role.REDUCE, deadline, cell -> cell.reduce(partials, argumentsJson, deadline));
     }
 
     /** How many {@code run} and {@code reduce} invocations actually entered guest code. */
@@ -133,19 +131,19 @@ public final class CellHost implements AutoCloseable {
      */
     private enum Role { RUN, REDUCE }
 
-    private <T> T withCell(Component c, Role role, long deadlineNanos, Function<Cell, T> call) {
+    private <T> T withCell(Component c, Role role, Deadline deadline, Function<Cell, T> call) {
         Objects.requireNonNull(c, "component");
         checkOpen();
         CellSeat seat = seats.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""), d -> new CellSeat());
-        acquire(seat, deadlineNanos);
+        acquire(seat, deadline);
         try {
             checkOpen();
             if (seat.cell == null) {
-                checkDeadline(deadlineNanos, "before instantiating the component");
-                seat.cell = Cell.open(engine, c, limits, watchdog, deadlineNanos);
+                checkDeadline(deadline, "before instantiating the component");
+                seat.cell = Cell.open(engine, c, limits, watchdog, deadline);
             }
             Cell cell = seat.cell;
-            checkDeadline(deadlineNanos, "before invoking the guest");
+            checkDeadline(deadline, "before invoking the guest");
             guestStarts.incrementAndGet();
             try {
                 return call.apply(cell);
@@ -160,9 +158,9 @@ public final class CellHost implements AutoCloseable {
         }
     }
 
-    private static void acquire(CellSeat seat, long deadlineNanos) {
+    private static void acquire(CellSeat seat, Deadline deadline) {
         try {
-            long wait = deadlineNanos - System.nanoTime();
+            long wait = deadline.remainingNanos();
             if (!seat.lock.tryLock(Math.max(0, wait), TimeUnit.NANOSECONDS)) {
                 throw notStarted(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while waiting for the cell");
             }
@@ -172,8 +170,8 @@ public final class CellHost implements AutoCloseable {
         }
     }
 
-    private static void checkDeadline(long deadlineNanos, String when) {
-        if (System.nanoTime() - deadlineNanos >= 0) {
+    private static void checkDeadline(Deadline deadline, String when) {
+        if (deadline.passed()) {
             throw notStarted(ErrorCode.DEADLINE_EXCEEDED, "deadline passed " + when + "; the guest did not start");
         }
     }

@@ -1,5 +1,6 @@
 package dev.thresher.cellhost;
 
+import dev.thresher.limits.Deadline;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -26,10 +27,10 @@ final class Watchdog implements AutoCloseable {
     }
 
     /** Starts watching; the caller must {@link Watch#disarm()} when the guest returns, however it returns. */
-    Watch arm(long deadlineNanos, WasmEngine.WasmSandbox sandbox) {
-        Watch w = new Watch(deadlineNanos, sandbox);
+    Watch arm(Deadline deadline, WasmEngine.WasmSandbox sandbox) {
+        Watch w = new Watch(deadline, sandbox);
         synchronized (w) {
-            w.future = timer.schedule(w::fire, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            w.future = timer.schedule(w::fire, Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
         }
         return w;
     }
@@ -40,14 +41,14 @@ final class Watchdog implements AutoCloseable {
     }
 
     final class Watch {
-        private final long deadlineNanos;
+        private final Deadline deadline;
         private final WasmEngine.WasmSandbox sandbox;
         private ScheduledFuture<?> future;
         private boolean disarmed;
         private boolean fired;
 
-        private Watch(long deadlineNanos, WasmEngine.WasmSandbox sandbox) {
-            this.deadlineNanos = deadlineNanos;
+        private Watch(Deadline deadline, WasmEngine.WasmSandbox sandbox) {
+            this.deadline = deadline;
             this.sandbox = sandbox;
         }
 
@@ -58,7 +59,7 @@ final class Watchdog implements AutoCloseable {
                 return;
             }
             fired = true;
-            if (System.nanoTime() - deadlineNanos > CANCEL_AFTER_NANOS) {
+            if (-deadline.remainingNanos() > CANCEL_AFTER_NANOS) {
                 sandbox.cancel();
             } else {
                 sandbox.interrupt();
