@@ -2,8 +2,12 @@ package dev.thresher.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.cellhost.CellHost;
+import dev.thresher.coordinator.CallStore;
+import dev.thresher.coordinator.Catalog;
 import dev.thresher.coordinator.CoordinationJanitor;
 import dev.thresher.coordinator.Coordinator;
+import dev.thresher.coordinator.Leaders;
+import dev.thresher.coordinator.Reducer;
 import dev.thresher.cellhost.ComponentCache;
 import dev.thresher.leader.HostRunExecutor;
 import dev.thresher.leader.LeaseKeeper;
@@ -139,8 +143,8 @@ public final class Node implements AutoCloseable {
         // Reduce has its own platform threads: queued behind shard runs it could outlive its call's deadline.
         reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 Thread.ofPlatform().name(config.hostId() + "-reduce-", 0).daemon().factory());
-        coordinator = new Coordinator(config.hostId(), control, catalog, wireClient, cells, components, limits,
-                callExecutor, reduceExecutor, failpoints);
+        coordinator = new Coordinator(config.hostId(), CallStore.of(control), Catalog.of(catalog),
+                Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
