@@ -9,8 +9,13 @@ import dev.thresher.coordinator.Coordinator;
 import dev.thresher.coordinator.Leaders;
 import dev.thresher.coordinator.Reducer;
 import dev.thresher.cellhost.ComponentCache;
+import dev.thresher.leader.BindingVersions;
+import dev.thresher.leader.GuestRunner;
 import dev.thresher.leader.HostRunExecutor;
+import dev.thresher.leader.Leadership;
 import dev.thresher.leader.LeaseKeeper;
+import dev.thresher.leader.PartitionReader;
+import dev.thresher.leader.SlotJournal;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.http.HttpFront;
 import dev.thresher.pgwire.PgWireConfig;
@@ -131,8 +136,9 @@ public final class Node implements AutoCloseable {
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
         leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs());
         ComponentCache components = new ComponentCache(control::packageBytes);
-        shards = new HostRunExecutor(config.hostId(), control, catalog, leases, new ShardReader(shardDb), cells,
-                components, limits, shardExecutor, readExecutor, failpoints);
+        shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
+                Leadership.of(leases), PartitionReader.of(new ShardReader(shardDb)), GuestRunner.of(cells, components),
+                limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
                 failpoints);
