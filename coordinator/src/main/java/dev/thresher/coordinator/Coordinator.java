@@ -376,6 +376,9 @@ public final class Coordinator implements CallService {
                 } catch (ThresherException e) {
                     results.add(new SlotResult(t, e));
                     call.stop(e);
+                    // failed for good like any other slot: counted, and the call stops on every host
+                    failedSlots.incrementAndGet();
+                    stopOtherHosts(call, t.leader());
                     continue;
                 }
                 if (again == null) {

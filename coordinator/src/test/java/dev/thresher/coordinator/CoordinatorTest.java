@@ -323,6 +323,28 @@ class CoordinatorTest {
     }
 
     @Test
+    void aSlotWhoseReResolutionFailsForGoodStopsTheOtherHosts() throws Exception {
+        Topology three = Plans.topology(3);
+        List<Partition> without99 = three.partitions().stream().filter(p -> p.id() != 99).toList();
+        control.dbTopology(new Topology(without99, three.leaders(), three.hosts(), three.readAt()));
+        leaders.answer = (host, req) -> host.equals("h2")
+                ? done(leaders.reply(host, req, Map.of(1, notStarted(ErrorCode.TARGET_STALE))))
+                : leaders.hold(host, req);
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request());
+        List<Sent> held = List.of(leaders.nextHeld(), leaders.nextHeld());
+
+        assertThat(List.of(leaders.nextStopped(), leaders.nextStopped())).containsExactlyInAnyOrder("h1", "h3");
+        held.forEach(s -> leaders.complete(s, Map.of()));
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(e.getMessage()).contains("partition 99 no longer exists");
+        assertThat(leaders.carrying(1)).hasSize(1);
+        assertThat(coordinator.failedSlots()).isEqualTo(1);
+    }
+
+    @Test
     void aStaleCachedBindingIsResolvedAgainBeforeAnythingIsSent() throws Exception {
         control.redeploy(V2); // the database has version 2; the cache still holds version 1
 
