@@ -197,7 +197,8 @@ class CoordinatorTest {
         assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
         assertThat(e.getMessage()).contains("slot 1");
         assertThat(e.guestCodeRan()).isTrue();
-        assertThat(leaders.sent).hasSize(3);
+        assertThat(leaders.carrying(1)).hasSize(1);
+        assertThat(leaders.sent).hasSizeLessThanOrEqualTo(3);
         assertThat(control.refreshes).hasValue(0);
         assertThat(coordinator.shardRetries()).isZero();
         assertThat(coordinator.failedSlots()).isEqualTo(1);
@@ -217,8 +218,8 @@ class CoordinatorTest {
 
         assertThat(e.code()).isEqualTo(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
         assertThat(e.guestCodeRan()).isTrue();
-        assertThat(leaders.sent).hasSize(3);
         assertThat(leaders.carrying(1)).hasSize(1);
+        assertThat(leaders.sent).hasSizeLessThanOrEqualTo(3);
         assertThat(control.refreshes).hasValue(0);
         assertThat(coordinator.shardRetries()).isZero();
         assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
@@ -327,15 +328,18 @@ class CoordinatorTest {
         Topology three = Plans.topology(3);
         List<Partition> without99 = three.partitions().stream().filter(p -> p.id() != 99).toList();
         control.dbTopology(new Topology(without99, three.leaders(), three.hosts(), three.readAt()));
-        leaders.answer = (host, req) -> host.equals("h2")
-                ? done(leaders.reply(host, req, Map.of(1, notStarted(ErrorCode.TARGET_STALE))))
-                : leaders.hold(host, req);
+        // h1 (sent first, in slot order) is still running when slot 1 fails; h3 may not have been admitted yet
+        leaders.answer = (host, req) -> switch (host) {
+            case "h1" -> leaders.hold(host, req);
+            case "h2" -> done(leaders.reply(host, req, Map.of(1, notStarted(ErrorCode.TARGET_STALE))));
+            default -> done(leaders.reply(host, req, Map.of()));
+        };
         Coordinator coordinator = coordinator();
         CompletableFuture<CallResult> call = coordinator.call(request());
-        List<Sent> held = List.of(leaders.nextHeld(), leaders.nextHeld());
+        Sent running = leaders.nextHeld();
 
         assertThat(List.of(leaders.nextStopped(), leaders.nextStopped())).containsExactlyInAnyOrder("h1", "h3");
-        held.forEach(s -> leaders.complete(s, Map.of()));
+        leaders.complete(running, Map.of());
 
         ThresherException e = failure(call);
         assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
@@ -483,7 +487,7 @@ class CoordinatorTest {
     }
 
     @Test
-    void requestsOfOneHostAreSentInTheOrderOfTheirLowestSlot() throws Exception {
+    void hostRequestsAreAdmittedInTheOrderOfTheirLowestSlot() throws Exception {
         // With one pool place, hosts are admitted one at a time: in the order of their lowest slot.
         control.topology(Plans.topology(6));
         CallResult r = result(coordinator(Limits.fromProperties(Map.of("limits.shardConcurrency", "1")))
