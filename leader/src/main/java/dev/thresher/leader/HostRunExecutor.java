@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  *     the coordinator sent CallStop for the call? ── yes ─► not run
  *     journaled? ── yes ─► replay it (no guest)
  *     lead the partition under that epoch? binding at that version known?  (else: refused, guest not started)
- *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool)
+ *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool,
+ *      unless the call was stopped)
  *     batch read? still the leader? deadline left? ─► [shard.before-guest-start] ─► run(batch, args)
  *     ─► [shard.after-guest-start]
  *     a failure the coordinator cannot retry stops the slots after it: they are not run
@@ -165,10 +166,11 @@ public final class HostRunExecutor implements HostRunHandler {
         }
         Resolved resolved = new Resolved(request);
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
-        // the guests then run one at a time in slot order, each as soon as its batch is there.
+        // the guests then run one at a time in slot order, each as soon as its batch is there. A call
+        // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
         for (SlotRun slot : request.slots()) {
-            if (!journaled.containsKey(slot.wireId())) {
+            if (!journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
                 reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
             }
         }

@@ -238,6 +238,7 @@ class HostRunExecutorTest {
 
         assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false,
                 "the coordinator stopped the call"));
+        assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
         assertThat(journal.publishes).isEmpty();
         assertThat(executor.refusals()).isEqualTo(3);
