@@ -349,6 +349,64 @@ class CoordinatorTest {
     }
 
     @Test
+    void aRetryableSlotIsNotSentAgainOnceAnotherSlotFailedForGood() throws Exception {
+        leaders.answer = leaders::hold;
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request());
+        Map<String, Sent> byHost = new HashMap<>();
+        for (int i = 0; i < 3; i++) {
+            Sent s = leaders.nextHeld();
+            byHost.put(s.host(), s);
+        }
+
+        leaders.complete(byHost.get("h2"), Map.of(1, started(ErrorCode.GUEST_TRAP)));
+        leaders.nextStopped();
+        leaders.nextStopped();
+        leaders.complete(byHost.get("h1"), Map.of(0, notStarted(ErrorCode.TARGET_STALE)));
+        leaders.complete(byHost.get("h3"), Map.of());
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        assertThat(e.getMessage()).contains("slot 1");
+        assertThat(leaders.carrying(0)).hasSize(1);
+        assertThat(control.refreshes).hasValue(0);
+        assertThat(coordinator.shardRetries()).isZero();
+        assertThat(coordinator.failedSlots()).isEqualTo(1);
+    }
+
+    @Test
+    void planningWaitsForAMissingLeaderByReadingTheTopologyAgain() throws Exception {
+        Topology three = Plans.topology(3);
+        Map<Integer, Leadership> noLeaderFor99 = new HashMap<>(three.leaders());
+        noLeaderFor99.remove(99);
+        control.topology(new Topology(three.partitions(), noLeaderFor99, three.hosts(), three.readAt()));
+        control.dbTopology(three); // a leader has taken partition 99 since the cache was read
+
+        CallResult r = result(coordinator().call(request()));
+
+        assertThat(r.resultJson()).contains("p99");
+        assertThat(control.refreshes.get()).isPositive();
+        assertThat(control.refused).isEmpty();
+        assertThat(leaders.carrying(1)).singleElement().satisfies(s -> assertThat(s.host()).isEqualTo("h2"));
+    }
+
+    @Test
+    void aPartitionWithoutALeaderPastTheActivationWindowIsRefusedCellUnavailable() throws Exception {
+        Topology three = Plans.topology(3);
+        Map<Integer, Leadership> noLeaderFor99 = new HashMap<>(three.leaders());
+        noLeaderFor99.remove(99);
+        control.topology(new Topology(three.partitions(), noLeaderFor99, three.hosts(), three.readAt()));
+
+        ThresherException e = failure(coordinator(Limits.fromProperties(Map.of("limits.activationWindowMs", "1")))
+                .call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
+        assertThat(control.refused).singleElement().satisfies(ref ->
+                assertThat(ref.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE));
+        assertThat(leaders.sent).isEmpty();
+    }
+
+    @Test
     void aStaleCachedBindingIsResolvedAgainBeforeAnythingIsSent() throws Exception {
         control.redeploy(V2); // the database has version 2; the cache still holds version 1
 
