@@ -9,8 +9,6 @@ import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.abi.PartialsCodec;
-import dev.thresher.cellhost.CellHost;
-import dev.thresher.cellhost.ComponentCache;
 import dev.thresher.cellhost.ReduceOutcome;
 import dev.thresher.coordinator.CallPhases.Phase;
 import dev.thresher.errors.ErrorCode;
@@ -20,15 +18,12 @@ import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.ControlCache;
-import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.control.ControlStore.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
-import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireMessage.HostRunReply;
 import dev.thresher.wire.WireMessage.HostRunRequest;
 import dev.thresher.wire.WireMessage.SlotOutcome;
@@ -82,11 +77,10 @@ public final class Coordinator implements CallService {
     private static final int BINDING_REFRESHES = 3;
 
     private final String hostId;
-    private final ControlStore control;
-    private final ControlCache catalog;
-    private final WireClient wire;
-    private final CellHost cells;
-    private final ComponentCache components;
+    private final CallStore control;
+    private final Catalog catalog;
+    private final Leaders wire;
+    private final Reducer reducer;
     private final Limits limits;
     private final ExecutorService callExecutor;
     private final ExecutorService guestExecutor;
@@ -99,21 +93,21 @@ public final class Coordinator implements CallService {
     private final CallPhases phases = new CallPhases();
 
     /**
+     * @param control the control database's invocation, reduce and publish transactions
      * @param catalog the node's cache of bindings and topology
-     * @param components the node's one component cache, shared with its leader side
+     * @param wire the leader hosts, reached over the node-to-node protocol
+     * @param reducer this node's reduce cells (sharing the node's one component cache with its leader side)
      * @param callExecutor runs each call and each of its host requests (virtual threads fit: they mostly wait)
      * @param guestExecutor platform threads that run reduce (polyglot contexts stay off virtual threads); not the
      *     shard pool, or a reduce could queue behind other calls' shard runs past its deadline
      */
-    public Coordinator(String hostId, ControlStore control, ControlCache catalog, WireClient wire, CellHost cells,
-                       ComponentCache components, Limits limits, ExecutorService callExecutor,
-                       ExecutorService guestExecutor, Failpoints failpoints) {
+    public Coordinator(String hostId, CallStore control, Catalog catalog, Leaders wire, Reducer reducer, Limits limits,
+                       ExecutorService callExecutor, ExecutorService guestExecutor, Failpoints failpoints) {
         this.hostId = hostId;
         this.control = control;
         this.catalog = catalog;
         this.wire = wire;
-        this.cells = cells;
-        this.components = components;
+        this.reducer = reducer;
         this.limits = limits;
         this.callExecutor = callExecutor;
         this.guestExecutor = guestExecutor;
@@ -382,6 +376,9 @@ public final class Coordinator implements CallService {
                 } catch (ThresherException e) {
                     results.add(new SlotResult(t, e));
                     call.stop(e);
+                    // failed for good like any other slot: counted, and the call stops on every host
+                    failedSlots.incrementAndGet();
+                    stopOtherHosts(call, t.leader());
                     continue;
                 }
                 if (again == null) {
@@ -557,9 +554,8 @@ public final class Coordinator implements CallService {
     private JournalEntry reduce(CallRun call, List<Partial> merged) {
         CallPlan plan = call.plan();
         byte[] partials = PartialsCodec.encode(merged);
-        CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> cells.reduce(
-                components.get(plan.binding().componentDigest()), partials, call.request.argumentsJson(),
-                call.deadline), guestExecutor);
+        CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> reducer.reduce(
+                plan.binding().componentDigest(), partials, call.request.argumentsJson(), call.deadline), guestExecutor);
         try {
             ReduceOutcome reduced = awaitReduce(running, call.deadline);
             byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
@@ -570,7 +566,7 @@ public final class Coordinator implements CallService {
             return new JournalEntry(call.request.tenant(), plan.reduceWireId(), call.callId, JournalEntry.REDUCE,
                     hostId, -1, -1, true, 0, null, 0, 0, json, TimeUnit.NANOSECONDS.toMicros(reduced.guestNanos()));
         } catch (RuntimeException e) {
-            if (CellHost.refusedBeforeGuest(e) || !running.isDone() || running.isCancelled()) {
+            if (reducer.refusedBeforeGuest(e) || !running.isDone() || running.isCancelled()) {
                 throw ThresherException.of(e);
             }
             ThresherException te = ThresherException.of(e);

@@ -2,9 +2,6 @@ package dev.thresher.leader;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.abi.PartialsCodec;
-import dev.thresher.cellhost.CellHost;
-import dev.thresher.cellhost.Component;
-import dev.thresher.cellhost.ComponentCache;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.RetryClass;
@@ -14,14 +11,11 @@ import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.ControlCache;
-import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.control.ControlStore.SlotFence;
 import dev.thresher.store.control.ControlStore.SlotPublication;
 import dev.thresher.store.control.ControlStore.SlotPublished;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.shard.ShardBatch;
-import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import dev.thresher.wire.HostRunHandler;
 import dev.thresher.wire.WireMessage.HostRunReply;
@@ -52,7 +46,8 @@ import org.slf4j.LoggerFactory;
  *     the coordinator sent CallStop for the call? ── yes ─► not run
  *     journaled? ── yes ─► replay it (no guest)
  *     lead the partition under that epoch? binding at that version known?  (else: refused, guest not started)
- *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool)
+ *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool,
+ *      unless the call was stopped)
  *     batch read? still the leader? deadline left? ─► [shard.before-guest-start] ─► run(batch, args)
  *     ─► [shard.after-guest-start]
  *     a failure the coordinator cannot retry stops the slots after it: they are not run
@@ -66,12 +61,11 @@ public final class HostRunExecutor implements HostRunHandler {
     private static final int STOPPED_CALLS_MAX = 65_536;
 
     private final String hostId;
-    private final ControlStore control;
-    private final ControlCache catalog;
-    private final LeaseKeeper leases;
-    private final ShardReader reader;
-    private final CellHost cells;
-    private final ComponentCache components;
+    private final SlotJournal control;
+    private final BindingVersions catalog;
+    private final Leadership leases;
+    private final PartitionReader reader;
+    private final GuestRunner cells;
     private final Limits limits;
     private final ExecutorService executor;
     private final ExecutorService readers;
@@ -82,16 +76,24 @@ public final class HostRunExecutor implements HostRunHandler {
     /** Calls whose coordinator stopped admitting, until when (nanoTime) to remember them. */
     private final ConcurrentHashMap<String, Long> stoppedCalls = new ConcurrentHashMap<>();
 
-    public HostRunExecutor(String hostId, ControlStore control, ControlCache catalog, LeaseKeeper leases,
-                           ShardReader reader, CellHost cells, ComponentCache components, Limits limits,
-                           ExecutorService executor, ExecutorService readers, Failpoints failpoints) {
+    /**
+     * @param control the journal and the slots' publication in the control database
+     * @param catalog binding versions (the node's cache)
+     * @param leases this node's partition leadership (its lease keeper)
+     * @param reader the local shard database
+     * @param cells this node's run cells
+     * @param executor runs each host request (the shard pool, {@code limits.shardConcurrency} platform threads)
+     * @param readers runs the partition reads, as wide as the shard pool
+     */
+    public HostRunExecutor(String hostId, SlotJournal control, BindingVersions catalog, Leadership leases,
+                           PartitionReader reader, GuestRunner cells, Limits limits, ExecutorService executor,
+                           ExecutorService readers, Failpoints failpoints) {
         this.hostId = hostId;
         this.control = control;
         this.catalog = catalog;
         this.leases = leases;
         this.reader = reader;
         this.cells = cells;
-        this.components = components;
         this.limits = limits;
         this.executor = executor;
         this.readers = readers;
@@ -164,10 +166,11 @@ public final class HostRunExecutor implements HostRunHandler {
         }
         Resolved resolved = new Resolved(request);
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
-        // the guests then run one at a time in slot order, each as soon as its batch is there.
+        // the guests then run one at a time in slot order, each as soon as its batch is there. A call
+        // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
         for (SlotRun slot : request.slots()) {
-            if (!journaled.containsKey(slot.wireId())) {
+            if (!journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
                 reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
             }
         }
@@ -266,7 +269,7 @@ public final class HostRunExecutor implements HostRunHandler {
     private final class Resolved {
         private final HostRunRequest request;
         private Binding binding;
-        private Component component;
+        private boolean loaded;
 
         Resolved(HostRunRequest request) {
             this.request = request;
@@ -292,11 +295,13 @@ public final class HostRunExecutor implements HostRunHandler {
             return binding;
         }
 
-        Component component() {
-            if (component == null) {
-                component = components.get(binding().componentDigest());
+        /** The binding's component, loaded once per request; returns its digest. */
+        String component() {
+            if (!loaded) {
+                cells.load(binding().componentDigest());
+                loaded = true;
             }
-            return component;
+            return binding().componentDigest();
         }
     }
 
@@ -320,7 +325,7 @@ public final class HostRunExecutor implements HostRunHandler {
                     partition.id(), partition.epoch(), true, 0, null, batch.rowCount(), out.emitCount(),
                     PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(out.guestNanos())), readMicros, null);
         } catch (RuntimeException e) {
-            if (CellHost.refusedBeforeGuest(e)) {
+            if (cells.refusedBeforeGuest(e)) {
                 return Ran.answered(refusal(slot, e), slot);
             }
             ThresherException te = ThresherException.of(e);

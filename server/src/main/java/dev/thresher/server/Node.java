@@ -2,11 +2,20 @@ package dev.thresher.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.cellhost.CellHost;
+import dev.thresher.coordinator.CallStore;
+import dev.thresher.coordinator.Catalog;
 import dev.thresher.coordinator.CoordinationJanitor;
 import dev.thresher.coordinator.Coordinator;
+import dev.thresher.coordinator.Leaders;
+import dev.thresher.coordinator.Reducer;
 import dev.thresher.cellhost.ComponentCache;
+import dev.thresher.leader.BindingVersions;
+import dev.thresher.leader.GuestRunner;
 import dev.thresher.leader.HostRunExecutor;
+import dev.thresher.leader.Leadership;
 import dev.thresher.leader.LeaseKeeper;
+import dev.thresher.leader.PartitionReader;
+import dev.thresher.leader.SlotJournal;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.http.HttpFront;
 import dev.thresher.pgwire.PgWireConfig;
@@ -127,8 +136,9 @@ public final class Node implements AutoCloseable {
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
         leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs());
         ComponentCache components = new ComponentCache(control::packageBytes);
-        shards = new HostRunExecutor(config.hostId(), control, catalog, leases, new ShardReader(shardDb), cells,
-                components, limits, shardExecutor, readExecutor, failpoints);
+        shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
+                Leadership.of(leases), PartitionReader.of(new ShardReader(shardDb)), GuestRunner.of(cells, components),
+                limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
                 failpoints);
@@ -139,8 +149,8 @@ public final class Node implements AutoCloseable {
         // Reduce has its own platform threads: queued behind shard runs it could outlive its call's deadline.
         reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 Thread.ofPlatform().name(config.hostId() + "-reduce-", 0).daemon().factory());
-        coordinator = new Coordinator(config.hostId(), control, catalog, wireClient, cells, components, limits,
-                callExecutor, reduceExecutor, failpoints);
+        coordinator = new Coordinator(config.hostId(), CallStore.of(control), Catalog.of(catalog),
+                Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),

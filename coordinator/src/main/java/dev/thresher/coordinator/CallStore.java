@@ -1,0 +1,71 @@
+package dev.thresher.coordinator;
+
+import dev.thresher.bindings.Binding;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.ControlStore.ReduceStart;
+import dev.thresher.store.control.JournalEntry;
+import dev.thresher.store.control.PublishOutcome;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The coordinator's side of the control database: a call's invocation record, its reduce lease with
+ * the published slots, and the reduction's journal entry with the result's publication. Each method is
+ * one transaction of {@link ControlStore}, whose javadoc is the contract.
+ */
+public interface CallStore {
+
+    /** Records a running call, only while {@code binding} is its binding's current version ({@link ControlStore#insertInvocation}). */
+    boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost, int shardCount,
+                             long deadlineEpochMs, long deadlineMs);
+
+    /** Records a call refused at planning, as failed ({@link ControlStore#insertRefusedInvocation}). */
+    void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                 long deadlineEpochMs, long deadlineMs, ErrorCode code, String message);
+
+    /** Records a call's failure unless it already finished ({@link ControlStore#failInvocation}). */
+    boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts);
+
+    /** Takes the reduce lease and reads the published slots and any journaled reduction ({@link ControlStore#startReduce}). */
+    ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs);
+
+    /** Journals the reduction and publishes its result, fenced by lease and binding version ({@link ControlStore#journalAndPublish}). */
+    Map.Entry<JournalEntry, Optional<PublishOutcome>> journalAndPublish(JournalEntry reduction, String hostId, int attempts);
+
+    /** The control database itself. */
+    static CallStore of(ControlStore control) {
+        return new CallStore() {
+            @Override
+            public boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                            int shardCount, long deadlineEpochMs, long deadlineMs) {
+                return control.insertInvocation(callId, binding, principal, coordinatorHost, shardCount, deadlineEpochMs,
+                        deadlineMs);
+            }
+
+            @Override
+            public void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                                long deadlineEpochMs, long deadlineMs, ErrorCode code, String message) {
+                control.insertRefusedInvocation(callId, binding, principal, coordinatorHost, deadlineEpochMs, deadlineMs,
+                        code, message);
+            }
+
+            @Override
+            public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
+                return control.failInvocation(callId, code, message, attempts);
+            }
+
+            @Override
+            public ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs) {
+                return control.startReduce(callId, tenant, hostId, reduceWireId, leaseMs);
+            }
+
+            @Override
+            public Map.Entry<JournalEntry, Optional<PublishOutcome>> journalAndPublish(JournalEntry reduction,
+                                                                                       String hostId, int attempts) {
+                return control.journalAndPublish(reduction, hostId, attempts);
+            }
+        };
+    }
+}

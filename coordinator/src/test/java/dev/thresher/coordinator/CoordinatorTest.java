@@ -1,0 +1,559 @@
+package dev.thresher.coordinator;
+
+import static dev.thresher.coordinator.FakeLeaders.Failure.notStarted;
+import static dev.thresher.coordinator.FakeLeaders.Failure.started;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.CallRequest;
+import dev.thresher.bindings.CallResult;
+import dev.thresher.bindings.Partial;
+import dev.thresher.coordinator.FakeLeaders.Sent;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.limits.Limits;
+import dev.thresher.store.control.JournalEntry;
+import dev.thresher.topology.Leadership;
+import dev.thresher.topology.Partition;
+import dev.thresher.topology.Topology;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotRun;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The coordinator's logic over in-memory ports: dispatch, retry, admission, stop, the lowest slot's
+ * cause, binding and lease fences. No database, no guest engine, no network.
+ *
+ * <p>{@link Plans#topology} puts slot {@code i} on partition {@code 100 - i}, led by {@code h(i % 3 + 1)}
+ * under epoch 7.
+ */
+class CoordinatorTest {
+    private static final Binding V1 = Plans.BINDING;
+    private static final Binding V2 = new Binding("t", "b", 2, "sha256:" + "cd".repeat(32), V1.selector());
+
+    private FakeControl control;
+    private FakeLeaders leaders;
+    private FakeReducer reducer;
+    private ExecutorService calls;
+    private ExecutorService reduces;
+
+    @BeforeEach
+    void setUp() {
+        control = new FakeControl(V1, Plans.topology(3));
+        leaders = new FakeLeaders(control);
+        control.sendsSoFar = leaders.sent::size;
+        reducer = new FakeReducer();
+        calls = Executors.newVirtualThreadPerTaskExecutor();
+        reduces = Executors.newFixedThreadPool(2);
+    }
+
+    @AfterEach
+    void tearDown() {
+        calls.shutdownNow();
+        reduces.shutdownNow();
+    }
+
+    private Coordinator coordinator() {
+        return coordinator(Limits.DEFAULTS);
+    }
+
+    private Coordinator coordinator(Limits limits) {
+        return new Coordinator("c1", control, control, leaders, reducer, limits, calls, reduces, Failpoints.disabled());
+    }
+
+    private static CallRequest request() {
+        return CallRequest.of("t", "alice", "b", "{}");
+    }
+
+    private static CallResult result(CompletableFuture<CallResult> call) throws Exception {
+        return call.get(20, TimeUnit.SECONDS);
+    }
+
+    private static ThresherException failure(CompletableFuture<CallResult> call) throws Exception {
+        try {
+            CallResult r = call.get(20, TimeUnit.SECONDS);
+            throw new AssertionError("the call succeeded: " + r);
+        } catch (ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(ThresherException.class);
+            return (ThresherException) e.getCause();
+        }
+    }
+
+    private static CompletableFuture<HostRunReply> done(HostRunReply reply) {
+        return CompletableFuture.completedFuture(reply);
+    }
+
+    /** {@code base} with partition {@code partitionId} at {@code epoch}, led by {@code host}. */
+    private static Topology moved(Topology base, int partitionId, String host, long epoch) {
+        List<Partition> partitions = base.partitions().stream().map(p -> p.id() != partitionId ? p
+                : new Partition(p.id(), p.tenant(), p.table(), p.slotLo(), p.slotHi(), p.shardId(), epoch)).toList();
+        Map<Integer, Leadership> leaders = new HashMap<>(base.leaders());
+        leaders.put(partitionId, new Leadership(partitionId, host, epoch, Plans.NOW.plusSeconds(30)));
+        return new Topology(partitions, leaders, base.hosts(), base.readAt());
+    }
+
+    @Test
+    void aCallOverThreeHostsSendsOneRequestPerHostWithItsSlotsInSlotOrderAndPublishesWhatReduceReturned()
+            throws Exception {
+        control.topology(Plans.topology(6));
+        Coordinator coordinator = coordinator();
+
+        CallResult r = result(coordinator.call(request()));
+
+        assertThat(leaders.sent).hasSize(3);
+        Map<String, List<Integer>> slotsByHost = Map.of("h1", List.of(0, 3), "h2", List.of(1, 4), "h3", List.of(2, 5));
+        slotsByHost.forEach((host, slots) -> {
+            assertThat(leaders.sentTo(host)).hasSize(1);
+            HostRunRequest req = leaders.sentTo(host).get(0).request();
+            assertThat(req.callId()).isEqualTo(r.callId());
+            assertThat(req.tenant()).isEqualTo("t");
+            assertThat(req.bindingName()).isEqualTo("b");
+            assertThat(req.bindingVersion()).isEqualTo(1);
+            assertThat(req.componentDigest()).isEqualTo(V1.componentDigest());
+            assertThat(req.remainingBudgetMicros()).isPositive().isLessThanOrEqualTo(30_000_000);
+            assertThat(req.slots()).extracting(SlotRun::slotIndex).containsExactlyElementsOf(slots);
+            for (SlotRun s : req.slots()) {
+                assertThat(s.partitionId()).isEqualTo(100 - s.slotIndex());
+                assertThat(s.epoch()).isEqualTo(7);
+                assertThat(s.wireId()).isEqualTo(r.callId() + "/shard/" + s.slotIndex());
+                assertThat(s.attempt()).isEqualTo(1);
+            }
+        });
+        assertThat(reducer.inputs).hasSize(1);
+        List<Partial> merged = reducer.inputs.get(0);
+        assertThat(merged).isSorted().extracting(Partial::key)
+                .containsExactlyInAnyOrder("p100", "p99", "p98", "p97", "p96", "p95");
+        assertThat(reducer.digests).containsExactly(V1.componentDigest());
+        assertThat(r.resultJson()).isEqualTo(FakeReducer.asJson(merged).resultJson());
+        FakeControl.Invocation inv = control.invocations.get(UUID.fromString(r.callId()));
+        assertThat(inv.state).isEqualTo("succeeded");
+        assertThat(inv.result).isEqualTo(r.resultJson());
+        assertThat(control.journaled("t", r.callId() + "/reduce")).get().satisfies(j -> {
+            assertThat(j.succeeded()).isTrue();
+            assertThat(new String(j.payload(), StandardCharsets.UTF_8)).isEqualTo(r.resultJson());
+        });
+        assertThat(control.startReduces).hasValue(1);
+        assertThat(control.publishes).hasValue(1);
+        assertThat(control.refreshes).hasValue(0);
+        assertThat(leaders.stops).isEmpty();
+        assertThat(coordinator.shardRetries()).isZero();
+        assertThat(coordinator.failedSlots()).isZero();
+    }
+
+    @Test
+    void aRetryableSlotThatProvablyRanNoGuestIsSentOnceMoreToItsReResolvedLeaderAndTheCallSucceeds() throws Exception {
+        control.dbTopology(moved(Plans.topology(3), 99, "h3", 8)); // the cache still says h2, epoch 7
+        leaders.answer = (host, req) -> done(leaders.reply(host, req,
+                host.equals("h2") ? Map.of(1, notStarted(ErrorCode.TARGET_STALE)) : Map.of()));
+        Coordinator coordinator = coordinator();
+
+        CallResult r = result(coordinator.call(request()));
+
+        assertThat(leaders.sent).hasSize(4);
+        assertThat(leaders.carrying(1)).hasSize(2);
+        Sent again = leaders.carrying(1).get(1);
+        assertThat(again.host()).isEqualTo("h3");
+        assertThat(again.request().slots()).singleElement().satisfies(s -> {
+            assertThat(s.slotIndex()).isEqualTo(1);
+            assertThat(s.partitionId()).isEqualTo(99);
+            assertThat(s.epoch()).isEqualTo(8);
+            assertThat(s.attempt()).isEqualTo(2);
+            assertThat(s.wireId()).isEqualTo(r.callId() + "/shard/1");
+        });
+        assertThat(coordinator.shardRetries()).isEqualTo(1);
+        assertThat(coordinator.failedSlots()).isZero();
+        assertThat(control.refreshes).hasValue(1);
+        assertThat(reducer.inputs.get(0)).extracting(Partial::key).containsExactly("p100", "p98", "p99");
+    }
+
+    @Test
+    void aRetryableFailureAfterTheGuestStartedIsNotRetriedAndFailsTheCall() throws Exception {
+        leaders.answer = (host, req) -> done(leaders.reply(host, req,
+                host.equals("h2") ? Map.of(1, started(ErrorCode.TARGET_STALE)) : Map.of()));
+        Coordinator coordinator = coordinator();
+
+        ThresherException e = failure(coordinator.call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(e.getMessage()).contains("slot 1");
+        assertThat(e.guestCodeRan()).isTrue();
+        assertThat(leaders.carrying(1)).hasSize(1);
+        assertThat(leaders.sent).hasSizeLessThanOrEqualTo(3);
+        assertThat(control.refreshes).hasValue(0);
+        assertThat(coordinator.shardRetries()).isZero();
+        assertThat(coordinator.failedSlots()).isEqualTo(1);
+        assertThat(control.startReduces).hasValue(0);
+        assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.TARGET_STALE);
+    }
+
+    @Test
+    void anAmbiguousTransportOutcomeIsNeverRetried() throws Exception {
+        leaders.answer = (host, req) -> host.equals("h2")
+                ? CompletableFuture.failedFuture(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
+                        "connection lost after the request was written"))
+                : done(leaders.reply(host, req, Map.of()));
+        Coordinator coordinator = coordinator();
+
+        ThresherException e = failure(coordinator.call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+        assertThat(e.guestCodeRan()).isTrue();
+        assertThat(leaders.carrying(1)).hasSize(1);
+        assertThat(leaders.sent).hasSizeLessThanOrEqualTo(3);
+        assertThat(control.refreshes).hasValue(0);
+        assertThat(coordinator.shardRetries()).isZero();
+        assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
+    }
+
+    @Test
+    void aRequestThatNeverLeftSendsEverySlotOfThatHostAgain() throws Exception {
+        Topology six = Plans.topology(6);
+        control.topology(six);
+        control.dbTopology(moved(moved(six, 99, "h3", 8), 96, "h3", 8)); // h2's partitions moved to h3
+        AtomicBoolean unreachable = new AtomicBoolean(true);
+        leaders.answer = (host, req) -> host.equals("h2") && unreachable.getAndSet(false)
+                ? CompletableFuture.failedFuture(new ThresherException(ErrorCode.HOST_UNREACHABLE, "connection refused"))
+                : done(leaders.reply(host, req, Map.of()));
+        Coordinator coordinator = coordinator();
+
+        CallResult r = result(coordinator.call(request()));
+
+        assertThat(r.resultJson()).contains("p99", "p96");
+        assertThat(leaders.sent).hasSize(4);
+        assertThat(leaders.sentTo("h2")).hasSize(1);
+        assertThat(leaders.sentTo("h3")).hasSize(2);
+        Sent again = leaders.sentTo("h3").stream().filter(s -> s.slotIndexes().contains(1)).findFirst().orElseThrow();
+        assertThat(again.slotIndexes()).containsExactly(1, 4);
+        assertThat(again.attempts()).containsExactly(2, 2);
+        assertThat(again.request().slots()).extracting(SlotRun::epoch).containsExactly(8L, 8L);
+        assertThat(coordinator.shardRetries()).isEqualTo(2);
+    }
+
+    @Test
+    void theAttemptBudgetIsTwoAttemptsInAll() throws Exception {
+        assertThat(Limits.DEFAULTS.attemptBudget()).isEqualTo(2);
+        leaders.answer = (host, req) -> done(leaders.reply(host, req,
+                host.equals("h2") ? Map.of(1, notStarted(ErrorCode.TARGET_STALE)) : Map.of()));
+        Coordinator coordinator = coordinator();
+
+        ThresherException e = failure(coordinator.call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(leaders.carrying(1)).hasSize(2);
+        assertThat(leaders.carrying(1)).extracting(Sent::attempts).containsExactly(List.of(1), List.of(2));
+        assertThat(coordinator.shardRetries()).isEqualTo(1);
+        assertThat(coordinator.failedSlots()).isEqualTo(1);
+    }
+
+    /** Order in which the held replies of slots 0, 1, 2 (on h1, h2, h3) complete. */
+    @ParameterizedTest
+    @ValueSource(strings = {"2,1,0", "1,2,0", "0,1,2", "2,0,1", "1,0,2"})
+    void severalFailuresSurfaceTheLowestStartedSlotWhateverTheArrivalOrder(String order) throws Exception {
+        leaders.answer = leaders::hold;
+        Map<Integer, ErrorCode> codes = Map.of(0, ErrorCode.GUEST_TRAP, 1, ErrorCode.GUEST_REPORTED_FAILURE,
+                2, ErrorCode.GUEST_INVALID_RESULT);
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request());
+        Map<Integer, Sent> bySlot = new HashMap<>();
+        for (int i = 0; i < 3; i++) {
+            Sent s = leaders.nextHeld();
+            bySlot.put(s.slotIndexes().get(0), s);
+        }
+
+        List<Integer> slots = Arrays.stream(order.split(",")).map(Integer::parseInt).toList();
+        for (int k = 0; k < slots.size(); k++) {
+            int slot = slots.get(k);
+            leaders.complete(bySlot.get(slot), Map.of(slot, started(codes.get(slot))));
+            if (k == 0) {
+                leaders.nextStopped(); // the first failure has been judged before the next one arrives
+                leaders.nextStopped();
+            }
+        }
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        assertThat(e.getMessage()).contains("slot 0");
+        assertThat(coordinator.failedSlots()).isEqualTo(3);
+    }
+
+    @Test
+    void aSlotFailedForGoodStopsTheOtherHostsOnceAndASlotNotStartedAfterTheStopIsNoCause() throws Exception {
+        leaders.answer = leaders::hold;
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request());
+        Map<String, Sent> byHost = new HashMap<>();
+        for (int i = 0; i < 3; i++) {
+            Sent s = leaders.nextHeld();
+            byHost.put(s.host(), s);
+        }
+
+        leaders.complete(byHost.get("h2"), Map.of(1, started(ErrorCode.GUEST_TRAP)));
+        assertThat(List.of(leaders.nextStopped(), leaders.nextStopped())).containsExactlyInAnyOrder("h1", "h3");
+        leaders.complete(byHost.get("h3"), Map.of(2, started(ErrorCode.GUEST_REPORTED_FAILURE)));
+        // h1 had not started slot 0 when the stop reached it
+        leaders.complete(byHost.get("h1"), Map.of(0, notStarted(ErrorCode.DEADLINE_EXCEEDED)));
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        assertThat(e.getMessage()).contains("slot 1");
+        String callId = control.onlyInvocation().getKey().toString();
+        assertThat(leaders.stops).containsExactlyInAnyOrder("h1 " + callId, "h3 " + callId);
+        assertThat(coordinator.failedSlots()).isEqualTo(2);
+        assertThat(coordinator.shardRetries()).isZero();
+        assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.GUEST_TRAP);
+    }
+
+    @Test
+    void aSlotWhoseReResolutionFailsForGoodStopsTheOtherHosts() throws Exception {
+        Topology three = Plans.topology(3);
+        List<Partition> without99 = three.partitions().stream().filter(p -> p.id() != 99).toList();
+        control.dbTopology(new Topology(without99, three.leaders(), three.hosts(), three.readAt()));
+        // h1 (sent first, in slot order) is still running when slot 1 fails; h3 may not have been admitted yet
+        leaders.answer = (host, req) -> switch (host) {
+            case "h1" -> leaders.hold(host, req);
+            case "h2" -> done(leaders.reply(host, req, Map.of(1, notStarted(ErrorCode.TARGET_STALE))));
+            default -> done(leaders.reply(host, req, Map.of()));
+        };
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request());
+        Sent running = leaders.nextHeld();
+
+        assertThat(List.of(leaders.nextStopped(), leaders.nextStopped())).containsExactlyInAnyOrder("h1", "h3");
+        leaders.complete(running, Map.of());
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(e.getMessage()).contains("partition 99 no longer exists");
+        assertThat(leaders.carrying(1)).hasSize(1);
+        assertThat(coordinator.failedSlots()).isEqualTo(1);
+    }
+
+    @Test
+    void aRetryableSlotIsNotSentAgainOnceAnotherSlotFailedForGood() throws Exception {
+        leaders.answer = leaders::hold;
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request());
+        Map<String, Sent> byHost = new HashMap<>();
+        for (int i = 0; i < 3; i++) {
+            Sent s = leaders.nextHeld();
+            byHost.put(s.host(), s);
+        }
+
+        leaders.complete(byHost.get("h2"), Map.of(1, started(ErrorCode.GUEST_TRAP)));
+        leaders.nextStopped();
+        leaders.nextStopped();
+        leaders.complete(byHost.get("h1"), Map.of(0, notStarted(ErrorCode.TARGET_STALE)));
+        leaders.complete(byHost.get("h3"), Map.of());
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        assertThat(e.getMessage()).contains("slot 1");
+        assertThat(leaders.carrying(0)).hasSize(1);
+        assertThat(control.refreshes).hasValue(0);
+        assertThat(coordinator.shardRetries()).isZero();
+        assertThat(coordinator.failedSlots()).isEqualTo(1);
+    }
+
+    @Test
+    void planningWaitsForAMissingLeaderByReadingTheTopologyAgain() throws Exception {
+        Topology three = Plans.topology(3);
+        Map<Integer, Leadership> noLeaderFor99 = new HashMap<>(three.leaders());
+        noLeaderFor99.remove(99);
+        control.topology(new Topology(three.partitions(), noLeaderFor99, three.hosts(), three.readAt()));
+        control.dbTopology(three); // a leader has taken partition 99 since the cache was read
+
+        CallResult r = result(coordinator().call(request()));
+
+        assertThat(r.resultJson()).contains("p99");
+        assertThat(control.refreshes.get()).isPositive();
+        assertThat(control.refused).isEmpty();
+        assertThat(leaders.carrying(1)).singleElement().satisfies(s -> assertThat(s.host()).isEqualTo("h2"));
+    }
+
+    @Test
+    void aPartitionWithoutALeaderPastTheActivationWindowIsRefusedCellUnavailable() throws Exception {
+        Topology three = Plans.topology(3);
+        Map<Integer, Leadership> noLeaderFor99 = new HashMap<>(three.leaders());
+        noLeaderFor99.remove(99);
+        control.topology(new Topology(three.partitions(), noLeaderFor99, three.hosts(), three.readAt()));
+
+        ThresherException e = failure(coordinator(Limits.fromProperties(Map.of("limits.activationWindowMs", "1")))
+                .call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
+        assertThat(control.refused).singleElement().satisfies(ref ->
+                assertThat(ref.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE));
+        assertThat(leaders.sent).isEmpty();
+    }
+
+    @Test
+    void aStaleCachedBindingIsResolvedAgainBeforeAnythingIsSent() throws Exception {
+        control.redeploy(V2); // the database has version 2; the cache still holds version 1
+
+        CallResult r = result(coordinator().call(request()));
+
+        assertThat(control.inserted).containsExactly(V1, V2);
+        assertThat(control.sendsAtInsert).containsExactly(0, 0);
+        assertThat(control.invalidations).hasValue(1);
+        assertThat(leaders.sent).hasSize(3).allSatisfy(s -> {
+            assertThat(s.request().bindingVersion()).isEqualTo(2);
+            assertThat(s.request().componentDigest()).isEqualTo(V2.componentDigest());
+        });
+        assertThat(reducer.digests).containsExactly(V2.componentDigest());
+        assertThat(control.invocations.get(UUID.fromString(r.callId())).binding).isEqualTo(V2);
+    }
+
+    @Test
+    void theDeadlinePassingWhileAHostRequestWaitsForAPoolPlaceAdmitsNothingMoreAndFailsDeadlineExceeded()
+            throws Exception {
+        control.topology(Plans.topology(1));
+        leaders.answer = leaders::hold;
+        Coordinator coordinator = coordinator(Limits.fromProperties(Map.of("limits.shardConcurrency", "1")));
+        CompletableFuture<CallResult> first = coordinator.call(request());
+        Sent holdingThePlace = leaders.nextHeld();
+
+        CompletableFuture<CallResult> second = coordinator.call(new CallRequest("t", "bob", "b", "{}", Optional.of(300L)));
+        ThresherException e = failure(second);
+
+        assertThat(e.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+        assertThat(e.getMessage()).contains("admitted");
+        assertThat(e.guestCodeRan()).isFalse();
+        leaders.complete(holdingThePlace, Map.of());
+        CallResult r = result(first);
+        assertThat(leaders.sent).hasSize(1).allSatisfy(s -> assertThat(s.request().callId()).isEqualTo(r.callId()));
+        UUID secondId = control.invocations.keySet().stream().filter(id -> !id.toString().equals(r.callId()))
+                .findFirst().orElseThrow();
+        assertThat(control.invocations.get(secondId).error).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+    }
+
+    @Test
+    void aCallRefusedAtPlanningIsRecordedAsRefused() throws Exception {
+        control.topology(Plans.topology(65));
+
+        ThresherException e = failure(coordinator().call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.TOO_MANY_COORDINATION_SLOTS);
+        assertThat(control.refused).singleElement().satisfies(ref -> {
+            assertThat(ref.code()).isEqualTo(ErrorCode.TOO_MANY_COORDINATION_SLOTS);
+            assertThat(ref.binding()).isEqualTo(V1);
+            assertThat(ref.message()).isEqualTo(e.getMessage());
+        });
+        assertThat(control.inserted).isEmpty();
+        assertThat(control.invocations).isEmpty();
+        assertThat(leaders.sent).isEmpty();
+    }
+
+    @Test
+    void anUnknownBindingIsAskedOfTheDatabaseOnceAndRefused() throws Exception {
+        ThresherException e = failure(coordinator().call(CallRequest.of("t", "alice", "nope", "{}")));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_BINDING);
+        assertThat(control.invalidations).hasValue(1);
+        assertThat(control.inserted).isEmpty();
+        assertThat(leaders.sent).isEmpty();
+    }
+
+    @Test
+    void aReduceLeaseNotGrantedIsReduceLeaseLost() throws Exception {
+        control.grantReduceLease = false;
+
+        ThresherException e = failure(coordinator().call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.REDUCE_LEASE_LOST);
+        assertThat(e.guestCodeRan()).isTrue();
+        assertThat(reducer.inputs).isEmpty();
+        assertThat(control.publishes).hasValue(0);
+        assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.REDUCE_LEASE_LOST);
+    }
+
+    @Test
+    void aBindingReplacedDuringTheCallIsTargetStaleAndNothingIsPublished() throws Exception {
+        leaders.answer = (host, req) -> {
+            control.redeploy(V2);
+            return done(leaders.reply(host, req, Map.of()));
+        };
+
+        ThresherException e = failure(coordinator().call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(e.guestCodeRan()).isTrue();
+        assertThat(reducer.inputs).hasSize(1);
+        FakeControl.Invocation inv = control.onlyInvocation().getValue();
+        assertThat(inv.state).isEqualTo("failed");
+        assertThat(inv.result).isNull();
+        assertThat(inv.error).isEqualTo(ErrorCode.TARGET_STALE);
+    }
+
+    @Test
+    void aJournaledReductionIsPublishedWithoutRunningReduceAgain() throws Exception {
+        leaders.answer = (host, req) -> {
+            UUID callId = UUID.fromString(req.callId());
+            control.journal(new JournalEntry("t", CallPlanner.reduceWireId(callId), callId, JournalEntry.REDUCE, "c0",
+                    -1, -1, true, 0, null, 0, 0, "{\"earlier\":1}".getBytes(StandardCharsets.UTF_8), 7));
+            return done(leaders.reply(host, req, Map.of()));
+        };
+
+        CallResult r = result(coordinator().call(request()));
+
+        assertThat(r.resultJson()).isEqualTo("{\"earlier\":1}");
+        assertThat(reducer.inputs).isEmpty();
+    }
+
+    @Test
+    void aReduceRefusedBeforeTheGuestIsNotJournaledAndAGuestFailureIs() throws Exception {
+        reducer.behaviour = merged -> {
+            throw FakeReducer.refused(ErrorCode.DEADLINE_EXCEEDED);
+        };
+        CompletableFuture<CallResult> refused = coordinator().call(request());
+        assertThat(failure(refused).code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+        UUID refusedId = control.onlyInvocation().getKey();
+        assertThat(control.journaled("t", CallPlanner.reduceWireId(refusedId))).isEmpty();
+        assertThat(control.publishes).hasValue(0);
+
+        reducer.behaviour = merged -> {
+            throw new ThresherException(ErrorCode.GUEST_TRAP, "unreachable executed");
+        };
+        ThresherException e = failure(coordinator().call(request()));
+        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        UUID trappedId = control.invocations.keySet().stream().filter(id -> !id.equals(refusedId)).findFirst()
+                .orElseThrow();
+        assertThat(control.journaled("t", CallPlanner.reduceWireId(trappedId))).get().satisfies(j -> {
+            assertThat(j.succeeded()).isFalse();
+            assertThat(j.errorCode()).isEqualTo(ErrorCode.GUEST_TRAP.code());
+        });
+        assertThat(control.invocations.get(trappedId).error).isEqualTo(ErrorCode.GUEST_TRAP);
+    }
+
+    @Test
+    void hostRequestsAreAdmittedInTheOrderOfTheirLowestSlot() throws Exception {
+        // With one pool place, hosts are admitted one at a time: in the order of their lowest slot.
+        control.topology(Plans.topology(6));
+        CallResult r = result(coordinator(Limits.fromProperties(Map.of("limits.shardConcurrency", "1")))
+                .call(request()));
+
+        assertThat(r.resultJson()).isNotEmpty();
+        List<String> order = new ArrayList<>();
+        leaders.sent.forEach(s -> order.add(s.host()));
+        assertThat(order).containsExactly("h1", "h2", "h3");
+    }
+}

@@ -1,0 +1,148 @@
+package dev.thresher.coordinator;
+
+import dev.thresher.bindings.Partial;
+import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.store.control.SlotRow;
+import dev.thresher.topology.Host;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+/**
+ * The call's leader hosts, in memory. By default a host publishes every slot it is sent (into
+ * {@link FakeControl}, one partial {@code p<partition>} each) and answers at once; a test replaces
+ * {@link #answer} to fail slots, fail the transport, or hold the reply until it completes it.
+ */
+final class FakeLeaders implements Leaders {
+    /** One host request as sent, and the reply the coordinator waits for. */
+    record Sent(String host, HostRunRequest request, CompletableFuture<HostRunReply> reply) {
+        List<Integer> slotIndexes() {
+            return request.slots().stream().map(SlotRun::slotIndex).toList();
+        }
+
+        List<Integer> attempts() {
+            return request.slots().stream().map(SlotRun::attempt).toList();
+        }
+    }
+
+    /** How a host answers one slot instead of publishing it. */
+    record Failure(ErrorCode code, boolean guestStarted) {
+        static Failure started(ErrorCode code) {
+            return new Failure(code, true);
+        }
+
+        static Failure notStarted(ErrorCode code) {
+            return new Failure(code, false);
+        }
+    }
+
+    private final FakeControl control;
+    final List<Sent> sent = new CopyOnWriteArrayList<>();
+    /** Requests whose reply a test holds, in arrival order. */
+    final BlockingQueue<Sent> held = new LinkedBlockingQueue<>();
+    /** Hosts sent a {@code CallStop}, with the call id: "host callId". */
+    final List<String> stops = new CopyOnWriteArrayList<>();
+    final BlockingQueue<String> stoppedHosts = new LinkedBlockingQueue<>();
+    /** The host's answer to a request: (host id, request) → the reply's future. */
+    volatile BiFunction<String, HostRunRequest, CompletableFuture<HostRunReply>> answer =
+            (host, request) -> CompletableFuture.completedFuture(reply(host, request, Map.of()));
+
+    FakeLeaders(FakeControl control) {
+        this.control = control;
+    }
+
+    @Override
+    public CompletableFuture<HostRunReply> send(String wireHost, int port, HostRunRequest request) {
+        String host = hostId(wireHost, port);
+        CompletableFuture<HostRunReply> reply = answer.apply(host, request);
+        sent.add(new Sent(host, request, reply));
+        return reply;
+    }
+
+    @Override
+    public CompletableFuture<Void> stop(String wireHost, int port, String callId) {
+        String host = hostId(wireHost, port);
+        stops.add(host + " " + callId);
+        stoppedHosts.add(host);
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** An answer that holds the reply until the test completes it (see {@link #held}). */
+    CompletableFuture<HostRunReply> hold(String host, HostRunRequest request) {
+        CompletableFuture<HostRunReply> reply = new CompletableFuture<>();
+        held.add(new Sent(host, request, reply));
+        return reply;
+    }
+
+    /** The next held request; fails the test when none arrives within 10 s. */
+    Sent nextHeld() throws InterruptedException {
+        Sent s = held.poll(10, TimeUnit.SECONDS);
+        if (s == null) {
+            throw new AssertionError("no host request arrived");
+        }
+        return s;
+    }
+
+    /** The next host told to stop; fails the test when none is within 10 s. */
+    String nextStopped() throws InterruptedException {
+        String h = stoppedHosts.poll(10, TimeUnit.SECONDS);
+        if (h == null) {
+            throw new AssertionError("no host was told to stop");
+        }
+        return h;
+    }
+
+    /** Completes a held request: every slot published but those in {@code failures}. */
+    void complete(Sent s, Map<Integer, Failure> failures) {
+        s.reply().complete(reply(s.host(), s.request(), failures));
+    }
+
+    /** The host's reply: slots in {@code failures} fail so, the others are published. */
+    HostRunReply reply(String host, HostRunRequest request, Map<Integer, Failure> failures) {
+        List<SlotOutcome> out = new ArrayList<>();
+        for (SlotRun slot : request.slots()) {
+            Failure f = failures.get(slot.slotIndex());
+            if (f != null) {
+                out.add(SlotOutcome.failed(slot, new ThresherException(f.code(), "failed on " + host), f.guestStarted()));
+                continue;
+            }
+            byte[] partials = PartialsCodec.encode(List.of(new Partial("p" + slot.partitionId(), slot.slotIndex() + 1)));
+            control.publishSlot(UUID.fromString(request.callId()), new SlotRow(slot.slotIndex(), slot.partitionId(),
+                    slot.epoch(), slot.wireId(), host, 1, 1, 1, partials, true, slot.epoch()));
+            out.add(new SlotOutcome(slot.slotIndex(), slot.wireId(), 0, true, "", 1, 1, 10, 20));
+        }
+        return new HostRunReply(request.requestId(), 5, out);
+    }
+
+    /** The requests sent to {@code host}, in the order they were sent. */
+    List<Sent> sentTo(String host) {
+        return sent.stream().filter(s -> s.host().equals(host)).toList();
+    }
+
+    /** The requests carrying slot {@code slotIndex}. */
+    List<Sent> carrying(int slotIndex) {
+        return sent.stream().filter(s -> s.slotIndexes().contains(slotIndex)).toList();
+    }
+
+    private String hostId(String wireHost, int port) {
+        for (Host h : control.dbTopology().hosts().values()) {
+            if (h.wireHost().equals(wireHost) && h.wirePort() == port) {
+                return h.hostId();
+            }
+        }
+        throw new IllegalArgumentException("no host at " + wireHost + ":" + port);
+    }
+}

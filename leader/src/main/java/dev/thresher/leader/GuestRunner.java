@@ -1,0 +1,68 @@
+package dev.thresher.leader;
+
+import dev.thresher.cellhost.CellHost;
+import dev.thresher.cellhost.Component;
+import dev.thresher.cellhost.ComponentCache;
+import dev.thresher.cellhost.RunOutcome;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
+
+/**
+ * Runs a component's {@code run} over one batch on this node, blocking the calling thread, and tells a
+ * refusal that provably came before any guest code (retryable when its code is) from a guest's own
+ * failure (a component outcome, journaled).
+ */
+public interface GuestRunner {
+
+    /**
+     * Makes sure the component can be run, before its partition is read.
+     *
+     * @throws ThresherException {@code TARGET_STALE} when the package store does not hold it
+     */
+    void load(String componentDigest);
+
+    /** Runs the component's {@code run}; throws a {@code ThresherException} as {@link CellHost#run} does. */
+    RunOutcome run(String componentDigest, byte[] batch, String argumentsJson, Deadline deadline);
+
+    /** Whether a failure of {@link #run} came before any guest code ran. */
+    boolean refusedBeforeGuest(Throwable failure);
+
+    /** The node's run cells, components loaded through its component cache. */
+    static GuestRunner of(CellHost cells, ComponentCache components) {
+        return new GuestRunner() {
+            /** Marks a component that could not be loaded in {@link #run}: no guest code ran. */
+            private static final RuntimeException NOT_LOADED = new RuntimeException("component not loaded", null,
+                    false, false) {};
+
+            @Override
+            public void load(String componentDigest) {
+                components.get(componentDigest);
+            }
+
+            @Override
+            public RunOutcome run(String componentDigest, byte[] batch, String argumentsJson, Deadline deadline) {
+                Component c;
+                try {
+                    c = components.get(componentDigest);
+                } catch (RuntimeException e) {
+                    ThresherException te = ThresherException.of(e);
+                    throw new ThresherException(te.code(), te.getMessage(), NOT_LOADED);
+                }
+                return cells.run(c, batch, argumentsJson, deadline);
+            }
+
+            @Override
+            public boolean refusedBeforeGuest(Throwable failure) {
+                if (CellHost.refusedBeforeGuest(failure)) {
+                    return true;
+                }
+                for (Throwable t = failure; t != null; t = t.getCause()) {
+                    if (t == NOT_LOADED) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+        };
+    }
+}

@@ -1,0 +1,235 @@
+package dev.thresher.leader;
+
+import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Partial;
+import dev.thresher.bindings.Selector;
+import dev.thresher.cellhost.RunOutcome;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
+import dev.thresher.store.control.ControlStore.SlotFence;
+import dev.thresher.store.control.ControlStore.SlotPublication;
+import dev.thresher.store.control.ControlStore.SlotPublished;
+import dev.thresher.store.control.JournalEntry;
+import dev.thresher.store.shard.ShardBatch;
+import dev.thresher.topology.Partition;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
+
+/** In-memory leader ports: the journal, binding versions, leadership, the shard database, the run cell. */
+final class Fakes {
+    private Fakes() {}
+
+    /** The journal (first writer wins) and the slots' fenced publication. */
+    static final class Journal implements SlotJournal {
+        final Map<String, JournalEntry> entries = new ConcurrentHashMap<>();
+        /** Each publishShardOutcomes call's publications. */
+        final List<List<SlotPublication>> publishes = new CopyOnWriteArrayList<>();
+        /** Partitions whose lease the fence finds lost at publication. */
+        final Set<Integer> leaseLostAtPublish = ConcurrentHashMap.newKeySet();
+        volatile RuntimeException readFailure;
+        volatile RuntimeException publishFailure;
+
+        @Override
+        public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {
+            if (readFailure != null) {
+                throw readFailure;
+            }
+            Map<String, JournalEntry> found = new HashMap<>();
+            for (String w : wireIds) {
+                JournalEntry e = entries.get(tenant + "|" + w);
+                if (e != null) {
+                    found.put(w, e);
+                }
+            }
+            return found;
+        }
+
+        @Override
+        public List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId,
+                                                        long leaseMs) {
+            if (publishFailure != null) {
+                throw publishFailure;
+            }
+            publishes.add(List.copyOf(publications));
+            List<SlotPublished> out = new ArrayList<>();
+            for (SlotPublication p : publications) {
+                JournalEntry e = p.outcome();
+                JournalEntry before = entries.putIfAbsent(e.tenant() + "|" + e.wireId(), e);
+                JournalEntry standing = before == null ? e : before;
+                out.add(new SlotPublished(standing, standing.succeeded()
+                        && leaseLostAtPublish.contains(standing.partitionId()) ? SlotFence.NOT_LEADER : SlotFence.PUBLISHED));
+            }
+            return out;
+        }
+
+        Optional<JournalEntry> entry(String tenant, String wireId) {
+            return Optional.ofNullable(entries.get(tenant + "|" + wireId));
+        }
+
+        /** The slot indexes published, over every publishShardOutcomes call. */
+        List<Integer> publishedSlots() {
+            return publishes.stream().flatMap(List::stream).map(SlotPublication::slotIndex).toList();
+        }
+    }
+
+    /** Binding versions by (tenant, name, version). */
+    static final class Bindings implements BindingVersions {
+        final Map<String, Binding> versions = new ConcurrentHashMap<>();
+
+        Bindings with(Binding b) {
+            versions.put(b.tenant() + "/" + b.name() + "/" + b.version(), b);
+            return this;
+        }
+
+        @Override
+        public Optional<Binding> binding(String tenant, String name, int version) {
+            return Optional.ofNullable(versions.get(tenant + "/" + name + "/" + version));
+        }
+    }
+
+    /** The partitions this node leads, and leases that lapse after some checks. */
+    static final class Leases implements Leadership {
+        final Map<Integer, Partition> led = new ConcurrentHashMap<>();
+        /** Partition → checks that still find it led before its lease lapses. */
+        final Map<Integer, AtomicInteger> lapseAfter = new ConcurrentHashMap<>();
+
+        Leases leading(Partition... partitions) {
+            for (Partition p : partitions) {
+                led.put(p.id(), p);
+            }
+            return this;
+        }
+
+        @Override
+        public Optional<Partition> ledPartition(int partitionId, long epoch) {
+            Partition p = led.get(partitionId);
+            if (p == null || p.epoch() != epoch) {
+                return Optional.empty();
+            }
+            AtomicInteger left = lapseAfter.get(partitionId);
+            if (left != null && left.getAndDecrement() <= 0) {
+                return Optional.empty();
+            }
+            return Optional.of(p);
+        }
+    }
+
+    /** The shard database: partition {@code n}'s batch reads "rows of n", 3 rows. */
+    static final class Reader implements PartitionReader {
+        final List<Integer> reads = new CopyOnWriteArrayList<>();
+        final List<Selector> selectors = new CopyOnWriteArrayList<>();
+
+        @Override
+        public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
+            reads.add(partition.id());
+            selectors.add(selector);
+            return new ShardBatch(("rows of " + partition.id()).getBytes(StandardCharsets.UTF_8), 3, 4_000);
+        }
+    }
+
+    /** A run cell: emits one partial {@code p<n>} for partition n's batch, or fails as told. */
+    static final class Guests implements GuestRunner {
+        private static final RuntimeException NOT_STARTED = new RuntimeException("guest not started", null, false,
+                false) {};
+
+        final Set<String> packages = ConcurrentHashMap.newKeySet();
+        final List<String> loads = new CopyOnWriteArrayList<>();
+        /** The partitions whose batch the guest ran over, in order. */
+        final List<Integer> runs = new CopyOnWriteArrayList<>();
+        /** Partition → what running its batch throws. */
+        final Map<Integer, RuntimeException> failures = new ConcurrentHashMap<>();
+        /** Called with the partition while its guest runs. */
+        volatile IntConsumer whileRunning = partition -> {};
+
+        Guests(String... digests) {
+            packages.addAll(List.of(digests));
+        }
+
+        @Override
+        public void load(String componentDigest) {
+            loads.add(componentDigest);
+            if (!packages.contains(componentDigest)) {
+                throw new ThresherException(ErrorCode.TARGET_STALE, "component " + componentDigest
+                        + " is not in the package store");
+            }
+        }
+
+        @Override
+        public RunOutcome run(String componentDigest, byte[] batch, String argumentsJson, Deadline deadline) {
+            int partition = Integer.parseInt(new String(batch, StandardCharsets.UTF_8).substring("rows of ".length()));
+            RuntimeException f = failures.get(partition);
+            if (f != null && refusedBeforeGuest(f)) {
+                throw f;
+            }
+            runs.add(partition);
+            whileRunning.accept(partition);
+            if (f != null) {
+                throw f;
+            }
+            return new RunOutcome(List.of(new Partial("p" + partition, partition)), 1, 2_000_000);
+        }
+
+        @Override
+        public boolean refusedBeforeGuest(Throwable failure) {
+            for (Throwable t = failure; t != null; t = t.getCause()) {
+                if (t == NOT_STARTED) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** A refusal of the cell that provably came before any guest code. */
+        static ThresherException refused(ErrorCode code) {
+            return new ThresherException(code, "refused before the guest", NOT_STARTED);
+        }
+    }
+
+    /** Runs every task on the caller's thread: partition reads are then done in order, before any guest. */
+    static final class Direct extends AbstractExecutorService {
+        private volatile boolean shutdown;
+
+        @Override
+        public void execute(Runnable command) {
+            command.run();
+        }
+
+        @Override
+        public void shutdown() {
+            shutdown = true;
+        }
+
+        @Override
+        public List<Runnable> shutdownNow() {
+            shutdown = true;
+            return List.of();
+        }
+
+        @Override
+        public boolean isShutdown() {
+            return shutdown;
+        }
+
+        @Override
+        public boolean isTerminated() {
+            return shutdown;
+        }
+
+        @Override
+        public boolean awaitTermination(long timeout, TimeUnit unit) {
+            return true;
+        }
+    }
+}

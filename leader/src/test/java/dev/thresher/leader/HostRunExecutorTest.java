@@ -1,0 +1,408 @@
+package dev.thresher.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Partial;
+import dev.thresher.bindings.Selector;
+import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.limits.Limits;
+import dev.thresher.store.control.ControlStore.SlotPublication;
+import dev.thresher.store.control.JournalEntry;
+import dev.thresher.topology.Partition;
+import dev.thresher.wire.WireMessage.HostRunReply;
+import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.SlotOutcome;
+import dev.thresher.wire.WireMessage.SlotRun;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The leader's host run over in-memory ports: replay, leadership and binding checks, the slots a
+ * failure or a stop skips, the lease checked again before the guest, the publish fence and its
+ * failure, the reply's order and the counters. No database, no guest engine, no network.
+ *
+ * <p>Slot {@code n} reads partition {@code n} (epoch 7), whose batch the fake guest tells by its bytes.
+ */
+class HostRunExecutorTest {
+    private static final String DIGEST = "sha256:" + "ab".repeat(32);
+    private static final Binding BINDING = new Binding("t", "b", 3, DIGEST,
+            Selector.parse("SELECT region, amount FROM orders"));
+
+    private Fakes.Journal journal;
+    private Fakes.Bindings bindings;
+    private Fakes.Leases leases;
+    private Fakes.Reader reader;
+    private Fakes.Guests guests;
+    private Failpoints failpoints;
+    private ExecutorService pool;
+    private HostRunExecutor executor;
+    private final String callId = UUID.randomUUID().toString();
+
+    @BeforeEach
+    void setUp() {
+        journal = new Fakes.Journal();
+        bindings = new Fakes.Bindings().with(BINDING);
+        leases = new Fakes.Leases();
+        for (int i = 0; i < 10; i++) {
+            leases.leading(partition(i, 7));
+        }
+        reader = new Fakes.Reader();
+        guests = new Fakes.Guests(DIGEST);
+        failpoints = Failpoints.enabled();
+        pool = Executors.newFixedThreadPool(2);
+        executor = new HostRunExecutor("h1", journal, bindings, leases, reader, guests, Limits.DEFAULTS, pool,
+                new Fakes.Direct(), failpoints);
+    }
+
+    @AfterEach
+    void tearDown() {
+        pool.shutdownNow();
+    }
+
+    private static Partition partition(int id, long epoch) {
+        return new Partition(id, "t", "orders", id * 1_000, id * 1_000 + 999, 1, epoch);
+    }
+
+    private String wireId(int slot) {
+        return callId + "/shard/" + slot;
+    }
+
+    private HostRunRequest request(int... slots) {
+        return request(10_000_000, slots);
+    }
+
+    private HostRunRequest request(long budgetMicros, int... slots) {
+        List<SlotRun> runs = new ArrayList<>();
+        for (int s : slots) {
+            runs.add(new SlotRun(s, s, 7, wireId(s), 1));
+        }
+        return new HostRunRequest(42, callId, "t", "b", DIGEST, 3, budgetMicros, "{}", runs);
+    }
+
+    private HostRunReply run(HostRunRequest request) throws Exception {
+        HostRunReply reply = executor.handle(request, System.nanoTime()).get(10, TimeUnit.SECONDS);
+        assertThat(reply.requestId()).isEqualTo(request.requestId());
+        assertThat(reply.slots()).extracting(SlotOutcome::slotIndex)
+                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::slotIndex).toList());
+        assertThat(reply.slots()).extracting(SlotOutcome::wireId)
+                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::wireId).toList());
+        return reply;
+    }
+
+    private JournalEntry journaled(int slot, boolean succeeded, ErrorCode code) {
+        return new JournalEntry("t", wireId(slot), UUID.fromString(callId), JournalEntry.SHARD, "h0", slot, 7, succeeded,
+                succeeded ? 0 : code.code(), succeeded ? null : "earlier failure", 5, succeeded ? 2 : 0,
+                succeeded ? PartialsCodec.encode(List.of(new Partial("p" + slot, 1), new Partial("q" + slot, 2))) : null,
+                succeeded ? 9 : 0);
+    }
+
+    private static void assertPublished(SlotOutcome o) {
+        assertThat(o.published()).as("slot %d: %s", o.slotIndex(), o.message()).isTrue();
+        assertThat(o.guestStarted()).isTrue();
+    }
+
+    private static void assertFailed(SlotOutcome o, ErrorCode code, boolean guestStarted, String message) {
+        assertThat(o.code()).as("slot %d: %s", o.slotIndex(), o.message()).isEqualTo(code);
+        assertThat(o.guestStarted()).as("slot %d guestStarted", o.slotIndex()).isEqualTo(guestStarted);
+        assertThat(o.message()).contains(message);
+    }
+
+    @Test
+    void everySlotLedAndKnownIsReadRunJournaledAndPublishedInOneTransaction() throws Exception {
+        HostRunReply reply = run(request(0, 1, 2));
+
+        reply.slots().forEach(HostRunExecutorTest::assertPublished);
+        assertThat(reply.slots()).allSatisfy(o -> {
+            assertThat(o.rowCount()).isEqualTo(3);
+            assertThat(o.emitCount()).isEqualTo(1);
+            assertThat(o.readMicros()).isEqualTo(4);
+            assertThat(o.guestMicros()).isEqualTo(2_000);
+        });
+        assertThat(reader.reads).containsExactly(0, 1, 2);
+        assertThat(reader.selectors).containsOnly(BINDING.selector());
+        assertThat(guests.runs).containsExactly(0, 1, 2);
+        assertThat(guests.loads).containsExactly(DIGEST);
+        assertThat(journal.publishes).singleElement().satisfies(batch -> assertThat(batch)
+                .extracting(SlotPublication::slotIndex).containsExactly(0, 1, 2));
+        assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> {
+            assertThat(e.succeeded()).isTrue();
+            assertThat(e.partitionId()).isEqualTo(1);
+            assertThat(e.epoch()).isEqualTo(7);
+            assertThat(e.hostId()).isEqualTo("h1");
+            assertThat(PartialsCodec.decode(e.payload())).containsExactly(new Partial("p1", 1));
+        });
+        assertThat(executor.refusals()).isZero();
+        assertThat(executor.replays()).isZero();
+    }
+
+    @Test
+    void aJournaledWireIdIsReplayedWithoutReadingOrRunning() throws Exception {
+        JournalEntry earlier = journaled(1, true, null);
+        journal.entries.put("t|" + wireId(1), earlier);
+
+        HostRunReply reply = run(request(0, 1, 2));
+
+        reply.slots().forEach(HostRunExecutorTest::assertPublished);
+        SlotOutcome replayed = reply.slots().get(1);
+        assertThat(replayed.rowCount()).isEqualTo(5);
+        assertThat(replayed.emitCount()).isEqualTo(2);
+        assertThat(replayed.guestMicros()).isEqualTo(9);
+        assertThat(reader.reads).containsExactly(0, 2);
+        assertThat(guests.runs).containsExactly(0, 2);
+        assertThat(journal.publishes.get(0)).extracting(SlotPublication::outcome).element(1).isSameAs(earlier);
+        assertThat(executor.replays()).isEqualTo(1);
+        assertThat(executor.refusals()).isZero();
+    }
+
+    @Test
+    void aReplayedFailureSaysTheGuestStartedAndStopsTheLaterSlots() throws Exception {
+        journal.entries.put("t|" + wireId(0), journaled(0, false, ErrorCode.GUEST_TRAP));
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.GUEST_TRAP, true, "earlier failure");
+        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, false, "not run");
+        assertThat(guests.runs).isEmpty();
+        assertThat(journal.publishedSlots()).containsExactly(0);
+        assertThat(executor.replays()).isEqualTo(1);
+    }
+
+    @Test
+    void aSlotNotLedUnderItsEpochIsRefusedNotStartedAndTheLaterSlotsStillRun() throws Exception {
+        leases.leading(partition(0, 8)); // this node leads partition 0 under a later epoch than planned
+
+        HostRunReply reply = run(request(0, 1, 2));
+
+        assertFailed(reply.slots().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0 under epoch 7");
+        assertPublished(reply.slots().get(1));
+        assertPublished(reply.slots().get(2));
+        assertThat(reader.reads).containsExactly(1, 2);
+        assertThat(guests.runs).containsExactly(1, 2);
+        assertThat(journal.publishedSlots()).containsExactly(1, 2);
+        assertThat(journal.entry("t", wireId(0))).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(1);
+    }
+
+    @Test
+    void aGuestFailureStopsTheLaterSlotsOfTheRequestAndIsJournaledAsAFailure() throws Exception {
+        guests.failures.put(1, new ThresherException(ErrorCode.GUEST_TRAP, "unreachable executed"));
+
+        HostRunReply reply = run(request(0, 1, 2, 3));
+
+        assertPublished(reply.slots().get(0));
+        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
+        assertFailed(reply.slots().get(2), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertFailed(reply.slots().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertThat(guests.runs).containsExactly(0, 1);
+        assertThat(journal.publishedSlots()).containsExactly(0, 1);
+        assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> {
+            assertThat(e.succeeded()).isFalse();
+            assertThat(e.errorCode()).isEqualTo(ErrorCode.GUEST_TRAP.code());
+            assertThat(e.rowCount()).isEqualTo(3);
+        });
+        assertThat(journal.entry("t", wireId(2))).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(2);
+    }
+
+    @Test
+    void aRetryableRefusalOfTheCellBeforeTheGuestIsNotJournaledAndTheLaterSlotsStillRun() throws Exception {
+        guests.failures.put(0, Fakes.Guests.refused(ErrorCode.CELL_UNAVAILABLE));
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "refused before the guest");
+        assertPublished(reply.slots().get(1));
+        assertThat(guests.runs).containsExactly(1);
+        assertThat(journal.entry("t", wireId(0))).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(1);
+    }
+
+    @Test
+    void aStopBeforeTheRequestSkipsEverySlot() throws Exception {
+        executor.stop(callId);
+
+        HostRunReply reply = run(request(0, 1, 2));
+
+        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false,
+                "the coordinator stopped the call"));
+        assertThat(reader.reads).isEmpty();
+        assertThat(guests.runs).isEmpty();
+        assertThat(journal.publishes).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(3);
+        assertThat(executor.stopsReceived()).isEqualTo(1);
+    }
+
+    @Test
+    void aStopOfAnotherCallChangesNothing() throws Exception {
+        executor.stop(UUID.randomUUID().toString());
+
+        run(request(0, 1)).slots().forEach(HostRunExecutorTest::assertPublished);
+        assertThat(guests.runs).containsExactly(0, 1);
+        assertThat(executor.stopsReceived()).isEqualTo(1);
+    }
+
+    @Test
+    void aStopDuringTheRequestSkipsTheSlotsNotStartedYet() throws Exception {
+        guests.whileRunning = partition -> executor.stop(callId); // arrives while slot 0's guest runs
+
+        HostRunReply reply = run(request(0, 1, 2));
+
+        assertPublished(reply.slots().get(0));
+        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertFailed(reply.slots().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertThat(guests.runs).containsExactly(0);
+        assertThat(journal.publishedSlots()).containsExactly(0);
+    }
+
+    @Test
+    void aLeaseThatLapsesBetweenTheReadAndTheGuestRefusesTheSlotBeforeTheGuest() throws Exception {
+        leases.lapseAfter.put(0, new AtomicInteger(1)); // led when the read starts, lapsed right before the guest
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0");
+        assertPublished(reply.slots().get(1));
+        assertThat(reader.reads).containsExactly(0, 1);
+        assertThat(guests.runs).containsExactly(1);
+        assertThat(journal.entry("t", wireId(0))).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailpointBeforeTheGuestRefusesTheSlotNotStarted() throws Exception {
+        failpoints.arm(Failpoint.BEFORE_GUEST_START, site -> site.slotIndex() == 0, 1,
+                Failpoints.Action.fail(ErrorCode.CELL_UNAVAILABLE));
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "shard.before-guest-start");
+        assertPublished(reply.slots().get(1));
+        assertThat(guests.runs).containsExactly(1);
+    }
+
+    @Test
+    void aPublishFencedNotLeaderAnswersTargetStaleWithTheGuestStarted() throws Exception {
+        journal.leaseLostAtPublish.add(1);
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertPublished(reply.slots().get(0));
+        assertFailed(reply.slots().get(1), ErrorCode.TARGET_STALE, true,
+                "lost the lease of partition 1 under epoch 7 before publishing the slot");
+        assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> assertThat(e.succeeded()).isTrue());
+    }
+
+    @Test
+    void aStoreFailureAtPublishFailsEveryPendingSlotWithTheGuestStarted() throws Exception {
+        journal.publishFailure = new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: connection lost");
+        leases.led.remove(2);
+
+        HostRunReply reply = run(request(0, 1, 2));
+
+        assertFailed(reply.slots().get(0), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
+        assertFailed(reply.slots().get(1), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
+        assertFailed(reply.slots().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 2");
+        assertThat(reply.publishMicros()).isZero();
+        assertThat(guests.runs).containsExactly(0, 1);
+    }
+
+    @Test
+    void aFailpointBeforeThePublishFailsThatSlotWithTheGuestStartedAndPublishesTheOthers() throws Exception {
+        failpoints.arm(Failpoint.BEFORE_SLOT_PUBLISH, site -> site.slotIndex() == 0, 1,
+                Failpoints.Action.fail(ErrorCode.STORE_UNAVAILABLE));
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.STORE_UNAVAILABLE, true, "shard.before-slot-publish");
+        assertPublished(reply.slots().get(1));
+        assertThat(journal.publishedSlots()).containsExactly(1);
+    }
+
+    @Test
+    void anExpiredRequestIsRefusedWithoutReadingOrRunning() throws Exception {
+        HostRunReply reply = run(request(0L, 0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed");
+        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "not run");
+        assertThat(reader.reads).isEmpty();
+        assertThat(guests.runs).isEmpty();
+        assertThat(journal.publishes).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(2);
+    }
+
+    @Test
+    void aBindingVersionNotKnownHereOrPinningAnotherComponentIsTargetStaleBeforeAnyRead() throws Exception {
+        bindings.versions.clear();
+        HostRunReply unknown = run(request(0, 1));
+        assertThat(unknown.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+                "binding b version 3 is not known here"));
+
+        bindings.with(new Binding("t", "b", 3, "sha256:" + "cd".repeat(32), BINDING.selector()));
+        HostRunReply other = run(request(0, 1));
+        assertThat(other.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false, "pins sha256:cdcd"));
+
+        assertThat(reader.reads).isEmpty();
+        assertThat(guests.runs).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(4);
+    }
+
+    @Test
+    void aComponentMissingFromThePackageStoreIsTargetStaleBeforeAnyRead() throws Exception {
+        guests.packages.clear();
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+                "not in the package store"));
+        assertThat(reader.reads).isEmpty();
+        assertThat(guests.runs).isEmpty();
+    }
+
+    @Test
+    void aJournalThatCannotBeReadFailsEverySlotNotStarted() throws Exception {
+        journal.readFailure = new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: connection lost");
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.STORE_UNAVAILABLE, false, "connection lost"));
+        assertThat(reader.reads).isEmpty();
+        assertThat(executor.refusals()).isEqualTo(2);
+    }
+
+    @Test
+    void repliesKeepTheRequestsSlotOrderAndTheCountersCountRefusalsReplaysAndStops() throws Exception {
+        journal.entries.put("t|" + wireId(5), journaled(5, true, null));
+        leases.led.remove(9);
+
+        HostRunReply reply = run(request(2, 5, 9));
+
+        assertPublished(reply.slots().get(0));
+        assertPublished(reply.slots().get(1));
+        assertFailed(reply.slots().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 9");
+        assertThat(journal.publishes.get(0)).extracting(SlotPublication::slotIndex).containsExactly(2, 5);
+        assertThat(executor.replays()).isEqualTo(1);
+        assertThat(executor.refusals()).isEqualTo(1);
+        assertThat(executor.stopsReceived()).isZero();
+
+        executor.stop(callId);
+        executor.stop(callId);
+        assertThat(executor.stopsReceived()).isEqualTo(2);
+        HostRunReply stopped = run(request(2, 5, 9));
+        assertThat(stopped.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false, "stopped"));
+        assertThat(executor.replays()).isEqualTo(1);
+        assertThat(executor.refusals()).isEqualTo(4);
+    }
+}
