@@ -602,11 +602,24 @@ public final class ControlStore {
                 c.commit();
                 return r;
             } catch (SQLException | RuntimeException e) {
-                c.rollback();
+                rollbackKeeping(c, e);
                 throw e;
+            } catch (AssertionError e) {
+                // pgjdbc run with -ea asserts on a connection that died inside a batch: the database is gone
+                rollbackKeeping(c, e);
+                throw unavailable(new SQLException("connection lost: " + e.getMessage(), "08006", e));
             }
         } catch (SQLException e) {
             throw unavailable(e);
+        }
+    }
+
+    /** Rolls back; a rollback that fails too (the connection died) is kept beside the original failure, not instead of it. */
+    private static void rollbackKeeping(Connection c, Throwable original) {
+        try {
+            c.rollback();
+        } catch (SQLException | RuntimeException rollbackFailure) {
+            original.addSuppressed(rollbackFailure);
         }
     }
 
