@@ -2,6 +2,8 @@ package dev.thresher.bindings.abi;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -18,13 +20,23 @@ import java.util.Objects;
  * <p>Not thread-safe; one builder builds one batch.
  */
 public final class RowBatchBuilder {
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private final int partitionId;
     private final List<Column> columns;
     private final int maxRows;
     private final int maxBytes;
     private final long headerSize;
     private final ColumnData[] data;
-    private final boolean[] setInRow;
+    /** The row (1-based) in which each column was last set: equal to {@code rows} means set in the open row. */
+    private final int[] setInRow;
+    /**
+     * An upper bound of the bytes a row adds whatever its values (the variable-length payload aside): 8 per
+     * fixed-width or offset entry, 1 per bool or null bit; with {@link #slackBytes} and the payload it bounds
+     * the encoded size from above, so the exact size is computed only near {@code maxBytes}.
+     */
+    private final long perRowBound;
+    private final long slackBytes;
+    private long payloadBytes;
     private int rows;
     private boolean rowOpen;
     private boolean finished;
@@ -51,7 +63,15 @@ public final class RowBatchBuilder {
         for (int i = 0; i < data.length; i++) {
             data[i] = new ColumnData(this.columns.get(i));
         }
-        this.setInRow = new boolean[data.length];
+        this.setInRow = new int[data.length];
+        long perRow = 0;
+        long slack = 0;
+        for (Column c : this.columns) {
+            perRow += (c.nullable() ? 1 : 0) + (c.type() == ColumnType.BOOL ? 1 : 8);
+            slack += (c.nullable() ? 8 : 0) + 16; // padding of each part, and the offset table's extra entry
+        }
+        this.perRowBound = perRow;
+        this.slackBytes = slack;
         if (encodedSize(0) > maxBytes) {
             throw new ThresherException(ErrorCode.BATCH_TOO_LARGE,
                     "an empty batch of these columns already exceeds " + maxBytes + " bytes");
@@ -73,7 +93,6 @@ public final class RowBatchBuilder {
         }
         rows++;
         rowOpen = true;
-        Arrays.fill(setInRow, false);
         checkBytes();
     }
 
@@ -95,8 +114,7 @@ public final class RowBatchBuilder {
         Objects.requireNonNull(value, "value (use setNull)");
         byte[] utf8 = Utf8.encode(value, "text value");
         ColumnData c = slot(column, ColumnType.TEXT);
-        c.appendVar(utf8, 0, utf8.length);
-        checkBytes();
+        appendVar(c, utf8, 0, utf8.length);
         return this;
     }
 
@@ -115,14 +133,17 @@ public final class RowBatchBuilder {
             throw new IllegalArgumentException("text value is not valid UTF-8 (at byte " + (bad - offset) + ")");
         }
         ColumnData c = slot(column, ColumnType.TEXT);
-        c.appendVar(utf8, offset, length);
-        checkBytes();
+        appendVar(c, utf8, offset, length);
         return this;
     }
 
     /** The index of the first byte in {@code [from, to)} that starts a malformed UTF-8 sequence, or -1. */
     private static int firstMalformedUtf8(byte[] b, int from, int to) {
         int i = from;
+        // ASCII runs eight bytes at a time: no byte of the word has its high bit set
+        while (i + 8 <= to && ((long) LONGS.get(b, i) & 0x8080808080808080L) == 0) {
+            i += 8;
+        }
         while (i < to) {
             int c = b[i];
             if (c >= 0) {
@@ -181,8 +202,7 @@ public final class RowBatchBuilder {
     public RowBatchBuilder setBytes(int column, byte[] value, int offset, int length) {
         Objects.checkFromIndexSize(offset, length, value.length);
         ColumnData c = slot(column, ColumnType.BYTES);
-        c.appendVar(value, offset, length);
-        checkBytes();
+        appendVar(c, value, offset, length);
         return this;
     }
 
@@ -243,7 +263,16 @@ public final class RowBatchBuilder {
         return n;
     }
 
+    private void appendVar(ColumnData c, byte[] src, int offset, int length) {
+        c.appendVar(src, offset, length);
+        payloadBytes += length;
+        checkBytes();
+    }
+
     private void checkBytes() {
+        if (headerSize + rows * perRowBound + slackBytes + payloadBytes <= maxBytes) {
+            return; // below the bound the exact size cannot exceed
+        }
         long size = encodedSize(rows);
         if (size > maxBytes) {
             throw new ThresherException(ErrorCode.BATCH_TOO_LARGE,
@@ -268,10 +297,10 @@ public final class RowBatchBuilder {
             throw new IllegalArgumentException("column " + column + " (" + c.column.name() + ") is "
                     + c.column.type() + ", not " + expected);
         }
-        if (setInRow[column]) {
+        if (setInRow[column] == rows) {
             throw new IllegalStateException("column " + column + " already set in row " + (rows - 1));
         }
-        setInRow[column] = true;
+        setInRow[column] = rows;
         return c;
     }
 
@@ -280,13 +309,13 @@ public final class RowBatchBuilder {
             return;
         }
         for (int i = 0; i < data.length; i++) {
-            if (!setInRow[i]) {
+            if (setInRow[i] != rows) {
                 ColumnData c = data[i];
                 if (!c.column.nullable()) {
                     throw new IllegalArgumentException("column " + i + " (" + c.column.name()
                             + ") is not nullable but was not set in row " + (rows - 1));
                 }
-                setInRow[i] = true;
+                setInRow[i] = rows;
                 c.appendNull(rows - 1);
             }
         }
@@ -359,9 +388,8 @@ public final class RowBatchBuilder {
             }
             switch (column.type()) {
                 case INT64, FLOAT64 -> {
-                    for (int r = 0; r < rows; r++) {
-                        out.putLong(fixed[r]);
-                    }
+                    out.asLongBuffer().put(fixed, 0, rows);
+                    out.position(out.position() + 8 * rows);
                 }
                 case BOOL -> {
                     int start = out.position();
@@ -371,9 +399,7 @@ public final class RowBatchBuilder {
                 case TEXT, BYTES -> {
                     int start = out.position();
                     out.putInt(0);
-                    for (int r = 0; r < rows; r++) {
-                        out.putInt(ends[r]);
-                    }
+                    out.asIntBuffer().put(ends, 0, rows);
                     out.position(start + (int) RowBatchLayout.offsetsSize(rows));
                     start = out.position();
                     out.put(varBytes, 0, (int) varLen);

@@ -70,6 +70,21 @@ class RowBatchBuilderTextUtf8Test {
             assertThatThrownBy(() -> builder.setTextUtf8(0, b, 0, b.length)).as(hex)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not valid UTF-8");
         }
+        // After an ASCII run of any length (whole eight-byte words or not), the malformed byte is found where it is.
+        for (int run : new int[] {1, 7, 8, 9, 15, 16, 17, 40}) {
+            for (String hex : bad) {
+                byte[] b = HexFormat.of().parseHex("41".repeat(run) + hex + "42".repeat(run));
+                RowBatchBuilder builder = new RowBatchBuilder(1, COLUMNS, 10, 1 << 20);
+                builder.startRow();
+                assertThatThrownBy(() -> builder.setTextUtf8(0, b, 0, b.length)).as(run + " + " + hex)
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not valid UTF-8");
+            }
+            byte[] lone = HexFormat.of().parseHex("41".repeat(run) + "80");
+            RowBatchBuilder builder = new RowBatchBuilder(1, COLUMNS, 10, 1 << 20);
+            builder.startRow();
+            assertThatThrownBy(() -> builder.setTextUtf8(0, lone, 0, lone.length))
+                    .hasMessageContaining("at byte " + run + ")");
+        }
         // The truncation is judged within the slice, not the array.
         byte[] emoji = "🎉".getBytes(StandardCharsets.UTF_8);
         RowBatchBuilder builder = new RowBatchBuilder(1, COLUMNS, 10, 1 << 20);
