@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * measures each workload on each peer, and fills a {@link Report}.
  */
 final class Bench {
-    static final List<String> PEERS = List.of("thresher", "pg-fanout", "pg-single", "hazelcast-agg", "hazelcast-sql", "java");
+    static final List<String> PEERS = List.of("thresher", "pg-fanout", "pg-rows", "pg-single", "hazelcast-agg", "hazelcast-sql", "java");
 
     /**
      * @param clients the throughput workload's client counts; the latency workloads use 1 client

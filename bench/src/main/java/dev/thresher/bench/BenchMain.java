@@ -50,7 +50,7 @@ public final class BenchMain implements Callable<Integer> {
     List<String> workloads;
 
     @Option(names = "--peers", split = ",",
-            description = "Among thresher, pg-fanout, pg-single, hazelcast-agg, hazelcast-sql, java (default all).")
+            description = "Among thresher, pg-fanout, pg-rows, pg-single, hazelcast-agg, hazelcast-sql, java (default all).")
     List<String> peers;
 
     @Option(names = "--out", defaultValue = "docs/benchmarks.md",

@@ -114,6 +114,13 @@ final class Dataset implements AutoCloseable {
                     }
                     peers.add(new PgFanoutPeer(urls));
                 }
+                case "pg-rows" -> {
+                    List<String> urls = new ArrayList<>();
+                    for (int i = 1; i <= cluster.nodes().size(); i++) {
+                        urls.add(cluster.shardUrl(i));
+                    }
+                    peers.add(new PgRowsPeer(urls));
+                }
                 case "pg-single" -> {
                     progress.say("copying the " + rows + " orders into one database, " + SINGLE_DB);
                     peers.add(new PgSinglePeer(createSingle()));

@@ -25,7 +25,7 @@ class BenchIT {
         assertThat(code).as("exit code (0: every answer agreed)").isZero();
         String md = Files.readString(out);
         List<String> lines = Arrays.asList(md.split("\n"));
-        assertThat(md).contains("## Answers checked", "## Targets", "## Thresher: where a call's time goes", "fsync = ",
+        assertThat(md).contains("## Answers checked", "## Targets", "### The row-read floor", "## Thresher: where a call's time goes", "fsync = ",
                 "synchronous_commit = ");
         for (String workload : WORKLOADS) {
             for (String peer : Bench.PEERS) {
