@@ -291,7 +291,7 @@ public final class ControlStore {
 
     /** The journaled outcomes of several wire identities of one tenant, in one statement; absent ones are missing. */
     public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {
-        return inTransaction(c -> journaled(c, tenant, wireIds));
+        return autoCommit(c -> journaled(c, tenant, wireIds));
     }
 
     private static Map<String, JournalEntry> journaled(Connection c, String tenant, List<String> wireIds)
@@ -386,8 +386,91 @@ public final class ControlStore {
      * @return what stands, in the order of {@code publications}
      */
     public List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId, long leaseMs) {
+        if (publications.isEmpty()) {
+            return List.of();
+        }
+        // What the one statement did per wire id: whether it journaled it, and whether it published its slot.
+        Map<String, boolean[]> done = autoCommit(c -> {
+            try (PreparedStatement ps = c.prepareStatement(journalAndPublishSlotsSql(publications.size()))) {
+                int i = 1;
+                for (SlotPublication p : publications) {
+                    JournalEntry e = p.outcome();
+                    Object[] row = {e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(),
+                            e.succeeded(), e.errorCode(), e.errorMessage(), e.rowCount(), e.emitCount(), e.payload(),
+                            e.guestMicros(), p.slotIndex(), e.succeeded() ? PartialsCodec.count(e.payload()) : 0};
+                    for (Object v : row) {
+                        ps.setObject(i++, v);
+                    }
+                }
+                bindFrom(ps, i, hostId, leaseMs, hostId);
+                Map<String, boolean[]> out = new HashMap<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.put(rs.getString(1), new boolean[] {rs.getBoolean(2), rs.getBoolean(3)});
+                    }
+                }
+                return out;
+            }
+        });
+        List<SlotPublication> earlier = new ArrayList<>();
+        for (SlotPublication p : publications) {
+            if (!done.get(p.outcome().wireId())[0]) {
+                earlier.add(p);
+            }
+        }
+        // An outcome that met an earlier writer's (a redelivery, or a race) stands as that writer's; those
+        // slots are published from the standing entries, in a transaction of their own.
+        Map<String, SlotPublished> fromEarlier = earlier.isEmpty() ? Map.of() : publishStanding(earlier, hostId, leaseMs);
+        List<SlotPublished> out = new ArrayList<>(publications.size());
+        for (SlotPublication p : publications) {
+            JournalEntry e = p.outcome();
+            boolean[] d = done.get(e.wireId());
+            out.add(d[0] ? new SlotPublished(e, !e.succeeded() || d[1] ? SlotFence.PUBLISHED : SlotFence.NOT_LEADER)
+                    : fromEarlier.get(e.wireId()));
+        }
+        return out;
+    }
+
+    /**
+     * One statement for a host request's outcomes: journal them (first writer wins) and publish the slot of
+     * each successful one this statement journaled, fenced by the partition lease (the lease row locked
+     * {@code FOR SHARE}, judged by {@code clock_timestamp()}); it answers, per wire id, whether it journaled
+     * the outcome and whether it published the slot. Parameters: 16 per outcome (the journal columns, the
+     * slot index, the partial count), then host id, lease ms, host id.
+     */
+    private static String journalAndPublishSlotsSql(int outcomes) {
+        StringBuilder values = new StringBuilder();
+        for (int i = 0; i < outcomes; i++) {
+            values.append(i == 0 ? "" : ",\n  ").append("(?::text, ?::text, ?::uuid, ?::text, ?::text, ?::int, ?::bigint,"
+                    + " ?::boolean, ?::int, ?::text, ?::int, ?::int, ?::bytea, ?::bigint, ?::int, ?::int)");
+        }
+        return "WITH v (tenant, " + JOURNAL_COLUMNS + ", slot_index, entry_count) AS (VALUES\n  " + values + """
+                ),
+                ins AS (
+                  INSERT INTO journal (tenant, %1$s) SELECT tenant, %1$s FROM v
+                  ON CONFLICT (tenant, wire_id) DO NOTHING
+                  RETURNING wire_id),
+                pub AS (
+                  INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
+                    row_count, emit_count, entry_count, lease_until)
+                  SELECT v.call_id, v.slot_index, v.tenant, v.partition_id, v.epoch, v.wire_id, ?, v.row_count, v.emit_count,
+                    v.entry_count, clock_timestamp() + make_interval(secs => ? / 1000.0)
+                  FROM v JOIN ins ON ins.wire_id = v.wire_id
+                  WHERE v.succeeded AND EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = v.partition_id
+                    AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)
+                  ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
+                    WHERE shard_slots.wire_id = EXCLUDED.wire_id
+                  RETURNING wire_id)
+                SELECT v.wire_id, ins.wire_id IS NOT NULL, pub.wire_id IS NOT NULL
+                FROM v LEFT JOIN ins ON ins.wire_id = v.wire_id LEFT JOIN pub ON pub.wire_id = v.wire_id""".formatted(
+                        JOURNAL_COLUMNS.replace("\n", " "));
+    }
+
+    /** Publishes, fenced, the standing (earlier writers') outcomes of wire ids already journaled, in one transaction. */
+    private Map<String, SlotPublished> publishStanding(List<SlotPublication> publications, String hostId, long leaseMs) {
         return inTransaction(c -> {
-            Map<String, JournalEntry> standing = journal(c, publications.stream().map(SlotPublication::outcome).toList());
+            Map<String, JournalEntry> standing = journaled(c, publications.get(0).outcome().tenant(),
+                    publications.stream().map(p -> p.outcome().wireId()).toList());
             List<SlotPublication> toPublish = new ArrayList<>();
             for (SlotPublication p : publications) {
                 if (standing.get(p.outcome().wireId()).succeeded()) {
@@ -418,10 +501,10 @@ public final class ControlStore {
                     }
                 }
             }
-            List<SlotPublished> out = new ArrayList<>(publications.size());
+            Map<String, SlotPublished> out = new HashMap<>();
             for (SlotPublication p : publications) {
                 String w = p.outcome().wireId();
-                out.add(new SlotPublished(standing.get(w), fences.getOrDefault(w, SlotFence.PUBLISHED)));
+                out.put(w, new SlotPublished(standing.get(w), fences.getOrDefault(w, SlotFence.PUBLISHED)));
             }
             return out;
         });
@@ -441,35 +524,42 @@ public final class ControlStore {
      * and reads the call's published slots and any journaled reduction, in one transaction.
      */
     public ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs) {
-        return inTransaction(c -> {
-            boolean held;
-            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE)) {
-                bind(ps, callId, hostId, reduceWireId, leaseMs);
-                held = ps.executeUpdate() == 1;
-            }
-            if (!held) {
-                return new ReduceStart(false, List.of(), Optional.empty());
-            }
-            List<SlotRow> rows = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("""
-                    SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
-                           s.entry_count, j.payload, s.lease_until > clock_timestamp(), coalesce(p.epoch, -1)
-                    FROM shard_slots s
-                    LEFT JOIN partitions p ON p.partition_id = s.partition_id
-                    LEFT JOIN journal j ON j.tenant = s.tenant AND j.wire_id = s.wire_id
-                    WHERE s.call_id = ? ORDER BY s.slot_index""")) {
-                ps.setObject(1, callId);
-                try (ResultSet rs = ps.executeQuery()) {
+        // Three statements sent together: one round trip, one implicit transaction.
+        return autoCommit(c -> {
+            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE + ";\n" + READ_SLOTS + ";\n" + "SELECT "
+                    + JOURNAL_COLUMNS + " FROM journal WHERE tenant = ? AND wire_id = ?")) {
+                bind(ps, callId, hostId, reduceWireId, leaseMs, callId, tenant, reduceWireId);
+                ps.execute();
+                boolean held = ps.getUpdateCount() == 1;
+                List<SlotRow> rows = new ArrayList<>();
+                ps.getMoreResults();
+                try (ResultSet rs = ps.getResultSet()) {
                     while (rs.next()) {
                         rows.add(new SlotRow(rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getString(4), rs.getString(5),
                                 rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getBytes(9), rs.getBoolean(10), rs.getLong(11)));
                     }
                 }
+                ps.getMoreResults();
+                JournalEntry reduce = null;
+                try (ResultSet rs = ps.getResultSet()) {
+                    if (rs.next()) {
+                        reduce = journalEntry(tenant, rs);
+                    }
+                }
+                return held ? new ReduceStart(true, rows, Optional.ofNullable(reduce))
+                        : new ReduceStart(false, List.of(), Optional.empty());
             }
-            return new ReduceStart(true, rows, Optional.ofNullable(journaled(c, tenant, List.of(reduceWireId))
-                    .get(reduceWireId)));
         });
     }
+
+    /** A call's published slots with their partials, lease state and partition's current epoch; parameter: call id. */
+    private static final String READ_SLOTS = """
+            SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
+                   s.entry_count, j.payload, s.lease_until > clock_timestamp(), coalesce(p.epoch, -1)
+            FROM shard_slots s
+            LEFT JOIN partitions p ON p.partition_id = s.partition_id
+            LEFT JOIN journal j ON j.tenant = s.tenant AND j.wire_id = s.wire_id
+            WHERE s.call_id = ? ORDER BY s.slot_index""";
 
     private static final String TAKE_REDUCE_LEASE = """
             INSERT INTO reduce_leases (call_id, host_id, wire_id, lease_until)
@@ -499,14 +589,78 @@ public final class ControlStore {
      */
     public Map.Entry<JournalEntry, Optional<PublishOutcome>> journalAndPublish(JournalEntry reduction, String hostId,
                                                                                int attempts) {
-        return inTransaction(c -> {
-            JournalEntry standing = journal(c, List.of(reduction)).get(reduction.wireId());
-            if (!standing.succeeded()) {
-                return Map.entry(standing, Optional.<PublishOutcome>empty());
+        // Three statements sent together, one round trip and one implicit transaction: journal (first writer
+        // wins), publish the standing reduction if it succeeded, read back what stands.
+        return autoCommit(c -> {
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO journal (tenant, " + JOURNAL_COLUMNS
+                    + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, wire_id) DO NOTHING;\n"
+                    + PUBLISH_STANDING_REDUCTION + ";\n" + PUBLICATION_STATE)) {
+                JournalEntry e = reduction;
+                bind(ps, e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(),
+                        e.succeeded(), e.errorCode(), e.errorMessage(), e.rowCount(), e.emitCount(), e.payload(),
+                        e.guestMicros(),
+                        hostId, attempts, e.tenant(), e.wireId(), e.callId(), hostId,
+                        hostId, e.callId(), e.tenant(), e.wireId());
+                ps.execute();
+                ps.getMoreResults();
+                boolean published = ps.getUpdateCount() == 1;
+                ps.getMoreResults();
+                try (ResultSet rs = ps.getResultSet()) {
+                    if (!rs.next()) {
+                        throw new SQLException("the reduction " + e.wireId() + " is not in the journal after journaling it");
+                    }
+                    JournalEntry standing = journalEntry(e.tenant(), rs);
+                    if (!standing.succeeded()) {
+                        return Map.entry(standing, Optional.<PublishOutcome>empty());
+                    }
+                    if (published) {
+                        return Map.entry(standing, Optional.of(new PublishOutcome(PublishOutcome.Status.PUBLISHED,
+                                Optional.of(new String(standing.payload(), java.nio.charset.StandardCharsets.UTF_8)))));
+                    }
+                    return Map.entry(standing, Optional.of(notPublished(rs.getString(14), rs.getString(15),
+                            rs.getBoolean(16))));
+                }
             }
-            String result = new String(standing.payload(), java.nio.charset.StandardCharsets.UTF_8);
-            return Map.entry(standing, Optional.of(publishResult(c, standing.callId(), hostId, result, attempts)));
         });
+    }
+
+    /**
+     * Publishes the standing reduction of a call as its result, while the call is running, {@code hostId}
+     * holds a live reduce lease and the binding is at the pinned version. Parameters: host id, attempts,
+     * tenant, reduce wire id, call id, host id.
+     */
+    private static final String PUBLISH_STANDING_REDUCTION = """
+            UPDATE invocations i SET state = 'succeeded', result_json = convert_from(j.payload, 'UTF8'), finished_at = now(),
+              published_by = ?, attempts = ?
+            FROM journal j
+            WHERE j.tenant = ? AND j.wire_id = ? AND j.succeeded
+              AND i.call_id = ? AND i.state = 'running'
+              AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
+                          AND r.lease_until > now())
+              AND i.binding_version = (SELECT max(b.version) FROM bindings b
+                                       WHERE b.tenant = i.tenant AND b.name = i.binding_name)""";
+
+    /**
+     * The standing reduction (columns 1–13) and its call's state: 14 state, 15 result, 16 whether
+     * {@code hostId} holds a live reduce lease. Parameters: host id, call id, tenant, reduce wire id.
+     */
+    private static final String PUBLICATION_STATE = "SELECT " + JOURNAL_COLUMNS.replaceAll("(\\w+)", "j.$1") + """
+            , i.state, i.result_json,
+              EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
+                      AND r.lease_until > now())
+            FROM journal j LEFT JOIN invocations i ON i.call_id = ?
+            WHERE j.tenant = ? AND j.wire_id = ?""";
+
+    /** Why a result was not published, from the call's state (null: no such invocation) and whether this host holds the lease. */
+    private static PublishOutcome notPublished(String state, String result, boolean leaseHeld) {
+        if ("succeeded".equals(state)) {
+            return new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of(result));
+        }
+        if (!"running".equals(state)) {
+            return new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty());
+        }
+        return new PublishOutcome(leaseHeld ? PublishOutcome.Status.BINDING_REPLACED
+                : PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty());
     }
 
     /**
@@ -535,21 +689,12 @@ public final class ControlStore {
         try (PreparedStatement ps = c.prepareStatement("""
                 SELECT i.state, i.result_json,
                        EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
-                               AND r.lease_until > now()),
-                       i.binding_version = (SELECT max(b.version) FROM bindings b
-                                            WHERE b.tenant = i.tenant AND b.name = i.binding_name)
+                               AND r.lease_until > now())
                 FROM invocations i WHERE i.call_id = ?""")) {
             bind(ps, hostId, callId);
             try (ResultSet rs = ps.executeQuery()) {
-                String state = rs.next() ? rs.getString(1) : "missing";
-                if (state.equals("succeeded")) {
-                    return new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of(rs.getString(2)));
-                }
-                if (!state.equals("running")) {
-                    return new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty());
-                }
-                return new PublishOutcome(rs.getBoolean(3) ? PublishOutcome.Status.BINDING_REPLACED
-                        : PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty());
+                return rs.next() ? notPublished(rs.getString(1), rs.getString(2), rs.getBoolean(3))
+                        : notPublished(null, null, false);
             }
         }
     }
@@ -592,6 +737,24 @@ public final class ControlStore {
     @FunctionalInterface
     private interface SqlFunction<T, R> {
         R apply(T t) throws SQLException;
+    }
+
+    /**
+     * Runs work on a connection in auto-commit mode: one statement, or several sent by one {@code execute}
+     * (pgjdbc sends them with a single Sync, so PostgreSQL runs them in one implicit transaction, all or
+     * nothing, in one round trip).
+     */
+    private <R> R autoCommit(SqlFunction<Connection, R> work) {
+        try (Connection c = db.getConnection()) {
+            try {
+                return work.apply(c);
+            } catch (AssertionError e) {
+                // pgjdbc run with -ea asserts on a connection that died inside a batch: the database is gone
+                throw unavailable(new SQLException("connection lost: " + e.getMessage(), "08006", e));
+            }
+        } catch (SQLException e) {
+            throw unavailable(e);
+        }
     }
 
     private <R> R inTransaction(SqlFunction<Connection, R> work) {
@@ -644,8 +807,13 @@ public final class ControlStore {
     }
 
     private static void bind(PreparedStatement ps, Object... args) throws SQLException {
+        bindFrom(ps, 1, args);
+    }
+
+    /** Binds {@code args} to the parameters from {@code first} on. */
+    private static void bindFrom(PreparedStatement ps, int first, Object... args) throws SQLException {
         for (int i = 0; i < args.length; i++) {
-            ps.setObject(i + 1, args[i]);
+            ps.setObject(first + i, args[i]);
         }
     }
 
