@@ -186,7 +186,7 @@ final class Dataset implements AutoCloseable {
                 ByteArrayOutputStream buf = new ByteArrayOutputStream();
                 try (Connection shard = DriverManager.getConnection(cluster.shardUrl(i), DevCluster.USER, DevCluster.PASSWORD)) {
                     shard.unwrap(PGConnection.class).getCopyAPI()
-                            .copyOut("COPY orders (order_id, region, amount, thresher_slot) TO STDOUT", buf);
+                            .copyOut("COPY (SELECT order_id, region, amount, thresher_slot FROM orders) TO STDOUT", buf);
                 }
                 in.copyIn("COPY orders (order_id, region, amount, thresher_slot) FROM STDIN", new ByteArrayInputStream(buf.toByteArray()));
             }
