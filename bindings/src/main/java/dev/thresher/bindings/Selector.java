@@ -14,12 +14,15 @@ import net.sf.jsqlparser.schema.Table;
 import net.sf.jsqlparser.statement.Statement;
 import net.sf.jsqlparser.statement.select.PlainSelect;
 import net.sf.jsqlparser.statement.select.SelectItem;
-import net.sf.jsqlparser.util.TablesNamesFinder;
 
 /**
  * A binding's fixed selector: one literal single-table {@code SELECT} of plain columns with an
  * optional {@code WHERE}. Nothing that needs more than one partition's rows is allowed (no joins,
- * grouping, ordering, limits, distinct, subqueries, set operations).
+ * grouping, ordering, limits, distinct, subqueries, set operations), and the filter is built only from
+ * an allow-list ({@link WhereAllowList}): columns, literals, comparisons, {@code AND}/{@code OR}/{@code NOT},
+ * {@code IN} lists, {@code BETWEEN}, {@code IS [NOT] NULL|TRUE|FALSE|DISTINCT FROM}, {@code [I]LIKE}, arithmetic and casts to built-in
+ * types. No function call, no comment, no second statement, no dollar quoting, no backslash: what the
+ * shard database runs is exactly the filter checked here, and it cannot change a session or write.
  *
  * @param sql the selector as declared
  * @param table the table read
@@ -27,6 +30,9 @@ import net.sf.jsqlparser.util.TablesNamesFinder;
  * @param where the filter, rendered back from the parsed tree, if any
  */
 public record Selector(String sql, String table, List<String> columns, Optional<String> where) {
+    /** The longest selector accepted, in characters. */
+    public static final int MAX_LENGTH = 8192;
+
     public Selector {
         Objects.requireNonNull(sql, "sql");
         Objects.requireNonNull(table, "table");
@@ -43,6 +49,15 @@ public record Selector(String sql, String table, List<String> columns, Optional<
      * @throws ThresherException {@link ErrorCode#INVALID_SELECTOR} naming what is not allowed
      */
     public static Selector parse(String sql) {
+        Objects.requireNonNull(sql, "sql");
+        if (sql.length() > MAX_LENGTH) {
+            throw new ThresherException(ErrorCode.INVALID_SELECTOR, "invalid selector: it is " + sql.length()
+                    + " characters long, more than " + MAX_LENGTH);
+        }
+        String lexical = WhereAllowList.lexicalProblem(sql);
+        if (lexical != null) {
+            throw invalid(sql, lexical);
+        }
         Statement statement;
         try {
             statement = CCJSqlParserUtil.parse(sql);
@@ -79,9 +94,9 @@ public record Selector(String sql, String table, List<String> columns, Optional<
         }
         Expression where = select.getWhere();
         if (where != null) {
-            TablesNamesFinder<?> finder = new TablesNamesFinder<>();
-            if (!finder.getTables(where).isEmpty()) {
-                throw invalid(sql, "subqueries are not allowed");
+            String refused = WhereAllowList.refusal(where, unquote(table.getName()));
+            if (refused != null) {
+                throw invalid(sql, refused);
             }
         }
         if (table.getSchemaName() != null || table.getDatabaseName() != null) {
@@ -91,7 +106,7 @@ public record Selector(String sql, String table, List<String> columns, Optional<
                 Optional.ofNullable(where).map(Expression::toString));
     }
 
-    private static String unquote(String identifier) {
+    static String unquote(String identifier) {
         if (identifier.length() >= 2 && identifier.startsWith("\"") && identifier.endsWith("\"")) {
             return identifier.substring(1, identifier.length() - 1).replace("\"\"", "\"");
         }

@@ -49,4 +49,64 @@ class SelectorTest {
                 .isInstanceOfSatisfying(ThresherException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR));
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "SELECT region FROM orders WHERE set_config('work_mem', '1MB', false) = '1MB'",
+        "SELECT region FROM orders WHERE pg_sleep(1) IS NOT NULL",
+        "SELECT region FROM orders WHERE nextval('s') > 0",
+        "SELECT region FROM orders WHERE lower(region) = 'x'",
+        "SELECT region FROM orders WHERE region = current_user",
+        "SELECT region FROM orders WHERE region = CURRENT_USER",
+        "SELECT region FROM orders WHERE amount > ?",
+        "SELECT region FROM orders WHERE region ~ 'x'",
+        "SELECT region FROM orders WHERE amount::regclass IS NULL",
+        "SELECT region FROM orders WHERE CAST(amount AS my_type) IS NULL",
+        "SELECT region FROM orders WHERE other.amount > 1",
+        "SELECT region FROM orders WHERE CASE WHEN amount > 1 THEN true ELSE false END",
+        "SELECT region FROM orders WHERE EXISTS (SELECT 1)",
+        "SELECT region FROM orders; DROP TABLE orders",
+        "SELECT region FROM orders;",
+        "SELECT region FROM orders -- trailing comment",
+        "SELECT region FROM orders /* comment */ WHERE amount > 1",
+        "SELECT region FROM orders WHERE region = $$x$$",
+        "SELECT region FROM orders WHERE region = E'\\x'",
+        "SELECT region FROM orders WHERE region = 'a\\'",
+        "SELECT region FROM orders WHERE region = 'not closed",
+        "SELECT \"region FROM orders",
+        "SELECT region FROM orders WHERE region LIKE 'x' ESCAPE '!' OR region SIMILAR TO 'x'",
+        "SELECT region FROM orders WHERE amount = ANY (SELECT 1)"
+    })
+    void theFilterIsAnAllowList(String sql) {
+        assertThatThrownBy(() -> Selector.parse(sql))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR));
+    }
+
+    @Test
+    void theAllowListKeepsTheUsualFilters() {
+        Selector s = Selector.parse("SELECT region, amount FROM orders WHERE amount BETWEEN 1 AND 2 AND region IN ('a', 'b')"
+                + " AND NOT (amount IS NULL) OR region ILIKE 'x%' AND amount::float8 > -1.5"
+                + " AND CAST(amount AS bigint) % 2 = 0 AND orders.amount <> 3 AND region IS NOT NULL"
+                + " AND region IS DISTINCT FROM 'y' AND (amount > 1) IS TRUE");
+        assertThat(s.where()).contains("amount BETWEEN 1 AND 2 AND region IN ('a', 'b') AND NOT (amount IS NULL)"
+                + " OR region ILIKE 'x%' AND amount::float8 > -1.5 AND CAST(amount AS bigint) % 2 = 0"
+                + " AND orders.amount <> 3 AND region IS NOT NULL AND region IS DISTINCT FROM 'y' AND (amount > 1) IS TRUE");
+    }
+
+    @Test
+    void quotedTextMayHoldWhatTheLexicalCheckRefusesOutsideIt() {
+        Selector s = Selector.parse("SELECT region FROM orders WHERE region = 'it''s; -- /* $1 */' AND \"amount;--\" > 0");
+        assertThat(s.where()).contains("region = 'it''s; -- /* $1 */' AND \"amount;--\" > 0");
+    }
+
+    @Test
+    void longSelectorsAreRefused() {
+        String sql = "SELECT region FROM orders WHERE " + "amount > 0 AND ".repeat(Selector.MAX_LENGTH / 15) + "true";
+        assertThatThrownBy(() -> Selector.parse(sql))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR);
+                    assertThat(e.getMessage()).contains("characters long");
+                });
+    }
 }

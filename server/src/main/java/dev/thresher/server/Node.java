@@ -112,7 +112,8 @@ public final class Node implements AutoCloseable {
                 config.dbPassword(), 8);
         backgroundControlDb = Pools.open(config.hostId() + "-control-upkeep", config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword(), 3);
-        shardDb = Pools.open(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
+        // The call path only reads shard databases: their sessions are read-only (docs/contract.md).
+        shardDb = Pools.openReadOnly(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
                 config.dbPassword(), limits.shardConcurrency());
         ControlStore.migrate(backgroundControlDb);
         callPathControlDb = new CountingDataSource(controlDb);

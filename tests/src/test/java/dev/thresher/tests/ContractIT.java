@@ -162,6 +162,47 @@ class ContractIT {
         assertThat(call(0, "dense_bounded")).as("exactly the bound is served whole").isEqualTo("{\"rows\":8192}");
     }
 
+    /**
+     * The call path does not write user tables, even through a view that writes when read: shard
+     * sessions are read-only, so the read fails typed and nothing is written. A selector that calls a
+     * function never reaches a shard at all.
+     */
+    @Test
+    void theCallPathDoesNotWriteUserTables() throws Exception {
+        try (Connection c = DriverManager.getConnection(cluster.shardUrl(1), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE audit_log (at timestamptz)");
+            s.execute("CREATE FUNCTION audit_read() RETURNS int VOLATILE LANGUAGE sql AS "
+                    + "'INSERT INTO audit_log VALUES (now()) RETURNING 1'");
+            s.execute("CREATE TABLE audited_rows (id bigint PRIMARY KEY, region text NOT NULL, "
+                    + "amount double precision NOT NULL, thresher_slot integer NOT NULL)");
+            s.execute("INSERT INTO audited_rows SELECT g, 'r', 1.0, g % 16 FROM generate_series(1, 50) g");
+            s.execute("CREATE VIEW audited AS SELECT * FROM audited_rows WHERE audit_read() = 1");
+        }
+        control.putTable(DevCluster.TENANT, "audited", "id", "bigint");
+        control.putPartition(new Partition(3100, DevCluster.TENANT, "audited", 0, Slots.COUNT - 1, 1, 1));
+        cluster.nodes().get(0).leases().renew();
+        String digest = Component.of(ContractGuests.wasm("row_count")).digest();
+        control.putBinding(DevCluster.TENANT, "writes_when_read", digest, "SELECT region, amount FROM audited");
+        assertCode(() -> call(0, "writes_when_read"), ErrorCode.INVALID_SELECTOR, "42P17");
+        // Written by hand, past every check a deploy makes: refused when the binding is read.
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO bindings (tenant, name, version, package_digest, selector_sql) VALUES (?, ?, 1, ?, ?)")) {
+            ps.setString(1, DevCluster.TENANT);
+            ps.setString(2, "calls_a_function");
+            ps.setString(3, digest);
+            ps.setString(4, "SELECT region, amount FROM audited_rows WHERE audit_read() = 1");
+            ps.executeUpdate();
+        }
+        assertCode(() -> call(0, "calls_a_function"), ErrorCode.INVALID_SELECTOR, "42P17");
+        try (Connection c = DriverManager.getConnection(cluster.shardUrl(1), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM audit_log")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getLong(1)).as("rows written by the call path").isZero();
+        }
+        assertThat(call(0, "row_count")).as("other bindings are unaffected").isEqualTo(ROWS);
+    }
+
     @Test
     void aShardFailureStopsAdmission() throws Exception {
         // The first slot of each host (0, 1, 2) is held before its guest. Then slot 0 runs and fails: node 0

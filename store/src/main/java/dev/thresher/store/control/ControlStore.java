@@ -97,7 +97,6 @@ public final class ControlStore {
         return inTransaction(c -> currentBinding(c, tenant, name));
     }
 
-    /** One exact binding version (the receiving node re-resolves what the coordinator pinned). */
     /** One immutable version of a binding, whether or not it is still the current one. */
     public Optional<Binding> binding(String tenant, String name, int version) {
         return queryOne("""

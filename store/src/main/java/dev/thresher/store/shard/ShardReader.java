@@ -340,9 +340,16 @@ public final class ShardReader {
             return new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                     "deadline passed while reading partition " + partition.id(), e);
         }
-        if ("42703".equals(e.getSQLState()) || "42P01".equals(e.getSQLState())) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        if (state.startsWith("42") && !"42501".equals(state)) {
             return new ThresherException(ErrorCode.INVALID_SELECTOR,
                     "selector does not match the shard schema: " + e.getMessage(), e);
+        }
+        if ("25006".equals(state)) {
+            // Shard sessions are read-only: the selector's table is a view (or has a rule) that writes.
+            return new ThresherException(ErrorCode.INVALID_SELECTOR, "partition " + partition.id()
+                    + ": the selector reads through something that writes, and shard reads are read-only: "
+                    + e.getMessage(), e);
         }
         return new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database: " + e.getMessage(), e);
     }
