@@ -15,7 +15,9 @@ public enum Failpoint {
     /** Sending node, before a request frame is written. */
     WIRE_SEND("wire.send"),
     /** Receiving node, a request frame decoded, before it is handled. */
-    WIRE_RECEIVE("wire.receive");
+    WIRE_RECEIVE("wire.receive"),
+    /** Leader node, a lease renewal begun (it holds the node's renewal turn), before it is sent: a frozen lease keeper. */
+    LEASE_RENEW("lease.before-renew");
 
     private final String id;
 

@@ -4,8 +4,13 @@ import dev.thresher.errors.Category;
 import io.netty.handler.codec.http.HttpResponseStatus;
 
 /** The one mapping of error categories to HTTP statuses. */
-final class HttpStatuses {
+public final class HttpStatuses {
     private HttpStatuses() {}
+
+    /** The HTTP status a failure with this code is answered with. */
+    public static int statusOf(dev.thresher.errors.ErrorCode code) {
+        return of(code).code();
+    }
 
     static HttpResponseStatus of(dev.thresher.errors.ErrorCode code) {
         return switch (code) {

@@ -1,5 +1,8 @@
 package dev.thresher.leader;
 
+import dev.thresher.failpoints.Failpoint;
+import dev.thresher.failpoints.Failpoints;
+import dev.thresher.failpoints.Site;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
@@ -35,9 +38,11 @@ public final class LeaseKeeper implements AutoCloseable {
     private final long leaseMs;
     private final Map<Integer, Held> held = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
+    private final Failpoints failpoints;
 
-    public LeaseKeeper(ControlStore control, String hostId, int shardId, long leaseMs) {
+    public LeaseKeeper(ControlStore control, String hostId, int shardId, long leaseMs, Failpoints failpoints) {
         this.control = control;
+        this.failpoints = failpoints;
         this.hostId = hostId;
         this.shardId = shardId;
         this.leaseMs = leaseMs;
@@ -55,8 +60,12 @@ public final class LeaseKeeper implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::renewQuietly, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** Renews now; returns the partitions led afterwards. */
-    public List<Integer> renew() {
+    /**
+     * Renews now; returns the partitions led afterwards. Renewals take turns: one that started earlier
+     * can never overwrite the local view with what it learned before a later one.
+     */
+    public synchronized List<Integer> renew() {
+        failpoints.hit(Failpoint.LEASE_RENEW, Site.of(hostId));
         long sent = System.nanoTime();
         List<Integer> led = control.acquireLeadership(hostId, shardId, leaseMs);
         Topology topology = control.readTopology();

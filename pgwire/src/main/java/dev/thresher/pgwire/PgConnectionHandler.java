@@ -30,6 +30,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,6 +79,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private final PgWireConfig config;
     private final CallService calls;
+    private final LongAdder readPauses;
+    /** Handling stopped because the client is not reading its output; cleared when the channel is writable again. */
+    private boolean pausedForWrites;
     private final ArrayDeque<FrontendMessage> pending = new ArrayDeque<>();
     private final Map<String, Prepared> statements = new HashMap<>();
     private final Map<String, Portal> portals = new HashMap<>();
@@ -100,9 +104,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean skipUntilSync;
     private ScheduledFuture<?> authTimeout;
 
-    PgConnectionHandler(PgWireConfig config, CallService calls) {
+    PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses) {
         this.config = config;
         this.calls = calls;
+        this.readPauses = readPauses;
     }
 
     @Override
@@ -136,6 +141,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable()) {
+            pausedForWrites = false;
+        }
         if (ctx.channel().isWritable() && !callInFlight && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(true);
             drain();
@@ -200,6 +208,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (!ctx.channel().isWritable() && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(false);
+            if (!pausedForWrites) {
+                pausedForWrites = true;
+                readPauses.increment();
+            }
         }
     }
 

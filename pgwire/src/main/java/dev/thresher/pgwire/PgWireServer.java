@@ -24,6 +24,7 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +47,11 @@ public final class PgWireServer implements AutoCloseable {
     private final int port;
     private boolean closed;
 
-    private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections) {
+    private final LongAdder readPauses;
+
+    private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections,
+                         LongAdder readPauses) {
+        this.readPauses = readPauses;
         this.acceptor = acceptor;
         this.io = io;
         this.channel = channel;
@@ -67,6 +72,7 @@ public final class PgWireServer implements AutoCloseable {
         EventLoopGroup io = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("pgwire-io"),
                 NioIoHandler.newFactory());
         ChannelGroup connections = new DefaultChannelGroup("pgwire-connections", GlobalEventExecutor.INSTANCE);
+        LongAdder readPauses = new LongAdder();
         ChannelFuture bound = new ServerBootstrap()
                 .group(acceptor, io)
                 .channel(NioServerSocketChannel.class)
@@ -76,7 +82,7 @@ public final class PgWireServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch); // the group forgets a channel when it closes
-                        configure(ch.pipeline(), config, calls);
+                        configure(ch.pipeline(), config, calls, readPauses);
                     }
                 })
                 .bind(config.host(), config.port())
@@ -87,7 +93,7 @@ public final class PgWireServer implements AutoCloseable {
             throw new ThresherException(ErrorCode.INVALID_CONFIGURATION,
                     "pgwire cannot listen on " + config.host() + ":" + config.port() + ": " + bound.cause(), bound.cause());
         }
-        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections);
+        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses);
         if (config.authMode() == AuthMode.PASSWORD && !isLoopback(config.host())) {
             log.warn("pgwire on {} asks for cleartext passwords on a non-loopback address; use it on loopback only",
                     config.host());
@@ -105,10 +111,23 @@ public final class PgWireServer implements AutoCloseable {
 
     /** The pipeline of a new connection; after the startup message the startup decoder replaces itself. */
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
+        configure(pipeline, config, calls, new LongAdder());
+    }
+
+    static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses) {
         pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
         pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
-        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls));
+        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses));
+    }
+
+    /**
+     * How many times a connection stopped reading because its client was not reading what it was sent
+     * (its output passed the high water mark); once paused, a connection takes no statement until the
+     * client has read enough.
+     */
+    public long readPauses() {
+        return readPauses.sum();
     }
 
     /** The port the server listens on (the ephemeral one when the configured port was 0). */

@@ -34,13 +34,15 @@ class PgWireBackPressureTest {
             out.write(bytes.toByteArray());
             out.flush();
 
-            // Wait (bounded) until the server stops taking calls; without back-pressure it runs all of them.
-            long deadline = System.nanoTime() + 15_000_000_000L;
-            int seen = -1;
-            while (System.nanoTime() < deadline && calls.requests.size() != seen && calls.requests.size() < QUERIES) {
-                seen = calls.requests.size();
-                Thread.sleep(500);
+            // Wait (bounded) until the connection stops reading, or every query was taken: without
+            // back-pressure the server runs all of them. Once paused, a connection takes no statement until
+            // its client reads, so the count seen here is final until then.
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (server.readPauses() == 0 && calls.requests.size() < QUERIES) {
+                assertThat(System.nanoTime() - deadline).as("waiting for the connection to stop reading").isNegative();
+                Thread.sleep(5);
             }
+            assertThat(server.readPauses()).as("the connection stopped reading").isEqualTo(1);
             assertThat(calls.requests.size()).as("calls taken while the client did not read").isLessThan(QUERIES);
 
             // Reading resumes the server: every query is answered, in order.

@@ -135,7 +135,7 @@ public final class Node implements AutoCloseable {
         // Partition reads have their own threads, as many as the shard pool has connections.
         readExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
-        leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs());
+        leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs(), failpoints);
         ComponentCache components = new ComponentCache(control::packageBytes);
         shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
                 Leadership.of(leases), PartitionReader.of(new ShardReader(shardDb)), GuestRunner.of(cells, components),

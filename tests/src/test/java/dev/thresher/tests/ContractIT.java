@@ -51,7 +51,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.postgresql.util.PSQLException;
 
@@ -63,7 +65,13 @@ import org.postgresql.util.PSQLException;
  *
  * <p>Layout (from the dev cluster): 16 partitions of {@code orders}, partition p covers slots
  * [1024p, 1024p + 1023], is coordination slot p of every call, and is led by node {@code p % 3}.
+ *
+ * <p>The tests run in a random order (JUnit prints the seed; {@code -Djunit.jupiter.execution.order.random.seed=N}
+ * replays one), so none depends on what another left behind, and every node's janitor sweeps at its
+ * fastest (every second: a tenth of the 5 s retention, clamped to one second) while they run, so an
+ * oracle that reads coordination state reads it for its own call only.
  */
+@TestMethodOrder(MethodOrderer.Random.class)
 class ContractIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern CODE = Pattern.compile("thresher_code=(\\d+)");
@@ -353,13 +361,25 @@ class ContractIT {
 
     @Test
     void aRetryableOutcomeThatProvablyRanNoGuestIsRetriedOnceAndSucceeds() throws Exception {
+        Node leader = node(9);
         long retries = node(0).coordinator().shardRetries();
-        node(9).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.partitionId() == 9, 1,
-                Action.fail(ErrorCode.TARGET_STALE));
-        assertThat(call(0, "row_count")).isEqualTo(ROWS);
-        assertThat(node(9).failpoints().fired(Failpoint.BEFORE_GUEST_START)).isEqualTo(1);
+        long refusals = leader.shardExecutor().refusals();
+        long starts = leader.cells().guestStarts();
+        // Slot 9's request is held on arrival while partition 9 moves on to a new epoch for real (its leader
+        // takes its lease again under it): the request names an epoch its receiver no longer leads under.
+        Action hold = Action.halt();
+        leader.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 9, 1, hold);
+        CompletableFuture<String> call = CompletableFuture.supplyAsync(() -> callUnchecked(0, "row_count"), CALLERS);
+        await(() -> leader.failpoints().fired(Failpoint.WIRE_RECEIVE) == 1, "slot 9's request arrived and is held", call);
+        moveOn(leader, 9);
+        leader.failpoints().release(hold);
+        assertThat(call.get(30, TimeUnit.SECONDS)).isEqualTo(ROWS);
+        assertThat(leader.shardExecutor().refusals() - refusals).as("slot 9 refused by the epoch fence").isEqualTo(1);
         assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
         assertThat(lastInvocation("row_count", "attempts")).isEqualTo("17");
+        // Node 0 leads six partitions and coordinates: six runs, each once (slot 9's only on its second attempt),
+        // and the reduce.
+        assertThat(leader.cells().guestStarts() - starts).isEqualTo(7);
     }
 
     @Test
@@ -380,12 +400,12 @@ class ContractIT {
         Node n9 = node(9);
         Node n10 = node(10);
         Node coordinator = cluster.nodes().get(0);
-        // Slot 9 is held on arrival, then refused before its guest (retryable); slot 10's guest runs
+        // Slot 9 is held on arrival while partition 9 moves on (so its receiver refuses it before the guest,
+        // retryable) and then loses its leader (so its retry has to wait for a new one); slot 10's guest runs
         // and is held, then the slot fails for good. Every send of slot 9 is counted at the coordinator.
         Action holdNine = Action.halt();
         Action holdTen = Action.halt();
         n9.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 9, 1, holdNine);
-        n9.failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.partitionId() == 9, 1, Action.fail(ErrorCode.TARGET_STALE));
         n10.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 10, 1, holdTen);
         n10.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 10, 1, Action.fail(ErrorCode.GUEST_TRAP));
         coordinator.failpoints().arm(Failpoint.WIRE_SEND, s -> s.slotIndex() == 9, -1, Action.delay(Duration.ZERO));
@@ -395,7 +415,12 @@ class ContractIT {
                 ErrorCode.GUEST_TRAP, "38000"), CALLERS);
         await(() -> n9.failpoints().fired(Failpoint.WIRE_RECEIVE) == 1
                 && n10.failpoints().fired(Failpoint.AFTER_GUEST_START) == 1, "slots 9 and 10 are held", failed);
-        // Partition 9 loses its leader: the retry of slot 9 has to wait for a new one.
+        moveOn(n9, 9);
+        // Node 9's lease keeper is frozen (a renewal halted while it holds the keeper's turn), then the lease is
+        // deleted: no renewal can take it back until the keeper thaws.
+        n9.failpoints().arm(Failpoint.LEASE_RENEW, 1, Action.halt());
+        CompletableFuture<List<Integer>> frozenRenewal = CompletableFuture.supplyAsync(() -> n9.leases().renew(), CALLERS);
+        await(() -> n9.failpoints().fired(Failpoint.LEASE_RENEW) == 1, "node 9's lease keeper is frozen", failed);
         try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
             assertThat(s.executeUpdate("DELETE FROM partition_leases WHERE partition_id = 9")).isEqualTo(1);
         }
@@ -404,28 +429,57 @@ class ContractIT {
         await(() -> n9.shardExecutor().refusals() > refusals, "slot 9 was refused before its guest", failed);
         n10.failpoints().release(holdTen);
         await(() -> coordinator.coordinator().failedSlots() > failedBefore, "slot 10 failed for good", failed);
-        n9.leases().renew(); // a leader for partition 9 appears while slot 9 may still be waiting
+        n9.failpoints().disarm(Failpoint.LEASE_RENEW); // thawed: a leader for partition 9 appears while slot 9 may still wait
+        assertThat(frozenRenewal.get(30, TimeUnit.SECONDS)).as("node 9 leads partition 9 again").contains(9);
         failed.get(30, TimeUnit.SECONDS);
         assertThat(coordinator.failpoints().fired(Failpoint.WIRE_SEND)).as("slot 9 was sent once, never again")
                 .isEqualTo(1);
     }
 
     @Test
-    void theAttemptBudgetIsTwoAttemptsInAll() {
+    void theAttemptBudgetIsTwoAttemptsInAll() throws Exception {
+        Node leader = node(10);
         long retries = node(0).coordinator().shardRetries();
-        node(10).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.partitionId() == 10, 2,
-                Action.fail(ErrorCode.TARGET_STALE));
-        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001");
-        assertThat(node(10).failpoints().fired(Failpoint.BEFORE_GUEST_START)).isEqualTo(2);
+        long refusals = leader.shardExecutor().refusals();
+        // Both attempts of slot 10 are held on arrival, and each time partition 10 moves on before it is let go.
+        Action first = Action.halt();
+        Action second = Action.halt();
+        leader.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 10, 1, first);
+        leader.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 10, 1, second);
+        // Slot 10's guest never ran, but the other slots' did: the hint says the call's guest code ran.
+        CompletableFuture<Void> refused = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.TARGET_STALE, "40001", true), CALLERS);
+        await(() -> leader.failpoints().fired(Failpoint.WIRE_RECEIVE) == 1, "attempt 1 of slot 10 is held", refused);
+        moveOn(leader, 10);
+        leader.failpoints().release(first);
+        await(() -> leader.failpoints().fired(Failpoint.WIRE_RECEIVE) == 2, "attempt 2 of slot 10 is held", refused);
+        moveOn(leader, 10);
+        leader.failpoints().release(second);
+        refused.get(30, TimeUnit.SECONDS);
+        assertThat(leader.shardExecutor().refusals() - refusals).as("both attempts refused by the epoch fence").isEqualTo(2);
         assertThat(node(0).coordinator().shardRetries() - retries).isEqualTo(1);
     }
 
     @Test
-    void aRetryableOutcomeAfterTheGuestStartedIsNotRetried() {
+    void aRetryableOutcomeAfterTheGuestStartedIsNotRetried() throws Exception {
+        int slot = 11;
+        Node leader = node(slot);
+        Node thief = cluster.nodes().get((slot + 1) % 3);
         long retries = node(0).coordinator().shardRetries();
-        node(11).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 11, 1,
-                Action.fail(ErrorCode.TARGET_STALE));
-        assertCode(() -> call(0, "row_count"), ErrorCode.TARGET_STALE, "40001");
+        // Slot 11's guest runs; before it publishes, another host takes the partition's lease: the publish
+        // fence refuses it (TARGET_STALE, retryable), and since the guest ran, the call is not retried.
+        Action hold = Action.halt();
+        leader.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == slot, 1, hold);
+        CompletableFuture<Void> refused = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
+                ErrorCode.TARGET_STALE, "40001", true), CALLERS);
+        await(() -> leader.failpoints().fired(Failpoint.AFTER_GUEST_START) == 1, "slot 11's guest ran", refused);
+        stealLease(slot, thief);
+        try {
+            leader.failpoints().release(hold);
+            refused.get(30, TimeUnit.SECONDS);
+        } finally {
+            giveLeaseBack(slot, thief, leader);
+        }
         assertThat(node(0).coordinator().shardRetries() - retries).isZero();
     }
 
@@ -682,7 +736,6 @@ class ContractIT {
     void closingTheConnectionDoesNotStopDispatchedWork() throws Exception {
         Action hold = Action.halt();
         node(0).failpoints().arm(Failpoint.BEFORE_REDUCE, 1, hold);
-        int succeededBefore = control.countInvocations("succeeded");
         Connection c = connect(0);
         CompletableFuture<Void> abandoned = CompletableFuture.runAsync(() -> {
             try (Statement s = c.createStatement()) {
@@ -692,10 +745,66 @@ class ContractIT {
             }
         }, CALLERS);
         await(() -> node(0).failpoints().fired(Failpoint.BEFORE_REDUCE) == 1, "the call reached reduce", abandoned);
+        UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
+        assertThat(invocation(callId, "state")).isEqualTo("running");
         c.abort(Runnable::run);
         abandoned.get(30, TimeUnit.SECONDS);
         node(0).failpoints().release(hold);
-        await(() -> control.countInvocations("succeeded") > succeededBefore, "the abandoned call published its result");
+        await(() -> !"running".equals(invocation(callId, "state")), "the abandoned call settled");
+        assertThat(invocation(callId, "state")).as("the abandoned call published its result").isEqualTo("succeeded");
+        assertThat(invocation(callId, "result_json")).isEqualTo(ROWS);
+    }
+
+    /**
+     * Partition {@code p} moves on to a new epoch for real, and its leader takes its lease again under it:
+     * a request naming the old epoch is now stale at its receiver.
+     */
+    private static void moveOn(Node leader, int p) throws SQLException {
+        long epoch;
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "UPDATE partitions SET epoch = epoch + 1 WHERE partition_id = ? RETURNING epoch")) {
+            ps.setInt(1, p);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                epoch = rs.getLong(1);
+            }
+        }
+        assertThat(leader.leases().renew()).contains(p);
+        assertThat(leader.leases().ledPartition(p, epoch)).as("%s leads %d under epoch %d", leader.hostId(), p, epoch)
+                .isPresent();
+    }
+
+    /** Another host holds partition {@code p}'s lease now, for an hour: its leader can no longer publish for it. */
+    private static void stealLease(int p, Node thief) throws SQLException {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "UPDATE partition_leases SET host_id = ?, lease_until = now() + interval '1 hour' WHERE partition_id = ?")) {
+            ps.setString(1, thief.hostId());
+            ps.setInt(2, p);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    private static void giveLeaseBack(int p, Node thief, Node leader) throws SQLException {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "DELETE FROM partition_leases WHERE partition_id = ? AND host_id = ?")) {
+            ps.setInt(1, p);
+            ps.setString(2, thief.hostId());
+            ps.executeUpdate();
+        }
+        assertThat(leader.leases().renew()).as("%s takes its lease back", leader.hostId()).contains(p);
+    }
+
+    /** A column of one invocation, by its call id; {@code null} when there is no such invocation (any more). */
+    private static String invocation(UUID callId, String column) {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT " + column + "::text FROM invocations WHERE call_id = ?")) {
+            ps.setObject(1, callId);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test
