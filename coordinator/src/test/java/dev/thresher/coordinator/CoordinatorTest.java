@@ -556,4 +556,113 @@ class CoordinatorTest {
         leaders.sent.forEach(s -> order.add(s.host()));
         assertThat(order).containsExactly("h1", "h2", "h3");
     }
+
+    // ---- the deadline at each step after dispatch, and the result bound ---------------------------------
+
+    private static CallRequest request(long deadlineMs) {
+        return new CallRequest("t", "alice", "b", "{}", Optional.of(deadlineMs));
+    }
+
+    @Test
+    void aHostThatNeverRepliesIsWaitedForUntilTheDeadlineOnlyAndItsRequestIsGivenUp() throws Exception {
+        leaders.answer = leaders::hold;
+
+        CompletableFuture<CallResult> call = coordinator().call(request(300));
+        List<Sent> held = List.of(leaders.nextHeld(), leaders.nextHeld(), leaders.nextHeld());
+        ThresherException e = failure(call);
+
+        assertThat(e.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+        assertThat(held).allSatisfy(s -> assertThat(s.reply().isCancelled())
+                .as("the request to %s is given up: its late reply is dropped", s.host()).isTrue());
+        assertThat(reducer.inputs).isEmpty();
+        assertThat(control.publishes).hasValue(0);
+        FakeControl.Invocation inv = control.onlyInvocation().getValue();
+        assertThat(inv.state).isEqualTo("failed");
+        assertThat(inv.error).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+    }
+
+    @Test
+    void aReduceStillRunningAtTheDeadlineFailsTheCallAndNothingIsJournaledOrPublished() throws Exception {
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        reducer.behaviour = merged -> {
+            try {
+                never.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return FakeReducer.asJson(merged);
+        };
+        try {
+            ThresherException e = failure(coordinator().call(request(300)));
+
+            assertThat(e.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+            assertThat(e.guestCodeRan()).isTrue();
+            UUID callId = control.onlyInvocation().getKey();
+            assertThat(control.journaled("t", CallPlanner.reduceWireId(callId))).as("a cut reduce has no outcome").isEmpty();
+            assertThat(control.publishes).hasValue(0);
+            assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+        } finally {
+            never.countDown();
+        }
+    }
+
+    @Test
+    void aResultPastTheResultBoundIsResultTooLargeJournaledAsTheReductionAndNeverVisible() throws Exception {
+        Coordinator small = coordinator(Limits.fromProperties(Map.of("limits.resultMaxBytes", "8")));
+        reducer.behaviour = merged -> new dev.thresher.cellhost.ReduceOutcome("{\"far\":\"more than eight bytes\"}", 1);
+
+        ThresherException e = failure(small.call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.RESULT_TOO_LARGE);
+        UUID callId = control.onlyInvocation().getKey();
+        assertThat(control.journaled("t", CallPlanner.reduceWireId(callId))).get().satisfies(j -> {
+            assertThat(j.succeeded()).isFalse();
+            assertThat(j.errorCode()).isEqualTo(ErrorCode.RESULT_TOO_LARGE.code());
+        });
+        FakeControl.Invocation inv = control.onlyInvocation().getValue();
+        assertThat(inv.result).isNull();
+        assertThat(inv.error).isEqualTo(ErrorCode.RESULT_TOO_LARGE);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"call.before-reduce", "call.after-reduce-before-publish"})
+    void theDeadlinePassingAroundReduceFailsTheCallAndPublishesNothing(String point) throws Exception {
+        Failpoints failpoints = Failpoints.enabled();
+        dev.thresher.failpoints.Failpoint at = Arrays.stream(dev.thresher.failpoints.Failpoint.values())
+                .filter(f -> f.id().equals(point)).findFirst().orElseThrow();
+        // A stall (a long GC pause, a slow control database) that outlasts the call's deadline.
+        failpoints.arm(at, 1, Failpoints.Action.delay(java.time.Duration.ofMillis(500)));
+        Coordinator stalled = new Coordinator("c1", control, control, leaders, reducer, Limits.DEFAULTS, calls, reduces,
+                failpoints);
+
+        ThresherException e = failure(stalled.call(request(300)));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+        assertThat(e.guestCodeRan()).isTrue();
+        assertThat(reducer.inputs).as("reduce ran").hasSize(at == dev.thresher.failpoints.Failpoint.BEFORE_REDUCE ? 0 : 1);
+        assertThat(control.publishes).as("nothing journaled or published").hasValue(0);
+        FakeControl.Invocation inv = control.onlyInvocation().getValue();
+        assertThat(inv.result).isNull();
+        assertThat(inv.error).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+    }
+
+    @Test
+    void everyCallHasItsOwnIdentityAndEverySlotAndReductionItsOwnWireIdentity() throws Exception {
+        int n = 200;
+        List<CompletableFuture<CallResult>> running = new ArrayList<>();
+        Coordinator coordinator = coordinator();
+        for (int i = 0; i < n; i++) {
+            running.add(coordinator.call(request()));
+        }
+        java.util.Set<String> callIds = new java.util.HashSet<>();
+        for (CompletableFuture<CallResult> c : running) {
+            callIds.add(result(c).callId());
+        }
+        assertThat(callIds).hasSize(n);
+        List<String> wireIds = leaders.sent.stream().flatMap(s -> s.request().slots().stream()).map(SlotRun::wireId).toList();
+        assertThat(wireIds).hasSize(n * 3).doesNotHaveDuplicates();
+        List<String> reduceIds = callIds.stream().map(id -> CallPlanner.reduceWireId(UUID.fromString(id))).toList();
+        assertThat(reduceIds).doesNotHaveDuplicates().doesNotContainAnyElementsOf(wireIds);
+        assertThat(wireIds).allSatisfy(w -> assertThat(callIds).contains(w.substring(0, w.indexOf('/'))));
+    }
 }
