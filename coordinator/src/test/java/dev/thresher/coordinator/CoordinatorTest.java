@@ -665,4 +665,42 @@ class CoordinatorTest {
         assertThat(reduceIds).doesNotHaveDuplicates().doesNotContainAnyElementsOf(wireIds);
         assertThat(wireIds).allSatisfy(w -> assertThat(callIds).contains(w.substring(0, w.indexOf('/'))));
     }
+
+    // ---- what a call is refused for before anything is recorded -----------------------------------------
+
+    @Test
+    void aDeadlineIsOneMillisecondToTheMaximumInclusive() throws Exception {
+        long max = Limits.DEFAULTS.maxCallDeadlineMs();
+        for (long bad : new long[] {0, -1, max + 1}) {
+            assertThat(failure(coordinator().call(request(bad))).code()).as("deadline %d", bad)
+                    .isEqualTo(ErrorCode.INVALID_DEADLINE);
+        }
+        assertThat(control.invocations).as("refused calls are not recorded").isEmpty();
+        assertThat(leaders.sent).isEmpty();
+        assertThat(result(coordinator().call(request(max))).resultJson()).isNotEmpty();
+    }
+
+    @Test
+    void argumentsAreOneJsonValueOfAtMostTheDirectPayloadBound() throws Exception {
+        Coordinator small = coordinator(Limits.fromProperties(Map.of("limits.directCallPayloadBytes", "16")));
+        for (String bad : new String[] {"", "  ", "{", "{} {}", "1 2", "{\"a\":}", "nope"}) {
+            assertThat(failure(small.call(CallRequest.of("t", "alice", "b", bad))).code()).as("arguments '%s'", bad)
+                    .isEqualTo(ErrorCode.INVALID_ARGUMENTS);
+        }
+        // 17 bytes (é is two): one past the bound.
+        assertThat(failure(small.call(CallRequest.of("t", "alice", "b", "\"abcdefghijklmé\""))).code())
+                .isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
+        assertThat(control.invocations).as("refused calls are not recorded").isEmpty();
+        assertThat(leaders.sent).isEmpty();
+        // Exactly 16 bytes is a call.
+        assertThat(result(small.call(CallRequest.of("t", "alice", "b", "\"abcdefghijklmn\""))).resultJson()).isNotEmpty();
+    }
+
+    @Test
+    void aResultOfExactlyTheResultBoundIsPublished() throws Exception {
+        Coordinator small = coordinator(Limits.fromProperties(Map.of("limits.resultMaxBytes", "8")));
+        reducer.behaviour = merged -> new dev.thresher.cellhost.ReduceOutcome("{\"a\":12}", 1);
+
+        assertThat(result(small.call(request())).resultJson()).isEqualTo("{\"a\":12}");
+    }
 }

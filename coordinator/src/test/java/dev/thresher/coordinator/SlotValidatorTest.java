@@ -86,6 +86,32 @@ class SlotValidatorTest {
                 ErrorCode.MERGED_PARTIALS_TOO_LARGE, small);
     }
 
+    /** Exactly at each bound is accepted; one past it is refused (the bounds are inclusive, as the contract says). */
+    @Test
+    void everyBoundIsInclusive() {
+        Limits small = Limits.fromProperties(Map.of("limits.partialEntriesPerSlot", "4", "limits.emitsPerInvocation", "3",
+                "limits.partialKeyMaxBytes", "6"));
+        // Slot 1 with exactly 4 entries (the slot bound), 3 emits (the emit bound) and 6-byte keys; slots 0 and 2
+        // hold none, so the merged set is exactly 4 entries too (the merged bound).
+        List<Partial> four = List.of(new Partial("p1/k11", 1), new Partial("p1/k12", 2), new Partial("p1/k13", 3),
+                new Partial("p1/k14", 4));
+        List<SlotRow> atTheBounds = List.of(slot(0, List.of()), slot(1, 3, four), slot(2, List.of()));
+        assertThat(SlotValidator.validate(PLAN.targets(), atTheBounds, small)).hasSize(4);
+        assertCode(List.of(slot(0, List.of()), slot(1, 4, four), slot(2, List.of())), ErrorCode.EMIT_LIMIT_EXCEEDED, small);
+        assertCode(List.of(slot(0, List.of()), slot(1, 3, List.of(new Partial("p1/k111", 1))), slot(2, List.of())),
+                ErrorCode.PARTIAL_MALFORMED, small);
+        assertCode(List.of(slot(0, List.of(new Partial("p0/a", 1))), slot(1, 3, four), slot(2, List.of())),
+                ErrorCode.MERGED_PARTIALS_TOO_LARGE, small);
+    }
+
+    @Test
+    void aSlotWhoseEntryCountDisagreesWithItsPartialsIsMalformed() {
+        SlotRow one = slot(1, List.of(new Partial("p1/a", 1)));
+        SlotRow claimsTwo = new SlotRow(1, one.partitionId(), one.epoch(), one.wireId(), one.hostId(), one.rowCount(),
+                one.emitCount(), 2, one.partials(), true, one.epoch());
+        assertCode(replace(1, claimsTwo), ErrorCode.PARTIAL_MALFORMED);
+    }
+
     @Test
     void theLowestSlotsViolationSurfacesWhateverTheArrivalOrder() {
         List<SlotRow> m = new ArrayList<>();
