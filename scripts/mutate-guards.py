@@ -8,9 +8,11 @@ run, and the source is restored. A guard is killed when the tests fail. Usage, f
     scripts/mutate-guards.py            # every guard
     scripts/mutate-guards.py S1 J2      # some
 
-It prints one line per guard (id, killed/SURVIVED, tests) and exits 1 if any survived.
+It prints one line per guard (id, killed / SURVIVED / BROKEN, guard, the tests that failed) and exits 1 unless every
+guard was killed by a failing test.
 Runs through ./thresher test, so it needs what the test suite needs."""
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,8 +69,13 @@ GUARDS = [
 
 
 def run(cmd):
-    env = dict(os.environ)
-    return subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    """'killed' when a test failed, 'SURVIVED' when the tests passed, 'BROKEN' when the build failed otherwise."""
+    out = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True).stdout
+    if re.search(r"Tests run: \d+, Failures: [1-9]|Tests run: \d+, Failures: \d+, Errors: [1-9]", out):
+        failed = sorted(set(re.findall(r"\[ERROR\] [\w.]*?(\w+\.\w+)(?:\([^)]*\))?(?:\[\d+\])? -- Time elapsed", out)))
+        return "killed", failed
+    return ("BROKEN" if re.search(r"COMPILATION ERROR|BUILD FAILURE|\[ERROR\]", out) else "SURVIVED"), []
 
 
 def main(selected):
@@ -89,12 +96,12 @@ def main(selected):
                    "-Dtest=" + unit, "-Dsurefire.failIfNoSpecifiedTests=false"]
             if it:
                 cmd += ["-Dit.test=" + it, "-Dfailsafe.failIfNoSpecifiedTests=false"]
-            killed = run(cmd) != 0
+            verdict, failed = run(cmd)
         finally:
             f.write_text(original)
-        tests = unit if not it else it
-        print(f"{gid}\t{'killed' if killed else 'SURVIVED'}\t{tests}\t{what}", flush=True)
-        if not killed:
+        tests = ", ".join(failed) if failed else (unit if not it else it)
+        print(f"{gid}\t{verdict}\t{what}\t{tests}", flush=True)
+        if verdict != "killed":
             survived.append(gid)
     return 1 if survived else 0
 

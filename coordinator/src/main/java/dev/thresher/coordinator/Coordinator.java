@@ -336,34 +336,14 @@ public final class Coordinator implements CallService {
                 }
                 shardRetries.addAndGet(targets.size());
             }
-            List<SlotOutcomeAt> outcomes;
+            // The pool place is given up once the outcomes are judged: a failure for good stops the call before
+            // a host request waiting for the place can be admitted.
+            Map<ShardTarget, ThresherException> retry = new LinkedHashMap<>();
             try {
-                outcomes = send(call, targets, attempt);
+                judge(call, send(call, targets, attempt), attempt, retry, results);
             } finally {
                 hostPool.release();
                 holding = false;
-            }
-            Map<ShardTarget, ThresherException> retry = new LinkedHashMap<>();
-            for (SlotOutcomeAt o : outcomes) {
-                if (o.failure() == null) {
-                    results.add(new SlotResult(o.target(), null));
-                    continue;
-                }
-                if (!o.provablyNotStarted()) {
-                    call.guestMayHaveRun();
-                }
-                RetryPolicy.Verdict verdict = RetryPolicy.decide(o.failure().code(), o.provablyNotStarted(),
-                        attempt.get(o.target().slotIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
-                if (verdict.retry()) {
-                    retry.put(o.target(), o.failure());
-                } else if (o.provablyNotStarted() && call.stopped()) {
-                    results.add(new SlotResult(o.target(), o.failure(), true));
-                } else {
-                    call.stop(o.failure());
-                    failedSlots.incrementAndGet();
-                    results.add(new SlotResult(o.target(), o.failure()));
-                    stopOtherHosts(call, o.target().leader());
-                }
             }
             Map<String, List<ShardTarget>> regrouped = new LinkedHashMap<>();
             for (Map.Entry<ShardTarget, ThresherException> r : retry.entrySet()) {
@@ -392,6 +372,32 @@ public final class Coordinator implements CallService {
             toSend.addAll(regrouped.values());
         }
         return results;
+    }
+
+    /** Judges one host reply's outcomes: published, retried (into {@code retry}), or failed (stopping the call). */
+    private void judge(CallRun call, List<SlotOutcomeAt> outcomes, Map<Integer, Integer> attempt,
+                       Map<ShardTarget, ThresherException> retry, List<SlotResult> results) {
+        for (SlotOutcomeAt o : outcomes) {
+            if (o.failure() == null) {
+                results.add(new SlotResult(o.target(), null));
+                continue;
+            }
+            if (!o.provablyNotStarted()) {
+                call.guestMayHaveRun();
+            }
+            RetryPolicy.Verdict verdict = RetryPolicy.decide(o.failure().code(), o.provablyNotStarted(),
+                    attempt.get(o.target().slotIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
+            if (verdict.retry()) {
+                retry.put(o.target(), o.failure());
+            } else if (o.provablyNotStarted() && call.stopped()) {
+                results.add(new SlotResult(o.target(), o.failure(), true));
+            } else {
+                call.stop(o.failure());
+                failedSlots.incrementAndGet();
+                results.add(new SlotResult(o.target(), o.failure()));
+                stopOtherHosts(call, o.target().leader());
+            }
+        }
     }
 
     /**

@@ -703,4 +703,46 @@ class CoordinatorTest {
 
         assertThat(result(small.call(request())).resultJson()).isEqualTo("{\"a\":12}");
     }
+
+    /** Whether guest code of a failed call ran is said from the slots' own evidence, not guessed. */
+    @Test
+    void aFailedCallSaysWhetherItsGuestCodeRanFromTheSlotsEvidence() throws Exception {
+        control.topology(Plans.topology(1));
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, Map.of(0, started(ErrorCode.GUEST_TRAP))));
+        ThresherException ran = failure(coordinator().call(request()));
+        assertThat(ran.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        assertThat(ran.guestCodeRan()).as("the only slot's guest started").isTrue();
+
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, Map.of(0, notStarted(ErrorCode.TARGET_STALE))));
+        ThresherException refused = failure(coordinator().call(request()));
+        assertThat(refused.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(refused.guestCodeRan()).as("both attempts refused before the guest").isFalse();
+    }
+
+    @Test
+    void aFailureThatSettlesWhileAHostRequestWaitsForThePoolAdmitsNothingMore() throws Exception {
+        // One pool place: h1's request holds it and fails for good; h2's, admitted only then, is not sent.
+        leaders.answer = (host, req) -> done(leaders.reply(host, req,
+                host.equals("h1") ? Map.of(0, started(ErrorCode.GUEST_TRAP)) : Map.of()));
+        Coordinator one = coordinator(Limits.fromProperties(Map.of("limits.shardConcurrency", "1")));
+
+        ThresherException e = failure(one.call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+        assertThat(leaders.sent).extracting(Sent::host).containsExactly("h1");
+    }
+
+    @Test
+    void aReplyWithoutAnOutcomeForASlotItCarriedFailsTheCallAndNothingIsPublished() throws Exception {
+        // h2 answers with no outcome at all: a reply the protocol does not allow, not a success.
+        leaders.answer = (host, req) -> done(host.equals("h2") ? new HostRunReply(req.requestId(), 0, List.of())
+                : leaders.reply(host, req, Map.of()));
+
+        ThresherException e = failure(coordinator().call(request()));
+
+        assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+        assertThat(e.getMessage()).contains("slot 1").contains("no outcome");
+        assertThat(reducer.inputs).isEmpty();
+        assertThat(control.publishes).hasValue(0);
+    }
 }
