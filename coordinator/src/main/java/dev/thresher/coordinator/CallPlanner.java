@@ -6,9 +6,12 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
+import dev.thresher.topology.Slots;
+import dev.thresher.topology.Tiling;
 import dev.thresher.topology.Topology;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -20,6 +23,8 @@ public final class CallPlanner {
 
     /**
      * @throws ThresherException {@link ErrorCode#INVALID_SELECTOR} when the table has no partitions,
+     *     {@link ErrorCode#PARTITIONS_DO_NOT_TILE} when they leave a slot out or hold one twice (the call
+     *     would leave rows out of its answer or count them twice),
      *     {@link ErrorCode#TOO_MANY_COORDINATION_SLOTS} past the limit (never a silent truncation),
      *     {@link ErrorCode#CELL_UNAVAILABLE} when a partition has no live leader
      */
@@ -28,6 +33,12 @@ public final class CallPlanner {
         if (partitions.isEmpty()) {
             throw new ThresherException(ErrorCode.INVALID_SELECTOR, "binding " + binding.name() + " reads table '"
                     + binding.selector().table() + "', which has no partitions");
+        }
+        Optional<String> tiling = Tiling.problem(partitions);
+        if (tiling.isPresent()) {
+            throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, "binding " + binding.name() + " reads table '"
+                    + binding.selector().table() + "', whose partitions do not tile the " + Slots.COUNT + " slots: "
+                    + tiling.get() + "; no call runs over it until they do");
         }
         if (partitions.size() > limits.coordinationSlots()) {
             throw new ThresherException(ErrorCode.TOO_MANY_COORDINATION_SLOTS, "binding " + binding.name()

@@ -9,6 +9,7 @@ import dev.thresher.limits.Limits;
 import dev.thresher.topology.Leadership;
 import dev.thresher.topology.Topology;
 import java.util.HashMap;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +63,27 @@ class CallPlannerTest {
                 Plans.BINDING.componentDigest(), Plans.BINDING.selector()), t, Limits.DEFAULTS))
                 .isInstanceOfSatisfying(ThresherException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR));
+    }
+
+    @Test
+    void aTableWhosePartitionsDoNotTileIsRefusedNotAnsweredWithoutTheMissingRows() {
+        Topology whole = Plans.topology(4);
+        List<dev.thresher.topology.Partition> parts = whole.partitions();
+        // Without partition 3 (slots 12288..16383): a gap at the end.
+        Topology gap = new Topology(parts.stream().filter(p -> p.slotLo() != 12288).toList(), whole.leaders(),
+                whole.hosts(), Plans.NOW);
+        assertThatThrownBy(() -> CallPlanner.plan(CALL, Plans.BINDING, gap, Limits.DEFAULTS))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE);
+                    assertThat(e.getMessage()).contains("slots 12288..16383 are in no partition");
+                });
+        // One more partition over slots of another: an overlap.
+        List<dev.thresher.topology.Partition> overlapping = new java.util.ArrayList<>(parts);
+        overlapping.add(new dev.thresher.topology.Partition(7, "t", "orders", 0, 10, 1, 7));
+        Topology overlap = new Topology(overlapping, whole.leaders(), whole.hosts(), Plans.NOW);
+        assertThatThrownBy(() -> CallPlanner.plan(CALL, Plans.BINDING, overlap, Limits.DEFAULTS))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE));
     }
 
     private static void assertUnavailable(Topology t) {

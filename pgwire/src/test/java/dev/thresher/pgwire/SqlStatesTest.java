@@ -25,6 +25,7 @@ class SqlStatesTest {
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE -> "22023";
             case INVALID_CONFIGURATION -> "F0000";
+            case PARTITIONS_DO_NOT_TILE -> "55000";
             case PROTOCOL_VIOLATION -> "08P01";
             case AUTHENTICATION_FAILED -> "28P01";
             case AUTHENTICATION_TIMEOUT -> "28000";

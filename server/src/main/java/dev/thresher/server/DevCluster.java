@@ -148,10 +148,9 @@ public final class DevCluster implements AutoCloseable {
         for (int p = 0; p < n; p++) {
             int lo = p * width;
             int hi = p == n - 1 ? Slots.COUNT - 1 : lo + width - 1;
-            Partition partition = new Partition(p, TENANT, "orders", lo, hi, p % options.shards() + 1, 1);
-            control.putPartition(partition);
-            partitions.add(partition);
+            partitions.add(new Partition(p, TENANT, "orders", lo, hi, p % options.shards() + 1, 1));
         }
+        control.putTablePartitions(TENANT, "orders", partitions);
         loadOrders(partitions);
         byte[] wasm = ExampleComponents.revenueByRegionWasm();
         Component component = Component.of(wasm);

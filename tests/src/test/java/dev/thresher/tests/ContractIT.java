@@ -149,6 +149,19 @@ class ContractIT {
     }
 
     @Test
+    void aTableWhosePartitionsLeaveSlotsOutIsRefusedNotAnsweredWithoutTheirRows() throws Exception {
+        // Written partition by partition, past the checked set write: half the slot space has no partition.
+        control.putTable(DevCluster.TENANT, "half", "id", "bigint");
+        control.putPartition(new Partition(3200, DevCluster.TENANT, "half", 0, Slots.COUNT / 2 - 1, 1, 1));
+        control.putBinding(DevCluster.TENANT, "half_rows", Component.of(ContractGuests.wasm("row_count")).digest(),
+                "SELECT region, amount FROM half");
+        long[] before = received();
+        assertCode(() -> call(0, "half_rows"), ErrorCode.PARTITIONS_DO_NOT_TILE, "55000");
+        assertThat(received()).as("nothing was dispatched").isEqualTo(before);
+        assertThat(lastInvocation("half_rows", "error_code")).isEqualTo(String.valueOf(ErrorCode.PARTITIONS_DO_NOT_TILE.code()));
+    }
+
+    @Test
     void aPartitionPastTheRowBoundIsATypedErrorNotATruncation() throws Exception {
         // On shard 1 (node 0): slot 0 holds 4,097 rows (one past the bound), slots 1.. hold 4,096.
         try (Connection c = DriverManager.getConnection(cluster.shardUrl(1), DevCluster.USER, DevCluster.PASSWORD);

@@ -8,6 +8,8 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Leadership;
 import dev.thresher.topology.Partition;
+import dev.thresher.topology.Slots;
+import dev.thresher.topology.Tiling;
 import dev.thresher.topology.Topology;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -133,6 +135,60 @@ public final class ControlStore {
     }
 
     /** Creates a partition; an existing id is left as it is. */
+    /**
+     * Writes the partitions of a table that has none yet, as one set that must tile the slot space: every
+     * slot in exactly one partition. All are written, in one transaction, or none.
+     *
+     * @throws ThresherException {@link ErrorCode#PARTITIONS_DO_NOT_TILE} naming the first gap or overlap,
+     *     or when the table already has partitions (they are moved and split, not written again);
+     *     {@link ErrorCode#INVALID_CONFIGURATION} when a partition names another table
+     */
+    public void putTablePartitions(String tenant, String table, List<Partition> partitions) {
+        for (Partition p : partitions) {
+            if (!p.tenant().equals(tenant) || !p.table().equals(table)) {
+                throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "partition " + p.id() + " belongs to "
+                        + p.tenant() + "/" + p.table() + ", not to " + tenant + "/" + table);
+            }
+        }
+        Tiling.problem(partitions).ifPresent(problem -> {
+            throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, "the partitions of " + tenant + "/" + table
+                    + " do not tile the " + Slots.COUNT + " slots: " + problem);
+        });
+        inTransaction(c -> {
+            try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
+                lock.setString(1, "partitions/" + tenant + "/" + table);
+                lock.execute();
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT count(*) FROM partitions WHERE tenant = ? AND table_name = ?")) {
+                bind(ps, tenant, table);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) > 0) {
+                        throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, tenant + "/" + table + " already has "
+                                + rs.getLong(1) + " partitions; a second set would overlap them");
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)""")) {
+                for (Partition p : partitions) {
+                    bind(ps, p.id(), p.tenant(), p.table(), p.slotLo(), p.slotHi(), p.shardId(), p.epoch());
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Writes one partition as is, unless its id exists. No tiling check: a table written partition by
+     * partition may have gaps meanwhile (a call over it is refused with
+     * {@link ErrorCode#PARTITIONS_DO_NOT_TILE} until it tiles); {@link #putTablePartitions} writes a
+     * checked set.
+     */
     public void putPartition(Partition p) {
         update("""
                 INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch)

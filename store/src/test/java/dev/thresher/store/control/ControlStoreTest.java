@@ -105,6 +105,45 @@ class ControlStoreTest {
         store.registerHost(new Host(hostB, shard, "127.0.0.1", 7002), null, null);
     }
 
+    // ---- partitions -------------------------------------------------------------------------------
+
+    @Test
+    void aTablesPartitionsAreWrittenAsOneSetThatTilesOrNotAtAll() {
+        // kills: putTablePartitions' tiling check, its check for partitions already there, its one transaction
+        String table = "tiled_" + fresh();
+        store.putTable(TENANT, table, "id", "bigint");
+        int a = fresh();
+        int b = fresh();
+        int c = fresh();
+        java.util.function.Function<int[], List<Partition>> set = ranges -> {
+            List<Partition> out = new java.util.ArrayList<>();
+            int[] ids = {a, b, c};
+            for (int i = 0; i < ranges.length / 2; i++) {
+                out.add(new Partition(ids[i], TENANT, table, ranges[2 * i], ranges[2 * i + 1], shard, 1));
+            }
+            return out;
+        };
+        assertThatThrownBy(() -> store.putTablePartitions(TENANT, table, set.apply(new int[] {0, 999, 2000, 16383})))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE);
+                    assertThat(e.getMessage()).contains("slots 1000..1999 are in no partition");
+                });
+        assertThatThrownBy(() -> store.putTablePartitions(TENANT, table, set.apply(new int[] {0, 999, 900, 16383})))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE);
+                    assertThat(e.getMessage()).contains("both hold slots 900..999");
+                });
+        assertThat(store.readTopology().partitionsOf(TENANT, table)).as("nothing written").isEmpty();
+
+        store.putTablePartitions(TENANT, table, set.apply(new int[] {0, 999, 1000, 8191, 8192, 16383}));
+        assertThat(store.readTopology().partitionsOf(TENANT, table)).extracting(Partition::id).containsExactly(a, b, c);
+        assertThatThrownBy(() -> store.putTablePartitions(TENANT, table, List.of(
+                new Partition(fresh(), TENANT, table, 0, 16383, shard, 1))))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE));
+        assertThat(store.readTopology().partitionsOf(TENANT, table)).hasSize(3);
+    }
+
     // ---- leadership ---------------------------------------------------------------------------------
 
     @Test
