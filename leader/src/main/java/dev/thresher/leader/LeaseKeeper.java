@@ -61,6 +61,27 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /**
+     * Also renews as soon as the partitions of this node's shard change (a table created, a partition
+     * added), instead of at the next period: {@code partitionsOfShard} is read every {@code everyMs}
+     * (from the node's topology cache, so without a database read unless the topology changed).
+     */
+    public void followPartitions(java.util.function.Supplier<java.util.Set<Integer>> partitionsOfShard, long everyMs) {
+        java.util.concurrent.atomic.AtomicReference<java.util.Set<Integer>> seen =
+                new java.util.concurrent.atomic.AtomicReference<>(java.util.Set.copyOf(held.keySet()));
+        timer.scheduleWithFixedDelay(() -> {
+            try {
+                java.util.Set<Integer> now = partitionsOfShard.get();
+                if (!now.equals(seen.get())) {
+                    seen.set(now);
+                    renewQuietly();
+                }
+            } catch (RuntimeException e) {
+                log.debug("{}: cannot read the partitions of shard {} now: {}", hostId, shardId, e.toString());
+            }
+        }, everyMs, everyMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
      * Renews now; returns the partitions led afterwards. Renewals take turns: one that started earlier
      * can never overwrite the local view with what it learned before a later one.
      */

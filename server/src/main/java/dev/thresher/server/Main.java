@@ -21,7 +21,7 @@ import picocli.CommandLine.Parameters;
 /** The {@code thresher} command line. */
 @Command(name = "thresher", mixinStandardHelpOptions = true, version = "thresher 0.1.0",
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
-        subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class})
+        subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Main())
@@ -140,6 +140,168 @@ public final class Main implements Runnable {
             }, "node-shutdown"));
             stopped.await();
             return 0;
+        }
+    }
+
+    /** Where the cluster's control database is: a dev cluster's directory, or a JDBC URL and credentials. */
+    static final class ClusterOptions {
+        @Option(names = "--dev", defaultValue = ".thresher/dev",
+                description = "A running dev cluster's directory (default ${DEFAULT-VALUE}); its endpoints.json names the databases.")
+        Path dev;
+
+        @Option(names = "--control-url", defaultValue = "${env:THRESHER_CONTROL_URL}",
+                description = "The control database (JDBC URL; default $THRESHER_CONTROL_URL); overrides --dev.")
+        String controlUrl;
+
+        @Option(names = "--db-user", defaultValue = "${env:THRESHER_DB_USER}", description = "Database user (default $THRESHER_DB_USER).")
+        String user;
+
+        @Option(names = "--db-password", defaultValue = "${env:THRESHER_DB_PASSWORD}",
+                description = "Database password (default $THRESHER_DB_PASSWORD).")
+        String password;
+
+        @Option(names = "--tenant", defaultValue = DevCluster.TENANT, description = "Tenant (default ${DEFAULT-VALUE}).")
+        String tenant;
+
+        TableAdmin admin() throws IOException {
+            String url = controlUrl;
+            String u = user;
+            String pw = password;
+            if (url == null || url.isBlank()) {
+                Path endpoints = dev.resolve("endpoints.json");
+                if (!Files.exists(endpoints)) {
+                    throw new IllegalArgumentException("no control database: pass --control-url, or start ./thresher dev"
+                            + " (no " + endpoints + ")");
+                }
+                var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(endpoints.toFile());
+                url = tree.path("postgres").path("control").asText();
+                u = u != null ? u : tree.path("user").asText(null);
+                pw = pw != null ? pw : tree.path("password").asText(null);
+            }
+            return new TableAdmin(url, u, pw, System.out);
+        }
+    }
+
+    @Command(name = "table", description = "Create, list, show and drop tables.",
+            subcommands = {Table.Create.class, Table.ListTables.class, Table.Show.class, Table.Drop.class})
+    static final class Table implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        @Command(name = "create", description = "Create a table on the shard databases, partitioned by its key's slot.")
+        static final class Create implements Callable<Integer> {
+            @CommandLine.Mixin
+            ClusterOptions cluster;
+
+            @Parameters(index = "0", description = "Table name (lower case).")
+            String name;
+
+            @Option(names = "--key", required = true, description = "The partition key column (smallint, integer, bigint, text, uuid or bytea).")
+            String key;
+
+            @Option(names = "--columns", required = true, description = "Columns, as in 'order_id bigint, region text not null, amount double precision not null'.")
+            String columns;
+
+            @Option(names = "--partitions", defaultValue = "16", description = "Partitions, tiling the 16384 slots (default ${DEFAULT-VALUE}).")
+            int partitions;
+
+            @Option(names = "--shards", split = ",", description = "Shard databases to spread the partitions over (default: all).")
+            java.util.List<Integer> shards = new java.util.ArrayList<>();
+
+            @Override
+            public Integer call() throws Exception {
+                try (TableAdmin admin = cluster.admin()) {
+                    var created = admin.create(cluster.tenant, name, key, columns, partitions, shards);
+                    System.out.printf("created table %s: %d partitions over shards %s%n", name, created.size(),
+                            created.stream().map(dev.thresher.topology.Partition::shardId).distinct().sorted().toList());
+                    return 0;
+                }
+            }
+        }
+
+        @Command(name = "list", description = "List the tables.")
+        static final class ListTables implements Callable<Integer> {
+            @CommandLine.Mixin
+            ClusterOptions cluster;
+
+            @Override
+            public Integer call() throws Exception {
+                try (TableAdmin admin = cluster.admin()) {
+                    admin.list(cluster.tenant).forEach(System.out::println);
+                    return 0;
+                }
+            }
+        }
+
+        @Command(name = "show", description = "Show a table's key and partitions with their leaders.")
+        static final class Show implements Callable<Integer> {
+            @CommandLine.Mixin
+            ClusterOptions cluster;
+
+            @Parameters(index = "0", description = "Table name.")
+            String name;
+
+            @Override
+            public Integer call() throws Exception {
+                try (TableAdmin admin = cluster.admin()) {
+                    admin.show(cluster.tenant, name).forEach(System.out::println);
+                    return 0;
+                }
+            }
+        }
+
+        @Command(name = "drop", description = "Drop a table (refused while a binding reads it).")
+        static final class Drop implements Callable<Integer> {
+            @CommandLine.Mixin
+            ClusterOptions cluster;
+
+            @Parameters(index = "0", description = "Table name.")
+            String name;
+
+            @Override
+            public Integer call() throws Exception {
+                try (TableAdmin admin = cluster.admin()) {
+                    admin.drop(cluster.tenant, name);
+                    System.out.println("dropped table " + name);
+                    return 0;
+                }
+            }
+        }
+    }
+
+    @Command(name = "load", description = "Load a CSV file into a table, each row to the shard its key's slot names.")
+    static final class Load implements Callable<Integer> {
+        @CommandLine.Mixin
+        ClusterOptions cluster;
+
+        @Parameters(index = "0", description = "Table name.")
+        String table;
+
+        @Parameters(index = "1", description = "The CSV file (RFC 4180; UTF-8).")
+        Path file;
+
+        @Option(names = "--header", description = "The first line names the columns.")
+        boolean header;
+
+        @Override
+        public Integer call() throws Exception {
+            try (TableAdmin admin = cluster.admin();
+                 var in = Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
+                try {
+                    CsvLoader.Loaded loaded = new CsvLoader(admin, System.err).load(cluster.tenant, table, in, header);
+                    System.out.printf("loaded %,d rows into %s in %,d ms (%s)%n", loaded.rows(), table, loaded.millis(),
+                            loaded.rowsByShard().entrySet().stream().map(e -> "shard " + e.getKey() + ": " + e.getValue())
+                                    .collect(java.util.stream.Collectors.joining(", ")));
+                    return 0;
+                } catch (ThresherException e) {
+                    if (e.code() == dev.thresher.errors.ErrorCode.STORE_UNAVAILABLE) {
+                        throw e; // says itself what was committed
+                    }
+                    throw new ThresherException(e.code(), e.getMessage() + "; nothing was loaded", e);
+                }
+            }
         }
     }
 

@@ -162,6 +162,9 @@ public final class Node implements AutoCloseable {
                 pgwireAddress(), httpAddress());
         leasesStarted = true;
         leases.start();
+        int shard = config.shardId();
+        leases.followPartitions(() -> catalog.topology().partitions().stream().filter(p -> p.shardId() == shard)
+                .map(dev.thresher.topology.Partition::id).collect(java.util.stream.Collectors.toSet()), 500);
         janitor = new CoordinationJanitor(upkeep, config.hostId(), limits.coordinationRetentionMs());
         janitor.start();
         if (limits.reduceLeaseMs() < limits.maxCallDeadlineMs()) {

@@ -1,0 +1,373 @@
+package dev.thresher.server;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.thresher.bindings.Selector;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.store.Pools;
+import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.shard.ShardReader;
+import dev.thresher.topology.Partition;
+import dev.thresher.topology.Slots;
+import dev.thresher.topology.Tiling;
+import dev.thresher.topology.Topology;
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * Tables an operator creates, lists, shows and drops: the catalog rows in the control database (the
+ * table, its key, its partitions tiling every slot) and, on each shard database holding a partition, the
+ * table itself, partitioned by its slot column with one child table per partition.
+ *
+ * <p>Create writes the shard databases first, each in a transaction of its own, then the catalog in
+ * one transaction; when the catalog write fails, the shard tables just created are dropped again, so a
+ * failed create leaves nothing behind. Drop refuses while a binding's current version reads the table.
+ */
+public final class TableAdmin implements AutoCloseable {
+    /** An unquoted PostgreSQL identifier, lower case, at most 63 bytes. */
+    static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    /** Column types a table may declare: the ones the batch encoding carries. */
+    static final Set<String> COLUMN_TYPES = Set.of("smallint", "integer", "int", "bigint", "real", "double precision",
+            "numeric", "text", "varchar", "boolean", "bytea");
+    /** Key types: the ones {@link Slots} hashes. */
+    static final Set<String> KEY_TYPES = Set.of("smallint", "integer", "bigint", "text", "uuid", "bytea");
+
+    private final HikariDataSource controlDb;
+    private final ControlStore control;
+    private final String user;
+    private final String password;
+    private final PrintStream out;
+
+    public TableAdmin(String controlUrl, String user, String password, PrintStream out) {
+        this.controlDb = Pools.open("thresher-table-admin", controlUrl, user, password, 2);
+        this.control = new ControlStore(controlDb);
+        this.user = user;
+        this.password = password;
+        this.out = out;
+    }
+
+    /** One declared column. */
+    record ColumnDef(String name, String type, boolean notNull) {
+        String sql() {
+            return name + " " + type + (notNull ? " NOT NULL" : "");
+        }
+    }
+
+    /**
+     * Parses {@code "order_id bigint, region text not null, amount double precision not null"}: a name, a
+     * type, and {@code not null} where NULL is not allowed (the key is always {@code NOT NULL}).
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} naming the column and what is wrong
+     */
+    static List<ColumnDef> parseColumns(String spec) {
+        List<ColumnDef> columns = new ArrayList<>();
+        for (String part : spec.split(",")) {
+            String p = part.strip().replaceAll("\\s+", " ").toLowerCase(Locale.ROOT);
+            int space = p.indexOf(' ');
+            if (p.isEmpty() || space < 0) {
+                throw invalid("column '" + part.strip() + "' needs a name and a type, as in 'amount double precision'");
+            }
+            String name = p.substring(0, space);
+            String type = p.substring(space + 1);
+            boolean notNull = type.endsWith(" not null");
+            type = notNull ? type.substring(0, type.length() - " not null".length()) : type;
+            if (!IDENTIFIER.matcher(name).matches() || name.equals(ShardReader.SLOT_COLUMN)) {
+                throw invalid("column name '" + name + "' is not a lower-case identifier of at most 63 characters"
+                        + " (and " + ShardReader.SLOT_COLUMN + " is Thresher's)");
+            }
+            if (!COLUMN_TYPES.contains(type)) {
+                throw invalid("column " + name + " has type '" + type + "'; the types are " + String.join(", ",
+                        new java.util.TreeSet<>(COLUMN_TYPES)));
+            }
+            if (columns.stream().anyMatch(c -> c.name().equals(name))) {
+                throw invalid("column " + name + " is declared twice");
+            }
+            columns.add(new ColumnDef(name, type.equals("int") ? "integer" : type, notNull));
+        }
+        return columns;
+    }
+
+    /**
+     * Creates a table: {@code partitions} equal slot ranges over {@code shardIds} (round robin; empty: every
+     * shard database of the cluster).
+     */
+    public List<Partition> create(String tenant, String table, String keyColumn, String columnsSpec, int partitions,
+                                  List<Integer> shardIds) {
+        if (!IDENTIFIER.matcher(table).matches()) {
+            throw invalid("table name '" + table + "' is not a lower-case identifier of at most 63 characters");
+        }
+        List<ColumnDef> columns = new ArrayList<>(parseColumns(columnsSpec).stream()
+                .map(c -> c.name().equals(keyColumn) ? new ColumnDef(c.name(), c.type(), true) : c).toList());
+        ColumnDef key = columns.stream().filter(c -> c.name().equals(keyColumn)).findFirst()
+                .orElseThrow(() -> invalid("the key column '" + keyColumn + "' is not among the columns"));
+        if (!KEY_TYPES.contains(key.type())) {
+            throw invalid("key column " + keyColumn + " has type " + key.type() + "; a key is one of "
+                    + String.join(", ", new java.util.TreeSet<>(KEY_TYPES)));
+        }
+        if (partitions < 1 || partitions > Slots.COUNT) {
+            throw invalid("--partitions is 1.." + Slots.COUNT + ", was " + partitions);
+        }
+        Map<Integer, String> shards = shardUrls();
+        List<Integer> over = shardIds.isEmpty() ? new ArrayList<>(shards.keySet()) : shardIds;
+        for (int id : over) {
+            if (!shards.containsKey(id)) {
+                throw invalid("there is no shard database " + id + "; the shards are " + shards.keySet());
+            }
+        }
+        if (control.readTopology().partitionsOf(tenant, table).size() > 0 || tableExists(tenant, table)) {
+            throw invalid("table " + table + " exists already");
+        }
+        int firstId = nextPartitionId();
+        List<Partition> planned = new ArrayList<>();
+        int width = Slots.COUNT / partitions;
+        for (int i = 0; i < partitions; i++) {
+            int lo = i * width;
+            int hi = i == partitions - 1 ? Slots.COUNT - 1 : lo + width - 1;
+            planned.add(new Partition(firstId + i, tenant, table, lo, hi, over.get(i % over.size()), 1));
+        }
+        Tiling.problem(planned).ifPresent(p -> {
+            throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, p);
+        });
+        Map<Integer, List<Partition>> byShard = new TreeMap<>();
+        planned.forEach(p -> byShard.computeIfAbsent(p.shardId(), s -> new ArrayList<>()).add(p));
+        List<Integer> created = new ArrayList<>();
+        try {
+            for (var e : byShard.entrySet()) {
+                createOnShard(shards.get(e.getKey()), table, columns, e.getValue());
+                created.add(e.getKey());
+                out.printf("shard %d: created %s with %d partitions%n", e.getKey(), table, e.getValue().size());
+            }
+            control.putTable(tenant, table, keyColumn, key.type());
+            control.putTablePartitions(tenant, table, planned);
+        } catch (RuntimeException e) {
+            for (int shard : created) {
+                try {
+                    dropOnShard(shards.get(shard), table);
+                    out.printf("shard %d: dropped %s again (the create failed)%n", shard, table);
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again);
+                }
+            }
+            deleteTableRow(tenant, table);
+            throw e;
+        }
+        return planned;
+    }
+
+    /** The tables of a tenant: name, key, partitions, shards, and whether the partitions tile. */
+    public List<String> list(String tenant) {
+        Topology t = control.readTopology();
+        List<String> lines = new ArrayList<>();
+        for (String[] row : tables(tenant)) {
+            List<Partition> parts = t.partitionsOf(tenant, row[0]);
+            lines.add(String.format("%-24s key %-12s %3d partitions on shards %s%s", row[0], row[1] + " " + row[2],
+                    parts.size(), parts.stream().map(Partition::shardId).distinct().sorted().toList(),
+                    Tiling.problem(parts).map(p -> "  NOT TILING: " + p).orElse("")));
+        }
+        return lines;
+    }
+
+    /** One table: its key and each partition with its slots, shard, epoch and leader. */
+    public List<String> show(String tenant, String table) {
+        String[] row = tables(tenant).stream().filter(r -> r[0].equals(table)).findFirst()
+                .orElseThrow(() -> invalid("there is no table " + table));
+        Topology t = control.readTopology();
+        List<String> lines = new ArrayList<>();
+        lines.add("table " + table + ", key " + row[1] + " " + row[2]);
+        Tiling.problem(t.partitionsOf(tenant, table)).ifPresent(p -> lines.add("NOT TILING: " + p));
+        for (Partition p : t.partitionsOf(tenant, table)) {
+            lines.add(String.format("  partition %-5d slots %5d..%-5d shard %d  epoch %d  leader %s", p.id(), p.slotLo(),
+                    p.slotHi(), p.shardId(), p.epoch(), t.leaderOf(p).map(h -> h.hostId()).orElse("none")));
+        }
+        return lines;
+    }
+
+    /**
+     * Drops a table from the catalog and from every shard database holding it.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} while a binding reads it
+     */
+    public void drop(String tenant, String table) {
+        if (tables(tenant).stream().noneMatch(r -> r[0].equals(table))) {
+            throw invalid("there is no table " + table);
+        }
+        List<String> readers = bindingsReading(tenant, table);
+        if (!readers.isEmpty()) {
+            throw invalid("table " + table + " is read by binding(s) " + readers + "; remove them first");
+        }
+        Map<Integer, String> shards = shardUrls();
+        List<Integer> holding = control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId)
+                .distinct().sorted().toList();
+        try (Connection c = controlDb.getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement leases = c.prepareStatement("""
+                    DELETE FROM partition_leases WHERE partition_id IN
+                      (SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ?)""");
+                 PreparedStatement parts = c.prepareStatement("DELETE FROM partitions WHERE tenant = ? AND table_name = ?");
+                 PreparedStatement tab = c.prepareStatement("DELETE FROM user_tables WHERE tenant = ? AND table_name = ?")) {
+                for (PreparedStatement ps : List.of(leases, parts, tab)) {
+                    ps.setString(1, tenant);
+                    ps.setString(2, table);
+                    ps.executeUpdate();
+                }
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        for (int shard : holding) {
+            dropOnShard(shards.get(shard), table);
+            out.printf("shard %d: dropped %s%n", shard, table);
+        }
+    }
+
+    /** The shard databases of the cluster, by id. */
+    public Map<Integer, String> shardUrls() {
+        Map<Integer, String> shards = new TreeMap<>();
+        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT shard_id, jdbc_url FROM shards ORDER BY shard_id")) {
+            while (rs.next()) {
+                shards.put(rs.getInt(1), rs.getString(2));
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        return shards;
+    }
+
+    /** The key column and key type of a table, or a refusal naming the tables there are. */
+    public String[] key(String tenant, String table) {
+        return tables(tenant).stream().filter(r -> r[0].equals(table)).findFirst()
+                .map(r -> new String[] {r[1], r[2]})
+                .orElseThrow(() -> invalid("there is no table " + table));
+    }
+
+    public ControlStore control() {
+        return control;
+    }
+
+    Connection shardConnection(String url) throws SQLException {
+        return DriverManager.getConnection(url, user, password);
+    }
+
+    private void createOnShard(String url, String table, List<ColumnDef> columns, List<Partition> partitions) {
+        try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            StringBuilder ddl = new StringBuilder("CREATE TABLE " + table + " (");
+            for (ColumnDef col : columns) {
+                ddl.append(col.sql()).append(", ");
+            }
+            ddl.append(ShardReader.SLOT_COLUMN).append(" integer NOT NULL) PARTITION BY RANGE (")
+                    .append(ShardReader.SLOT_COLUMN).append(')');
+            s.execute(ddl.toString());
+            for (Partition p : partitions) {
+                s.execute("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
+                        .formatted(table, p.id(), table, p.slotLo(), p.slotHi() + 1));
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database " + url.replaceAll("\\?.*", "")
+                    + ": cannot create " + table + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void dropOnShard(String url, String table) {
+        try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + table);
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database " + url.replaceAll("\\?.*", "")
+                    + ": cannot drop " + table + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void deleteTableRow(String tenant, String table) {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "DELETE FROM user_tables t WHERE tenant = ? AND table_name = ? AND NOT EXISTS "
+                        + "(SELECT 1 FROM partitions p WHERE p.tenant = t.tenant AND p.table_name = t.table_name)")) {
+            ps.setString(1, tenant);
+            ps.setString(2, table);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            // the create's own failure is what the operator needs to see
+        }
+    }
+
+    private boolean tableExists(String tenant, String table) {
+        return tables(tenant).stream().anyMatch(r -> r[0].equals(table));
+    }
+
+    private List<String[]> tables(String tenant) {
+        List<String[]> rows = new ArrayList<>();
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT table_name, key_column, key_type FROM user_tables WHERE tenant = ? ORDER BY table_name")) {
+            ps.setString(1, tenant);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
+                }
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        return rows;
+    }
+
+    private int nextPartitionId() {
+        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT coalesce(max(partition_id), -1) + 1 FROM partitions")) {
+            rs.next();
+            return rs.getInt(1);
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    private List<String> bindingsReading(String tenant, String table) {
+        Map<String, String> current = new LinkedHashMap<>();
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                SELECT DISTINCT ON (name) name, selector_sql FROM bindings WHERE tenant = ?
+                ORDER BY name, version DESC""")) {
+            ps.setString(1, tenant);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    current.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        List<String> readers = new ArrayList<>();
+        current.forEach((name, sql) -> {
+            try {
+                if (Selector.parse(sql).table().equals(table)) {
+                    readers.add(name);
+                }
+            } catch (ThresherException bad) {
+                // a binding whose selector no longer parses reads nothing
+            }
+        });
+        return readers;
+    }
+
+    private static ThresherException invalid(String message) {
+        return new ThresherException(ErrorCode.INVALID_CONFIGURATION, message);
+    }
+
+    @Override
+    public void close() {
+        controlDb.close();
+    }
+}

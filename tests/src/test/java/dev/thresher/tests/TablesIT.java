@@ -1,0 +1,172 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.server.CsvLoader;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.Main;
+import dev.thresher.server.TableAdmin;
+import dev.thresher.topology.Partition;
+import dev.thresher.topology.Slots;
+import java.io.PrintStream;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * A table of a user's own, end to end: {@code thresher table create}, {@code thresher load} from a CSV
+ * file, a binding over it called through pgwire and compared with SQL over the shard databases, and the
+ * refusals (bad rows name their line and column and load nothing; a table read by a binding is not
+ * dropped).
+ */
+class TablesIT {
+    private static final int ROWS = 1_000;
+    private static final List<String> REGIONS = List.of("north", "south, east", "west \"far\"", "centre");
+    private static DevCluster cluster;
+    private static Path dev;
+
+    @BeforeAll
+    static void createAndLoad() throws Exception {
+        cluster = Cluster.get();
+        dev = cluster.endpointsFile().getParent();
+        assertThat(main("table", "create", "sales", "--dev", dev.toString(), "--key", "sale_id",
+                "--columns", "sale_id bigint, region text not null, amount double precision not null", "--partitions", "8")).isZero();
+        StringBuilder csv = new StringBuilder("sale_id,region,amount\n");
+        for (int i = 1; i <= ROWS; i++) {
+            String region = REGIONS.get(i % REGIONS.size());
+            csv.append(i).append(",\"").append(region.replace("\"", "\"\"")).append("\",").append(i % 97 + 0.25).append('\n');
+        }
+        Path file = Files.createTempFile("sales-", ".csv");
+        Files.writeString(file, csv, StandardCharsets.UTF_8);
+        assertThat(main("load", "sales", file.toString(), "--header", "--dev", dev.toString())).isZero();
+    }
+
+    private static int main(String... args) {
+        return new CommandLine(new Main()).execute(args);
+    }
+
+    private static TableAdmin admin() {
+        return new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD, new PrintStream(
+                PrintStream.nullOutputStream()));
+    }
+
+    @Test
+    void everyRowLandsOnTheShardItsSlotNames() throws Exception {
+        Map<Integer, Integer> shardOfSlot = new HashMap<>();
+        List<Partition> partitions;
+        try (TableAdmin admin = admin()) {
+            partitions = admin.control().readTopology().partitionsOf(DevCluster.TENANT, "sales");
+        }
+        assertThat(partitions).hasSize(8);
+        partitions.forEach(p -> {
+            for (int s = p.slotLo(); s <= p.slotHi(); s++) {
+                shardOfSlot.put(s, p.shardId());
+            }
+        });
+        int seen = 0;
+        for (int shard = 1; shard <= 3; shard++) {
+            try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT sale_id, thresher_slot FROM sales")) {
+                while (rs.next()) {
+                    int slot = Slots.ofLong(rs.getLong(1));
+                    assertThat(rs.getInt(2)).as("slot of %d", rs.getLong(1)).isEqualTo(slot);
+                    assertThat(shardOfSlot.get(slot)).as("shard of sale %d", rs.getLong(1)).isEqualTo(shard);
+                    seen++;
+                }
+            }
+        }
+        assertThat(seen).isEqualTo(ROWS);
+    }
+
+    @Test
+    void aBindingOverTheTableEqualsSqlOverTheShardDatabases() throws Exception {
+        String digest = cluster.nodes().get(0).catalog().currentBinding(DevCluster.TENANT, DevCluster.SAMPLE_BINDING)
+                .orElseThrow().componentDigest();
+        try (TableAdmin admin = admin()) {
+            admin.control().putBinding(DevCluster.TENANT, "sales_by_region", digest, "SELECT region, amount FROM sales");
+        }
+        Map<String, double[]> reference = new TreeMap<>();
+        for (int shard = 1; shard <= 3; shard++) {
+            try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM sales GROUP BY region")) {
+                while (rs.next()) {
+                    double[] t = reference.computeIfAbsent(rs.getString(1), k -> new double[2]);
+                    t[0] += rs.getDouble(2);
+                    t[1] += rs.getLong(3);
+                }
+            }
+        }
+        assertThat(reference.keySet()).containsExactlyInAnyOrderElementsOf(REGIONS);
+        JsonNode result;
+        try (Connection c = Cluster.connect(1); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING sales_by_region('{}')")) {
+            assertThat(rs.next()).isTrue();
+            result = new ObjectMapper().readTree(rs.getString(1));
+        }
+        assertThat(result.size()).isEqualTo(reference.size());
+        reference.forEach((region, t) -> {
+            assertThat(result.get(region).get("sum").asDouble()).as(region).isCloseTo(t[0], within(1e-6));
+            assertThat(result.get(region).get("count").asLong()).as(region).isEqualTo((long) t[1]);
+        });
+        try (TableAdmin admin = admin()) {
+            assertThatThrownBy(() -> admin.drop(DevCluster.TENANT, "sales"))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+                        assertThat(e.getMessage()).contains("sales_by_region");
+                    });
+            assertThat(admin.list(DevCluster.TENANT)).anySatisfy(l -> assertThat(l).startsWith("sales").contains("8 partitions"));
+        }
+    }
+
+    @Test
+    void aBadRowNamesItsLineAndColumnAndLoadsNothing() throws Exception {
+        String badAmount = "sale_id,region,amount\n5001,north,1.5\n5002,north,2.5\n5003,south,abc\n5004,west,4\n";
+        String badKey = "5101,north,1.5\nx,north,2\n";
+        String shortRow = "5201,north,1.5\n5202,north\n";
+        try (TableAdmin admin = admin()) {
+            CsvLoader loader = new CsvLoader(admin, new PrintStream(PrintStream.nullOutputStream()));
+            assertThatThrownBy(() -> loader.load(DevCluster.TENANT, "sales", new StringReader(badAmount), true))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS);
+                        assertThat(e.getMessage()).contains("line 4").contains("column amount");
+                    });
+            assertThatThrownBy(() -> loader.load(DevCluster.TENANT, "sales", new StringReader(badKey), false))
+                    .isInstanceOfSatisfying(ThresherException.class,
+                            e -> assertThat(e.getMessage()).contains("line 2, column sale_id").contains("'x' is not a bigint"));
+            assertThatThrownBy(() -> loader.load(DevCluster.TENANT, "sales", new StringReader(shortRow), false))
+                    .isInstanceOfSatisfying(ThresherException.class,
+                            e -> assertThat(e.getMessage()).contains("line 2: expected 3 fields"));
+            assertThatThrownBy(() -> admin.create(DevCluster.TENANT, "bad", "id", "id bigint, v jsonb", 4, List.of()))
+                    .isInstanceOfSatisfying(ThresherException.class,
+                            e -> assertThat(e.getMessage()).contains("column v has type 'jsonb'"));
+        }
+        long count = 0;
+        for (int shard = 1; shard <= 3; shard++) {
+            try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM sales WHERE sale_id > 5000")) {
+                rs.next();
+                count += rs.getLong(1);
+            }
+        }
+        assertThat(count).as("rows of the failed loads on any shard").isZero();
+    }
+}
