@@ -177,6 +177,19 @@ public final class HostRunExecutor implements HostRunHandler {
         List<Ran> ran = new ArrayList<>(request.slots().size());
         ThresherException stop = null;
         for (SlotRun slot : request.slots()) {
+            JournalEntry replay = journaled.get(slot.wireId());
+            if (replay != null) {
+                // The journal is the truth whatever happened since: a journaled outcome is replayed even when the
+                // call was stopped or an earlier slot failed, so a replayed failure still says its guest ran.
+                Ran r = replay(slot, replay);
+                ran.add(r);
+                if (stop == null && r.answer() != null && stopsTheRest(r.answer())) {
+                    stop = new ThresherException(r.answer().code(), r.answer().message());
+                } else if (stop == null && r.outcome() != null && !r.outcome().succeeded()) {
+                    stop = new ThresherException(ErrorCode.ofCode(r.outcome().errorCode()), r.outcome().errorMessage());
+                }
+                continue;
+            }
             if (stop != null) {
                 refusals.incrementAndGet();
                 ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
@@ -189,8 +202,7 @@ public final class HostRunExecutor implements HostRunHandler {
                         "not run: the coordinator stopped the call after another slot failed"), false), slot));
                 continue;
             }
-            JournalEntry replay = journaled.get(slot.wireId());
-            Ran r = replay != null ? replay(slot, replay) : run(request, slot, resolved, reads.get(slot.slotIndex()), deadline);
+            Ran r = run(request, slot, resolved, reads.get(slot.slotIndex()), deadline);
             ran.add(r);
             if (r.answer() != null && stopsTheRest(r.answer())) {
                 stop = new ThresherException(r.answer().code(), r.answer().message());

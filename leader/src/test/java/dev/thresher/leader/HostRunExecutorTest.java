@@ -246,6 +246,21 @@ class HostRunExecutorTest {
     }
 
     @Test
+    void aJournaledSlotIsReplayedEvenAfterTheCallWasStopped() throws Exception {
+        // A redelivery after the coordinator stopped the call: the journaled failure is the answer, and it says
+        // the guest ran — never "not run", which would read as proof that no guest code ran.
+        journal.entries.put("t|" + wireId(1), journaled(1, false, ErrorCode.GUEST_TRAP));
+        executor.stop(callId);
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "earlier failure");
+        assertThat(guests.runs).isEmpty();
+        assertThat(executor.replays()).isEqualTo(1);
+    }
+
+    @Test
     void aStopOfAnotherCallChangesNothing() throws Exception {
         executor.stop(UUID.randomUUID().toString());
 
@@ -400,9 +415,12 @@ class HostRunExecutorTest {
         executor.stop(callId);
         executor.stop(callId);
         assertThat(executor.stopsReceived()).isEqualTo(2);
+        // Once stopped, the journaled slots (2 and 5, published above) are replayed; slot 9 is not run.
         HostRunReply stopped = run(request(2, 5, 9));
-        assertThat(stopped.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false, "stopped"));
-        assertThat(executor.replays()).isEqualTo(1);
-        assertThat(executor.refusals()).isEqualTo(4);
+        assertPublished(stopped.slots().get(0));
+        assertPublished(stopped.slots().get(1));
+        assertFailed(stopped.slots().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "stopped");
+        assertThat(executor.replays()).isEqualTo(3);
+        assertThat(executor.refusals()).isEqualTo(2);
     }
 }
