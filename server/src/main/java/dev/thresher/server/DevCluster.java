@@ -75,6 +75,31 @@ public final class DevCluster implements AutoCloseable {
             return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints);
         }
 
+        public Options withPartitions(int n) {
+            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints);
+        }
+
+        /**
+         * The partitions {@code rows} sample orders need so that no partition passes one batch
+         * ({@code limits.rowsPerBatch}, 4,096 rows) while partitions are read as one batch: at most about
+         * 3,600 rows per partition (the bound lies eight standard deviations above that mean), at least 16,
+         * at most {@code limits.coordinationSlots} (64).
+         *
+         * @throws IllegalArgumentException when even 64 partitions would pass the bound
+         */
+        public static int partitionsFor(int rows, Limits limits) {
+            int perPartition = limits.rowsPerBatch() * 7 / 8;
+            int n = Math.max(16, (rows + perPartition - 1) / perPartition);
+            if (n > limits.coordinationSlots()) {
+                throw new IllegalArgumentException(rows + " sample rows would need " + n + " partitions of at most "
+                        + perPartition + " rows; a call covers at most " + limits.coordinationSlots()
+                        + " partitions and reads a partition as one batch of at most " + limits.rowsPerBatch()
+                        + " rows, so the dev cluster holds at most " + limits.coordinationSlots() * perPartition
+                        + " sample rows (partitions larger than one batch come with paged input)");
+            }
+            return n;
+        }
+
         /** Nodes whose failpoints tests can arm. */
         public Options withFailpoints() {
             return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true);
@@ -167,11 +192,17 @@ public final class DevCluster implements AutoCloseable {
     private void loadOrders(List<Partition> partitions) throws SQLException, IOException {
         Random random = new Random(options.seed());
         Map<Integer, TreeMap<Integer, StringBuilder>> bySlotPerShard = new LinkedHashMap<>();
+        Map<Integer, Integer> perPartition = new java.util.HashMap<>();
         for (long id = 1; id <= options.rows(); id++) {
             String region = REGIONS.get(random.nextInt(REGIONS.size()));
             double amount = Math.round(random.nextDouble() * 100_000) / 100.0;
             int slot = Slots.ofLong(id);
             Partition p = partitions.stream().filter(x -> x.contains(slot)).findFirst().orElseThrow();
+            if (perPartition.merge(p.id(), 1, Integer::sum) > options.limits().rowsPerBatch()) {
+                throw new IllegalArgumentException("partition " + p.id() + " would hold more than "
+                        + options.limits().rowsPerBatch() + " of the " + options.rows() + " sample rows, more than one"
+                        + " batch; use more partitions (see Options.partitionsFor)");
+            }
             bySlotPerShard.computeIfAbsent(p.shardId(), k -> new TreeMap<>()).computeIfAbsent(slot, k -> new StringBuilder())
                     .append(id).append('\t').append(region).append('\t').append(amount).append('\t').append(slot).append('\n');
         }
@@ -228,6 +259,11 @@ public final class DevCluster implements AutoCloseable {
         long ms = (System.nanoTime() - t0) / 1_000_000;
         log.info("warmed up the call path with {} calls in {} ms", rounds * nodes.size(), ms);
         return ms;
+    }
+
+    /** What this cluster was started with. */
+    public Options options() {
+        return options;
     }
 
     public String controlUrl() {

@@ -49,8 +49,12 @@ public final class Main implements Runnable {
         @Option(names = "--dir", defaultValue = ".thresher/dev", description = "Working directory (default ${DEFAULT-VALUE}).")
         Path dir;
 
-        @Option(names = "--rows", defaultValue = "50000", description = "Sample orders to generate (default ${DEFAULT-VALUE}).")
+        @Option(names = "--rows", defaultValue = "50000", description = "Sample orders to generate (default ${DEFAULT-VALUE}; at most 229,376).")
         int rows;
+
+        @Option(names = "--partitions", description = "Partitions of orders (default: 16, more when --rows needs them so that"
+                + " no partition passes one batch of 4,096 rows; at most 64).")
+        Integer partitions;
 
         @Override
         public Integer call() throws Exception {
@@ -63,7 +67,20 @@ public final class Main implements Runnable {
                     }
                 }
             }
-            DevCluster cluster = DevCluster.start(DevCluster.Options.defaults(dir.toAbsolutePath()).withPgwirePort(pgwirePort).withRows(rows));
+            int n;
+            try {
+                n = partitions != null ? partitions : DevCluster.Options.partitionsFor(rows, dev.thresher.limits.Limits.DEFAULTS);
+            } catch (IllegalArgumentException e) {
+                System.err.println("thresher dev: " + e.getMessage());
+                return 2;
+            }
+            if (rows < 1 || n < 1 || n > dev.thresher.limits.Limits.DEFAULTS.coordinationSlots()) {
+                System.err.println("thresher dev: --rows must be positive and --partitions 1.."
+                        + dev.thresher.limits.Limits.DEFAULTS.coordinationSlots());
+                return 2;
+            }
+            DevCluster cluster = DevCluster.start(DevCluster.Options.defaults(dir.toAbsolutePath()).withPgwirePort(pgwirePort)
+                    .withRows(rows).withPartitions(n));
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 System.out.println("\nstopping the dev cluster...");
@@ -92,7 +109,7 @@ public final class Main implements Runnable {
             int port = first.pgwirePort();
             System.out.printf("""
 
-                    Thresher dev cluster is up: %d nodes, table orders in 16 partitions over %d shard databases, %d rows,
+                    Thresher dev cluster is up: %d nodes, table orders in %d partitions over %d shard databases, %d rows,
                     binding %s.
 
                       psql:  psql -h %s -p %d -c "CALL BINDING %s('{}')"
@@ -103,7 +120,7 @@ public final class Main implements Runnable {
 
                     Endpoints of every part: %s
                     Ctrl-C stops everything.
-                    """, c.nodes().size(), c.nodes().size(), rows, DevCluster.SAMPLE_BINDING, host, port,
+                    """, c.nodes().size(), c.options().partitions(), c.nodes().size(), rows, DevCluster.SAMPLE_BINDING, host, port,
                     DevCluster.SAMPLE_BINDING, host, port, DevCluster.USER, DevCluster.SAMPLE_BINDING, first.httpAddress(),
                     DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD, c.postgresPort(), c.endpointsFile());
         }
