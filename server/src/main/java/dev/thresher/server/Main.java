@@ -199,6 +199,22 @@ public final class Main implements Runnable {
         }
     }
 
+    /** A command run against the cluster's control database: opens the admin, runs, closes it. */
+    abstract static class AdminCommand implements Callable<Integer> {
+        @CommandLine.Mixin
+        ClusterOptions cluster;
+
+        abstract void run(TableAdmin admin) throws Exception;
+
+        @Override
+        public final Integer call() throws Exception {
+            try (TableAdmin admin = cluster.admin()) {
+                run(admin);
+                return 0;
+            }
+        }
+    }
+
     @Command(name = "table", description = "Create, list, show and drop tables.",
             subcommands = {Table.Create.class, Table.ListTables.class, Table.Show.class, Table.Drop.class})
     static final class Table implements Runnable {
@@ -208,10 +224,7 @@ public final class Main implements Runnable {
         }
 
         @Command(name = "create", description = "Create a table on the shard databases, partitioned by its key's slot.")
-        static final class Create implements Callable<Integer> {
-            @CommandLine.Mixin
-            ClusterOptions cluster;
-
+        static final class Create extends AdminCommand {
             @Parameters(index = "0", description = "Table name (lower case).")
             String name;
 
@@ -228,71 +241,47 @@ public final class Main implements Runnable {
             java.util.List<Integer> shards = new java.util.ArrayList<>();
 
             @Override
-            public Integer call() throws Exception {
-                try (TableAdmin admin = cluster.admin()) {
-                    var created = admin.create(cluster.tenant, name, key, columns, partitions, shards);
-                    System.out.printf("created table %s: %d partitions over shards %s%n", name, created.size(),
-                            created.stream().map(dev.thresher.topology.Partition::shardId).distinct().sorted().toList());
-                    return 0;
-                }
+            void run(TableAdmin admin) {
+                var created = admin.create(cluster.tenant, name, key, columns, partitions, shards);
+                System.out.printf("created table %s: %d partitions over shards %s%n", name, created.size(),
+                        created.stream().map(dev.thresher.topology.Partition::shardId).distinct().sorted().toList());
             }
         }
 
         @Command(name = "list", description = "List the tables.")
-        static final class ListTables implements Callable<Integer> {
-            @CommandLine.Mixin
-            ClusterOptions cluster;
-
+        static final class ListTables extends AdminCommand {
             @Override
-            public Integer call() throws Exception {
-                try (TableAdmin admin = cluster.admin()) {
-                    admin.list(cluster.tenant).forEach(System.out::println);
-                    return 0;
-                }
+            void run(TableAdmin admin) {
+                admin.list(cluster.tenant).forEach(System.out::println);
             }
         }
 
         @Command(name = "show", description = "Show a table's key and partitions with their leaders.")
-        static final class Show implements Callable<Integer> {
-            @CommandLine.Mixin
-            ClusterOptions cluster;
-
+        static final class Show extends AdminCommand {
             @Parameters(index = "0", description = "Table name.")
             String name;
 
             @Override
-            public Integer call() throws Exception {
-                try (TableAdmin admin = cluster.admin()) {
-                    admin.show(cluster.tenant, name).forEach(System.out::println);
-                    return 0;
-                }
+            void run(TableAdmin admin) {
+                admin.show(cluster.tenant, name).forEach(System.out::println);
             }
         }
 
         @Command(name = "drop", description = "Drop a table (refused while a binding reads it).")
-        static final class Drop implements Callable<Integer> {
-            @CommandLine.Mixin
-            ClusterOptions cluster;
-
+        static final class Drop extends AdminCommand {
             @Parameters(index = "0", description = "Table name.")
             String name;
 
             @Override
-            public Integer call() throws Exception {
-                try (TableAdmin admin = cluster.admin()) {
-                    admin.drop(cluster.tenant, name);
-                    System.out.println("dropped table " + name);
-                    return 0;
-                }
+            void run(TableAdmin admin) {
+                admin.drop(cluster.tenant, name);
+                System.out.println("dropped table " + name);
             }
         }
     }
 
     @Command(name = "load", description = "Load a CSV file into a table, each row to the shard its key's slot names.")
-    static final class Load implements Callable<Integer> {
-        @CommandLine.Mixin
-        ClusterOptions cluster;
-
+    static final class Load extends AdminCommand {
         @Parameters(index = "0", description = "Table name.")
         String table;
 
@@ -303,21 +292,17 @@ public final class Main implements Runnable {
         boolean header;
 
         @Override
-        public Integer call() throws Exception {
-            try (TableAdmin admin = cluster.admin();
-                 var in = Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
-                try {
-                    CsvLoader.Loaded loaded = new CsvLoader(admin, System.err).load(cluster.tenant, table, in, header);
-                    System.out.printf("loaded %,d rows into %s in %,d ms (%s)%n", loaded.rows(), table, loaded.millis(),
-                            loaded.rowsByShard().entrySet().stream().map(e -> "shard " + e.getKey() + ": " + e.getValue())
-                                    .collect(java.util.stream.Collectors.joining(", ")));
-                    return 0;
-                } catch (ThresherException e) {
-                    if (e.code() == dev.thresher.errors.ErrorCode.STORE_UNAVAILABLE) {
-                        throw e; // says itself what was committed
-                    }
-                    throw new ThresherException(e.code(), e.getMessage() + "; nothing was loaded", e);
+        void run(TableAdmin admin) throws IOException {
+            try (var in = Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
+                CsvLoader.Loaded loaded = new CsvLoader(admin, System.err).load(cluster.tenant, table, in, header);
+                System.out.printf("loaded %,d rows into %s in %,d ms (%s)%n", loaded.rows(), table, loaded.millis(),
+                        loaded.rowsByShard().entrySet().stream().map(e -> "shard " + e.getKey() + ": " + e.getValue())
+                                .collect(java.util.stream.Collectors.joining(", ")));
+            } catch (ThresherException e) {
+                if (e.code() == dev.thresher.errors.ErrorCode.STORE_UNAVAILABLE) {
+                    throw e; // says itself what was committed
                 }
+                throw new ThresherException(e.code(), e.getMessage() + "; nothing was loaded", e);
             }
         }
     }
