@@ -16,10 +16,13 @@ import dev.thresher.leader.Leadership;
 import dev.thresher.leader.LeaseKeeper;
 import dev.thresher.leader.PartitionReader;
 import dev.thresher.leader.SlotJournal;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.http.HttpFront;
 import dev.thresher.pgwire.PgWireConfig;
 import dev.thresher.pgwire.PgWireServer;
+import dev.thresher.store.ConnectionBudget;
 import dev.thresher.store.CountingDataSource;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlCache;
@@ -104,6 +107,51 @@ public final class Node implements AutoCloseable {
         }
     }
 
+    /**
+     * Holds this node's pools against what the control and shard database servers allow, and logs the
+     * totals for the nodes registered so far: the control pools, the upkeep pool and the listening
+     * connection against the control database; the shard pool against the shard database; both against
+     * one budget when they are the same server.
+     */
+    private void checkConnectionBudget(int shardPool) {
+        int controlPerNode = controlDb.getMaximumPoolSize() + backgroundControlDb.getMaximumPoolSize() + 1;
+        int otherNodes;
+        int otherNodesOnShard;
+        String controlServer;
+        String shardServer;
+        try (java.sql.Connection c = backgroundControlDb.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*), count(*) FILTER (WHERE shard_id = ?), host(inet_server_addr()) || ':' || inet_server_port()"
+                        + " FROM hosts WHERE host_id <> ?")) {
+            ps.setInt(1, config.shardId());
+            ps.setString(2, config.hostId());
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                otherNodes = rs.getInt(1);
+                otherNodesOnShard = rs.getInt(2);
+                controlServer = rs.getString(3);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        try (java.sql.Connection c = shardDb.getConnection(); java.sql.Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT host(inet_server_addr()) || ':' || inet_server_port()")) {
+            rs.next();
+            shardServer = rs.getString(1);
+        } catch (java.sql.SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database: " + e.getMessage(), e);
+        }
+        if (controlServer != null && controlServer.equals(shardServer)) {
+            new ConnectionBudget("control and shard databases (one server, " + controlServer + ")",
+                    controlPerNode + shardPool, otherNodes + 1, ConnectionBudget.available(backgroundControlDb))
+                    .check(log);
+            return;
+        }
+        new ConnectionBudget("control database", controlPerNode, otherNodes + 1,
+                ConnectionBudget.available(backgroundControlDb)).check(log);
+        new ConnectionBudget("shard database " + config.shardId(), shardPool, otherNodesOnShard + 1,
+                ConnectionBudget.available(shardDb)).check(log);
+    }
+
     private void startParts() throws InterruptedException {
         var limits = config.limits();
         // Calls and the node's own upkeep (leases, janitor, cache) use separate pools, so a lease renewal never
@@ -116,6 +164,7 @@ public final class Node implements AutoCloseable {
         shardDb = Pools.openReadOnly(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
                 config.dbPassword(), limits.shardConcurrency());
         ControlStore.migrate(backgroundControlDb);
+        checkConnectionBudget(limits.shardConcurrency());
         callPathControlDb = new CountingDataSource(controlDb);
         control = new ControlStore(callPathControlDb);
         ControlStore upkeep = new ControlStore(backgroundControlDb);
