@@ -169,4 +169,38 @@ class TablesIT {
         }
         assertThat(count).as("rows of the failed loads on any shard").isZero();
     }
+
+    @Test
+    void aTextKeyedTableIsRoutedByItsTextSlotAndDroppedWithItsShardTables() throws Exception {
+        try (TableAdmin admin = admin()) {
+            admin.create(DevCluster.TENANT, "visits", "visitor", "visitor text, pages integer not null", 4, List.of(1, 2));
+            String csv = "ann,3\n\"bob, jr\",5\nzoë,7\n";
+            CsvLoader.Loaded loaded = new CsvLoader(admin, new PrintStream(PrintStream.nullOutputStream()))
+                    .load(DevCluster.TENANT, "visits", new StringReader(csv), false);
+            assertThat(loaded.rows()).isEqualTo(3);
+            assertThat(loaded.rowsByShard().keySet()).isSubsetOf(1, 2);
+            Map<String, Integer> slots = new HashMap<>();
+            for (int shard : List.of(1, 2)) {
+                try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                     Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT visitor, thresher_slot FROM visits")) {
+                    while (rs.next()) {
+                        slots.put(rs.getString(1), rs.getInt(2));
+                    }
+                }
+            }
+            assertThat(slots).containsOnlyKeys("ann", "bob, jr", "zoë");
+            slots.forEach((visitor, slot) -> assertThat(slot).as(visitor).isEqualTo(Slots.ofText(visitor)));
+
+            admin.drop(DevCluster.TENANT, "visits");
+            assertThat(admin.control().readTopology().partitionsOf(DevCluster.TENANT, "visits")).isEmpty();
+            assertThat(admin.list(DevCluster.TENANT)).noneSatisfy(l -> assertThat(l).startsWith("visits "));
+            for (int shard : List.of(1, 2)) {
+                try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                     Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT to_regclass('visits')")) {
+                    rs.next();
+                    assertThat(rs.getString(1)).as("visits on shard %d", shard).isNull();
+                }
+            }
+        }
+    }
 }
