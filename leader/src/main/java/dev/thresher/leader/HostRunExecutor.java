@@ -177,37 +177,28 @@ public final class HostRunExecutor implements HostRunHandler {
         List<Ran> ran = new ArrayList<>(request.slots().size());
         ThresherException stop = null;
         for (SlotRun slot : request.slots()) {
+            // The journal is the truth whatever happened since: a journaled outcome is replayed even when the
+            // call was stopped or an earlier slot failed, so a replayed failure still says its guest ran.
             JournalEntry replay = journaled.get(slot.wireId());
+            Ran r;
             if (replay != null) {
-                // The journal is the truth whatever happened since: a journaled outcome is replayed even when the
-                // call was stopped or an earlier slot failed, so a replayed failure still says its guest ran.
-                Ran r = replay(slot, replay);
-                ran.add(r);
-                if (stop == null && r.answer() != null && stopsTheRest(r.answer())) {
-                    stop = new ThresherException(r.answer().code(), r.answer().message());
-                } else if (stop == null && r.outcome() != null && !r.outcome().succeeded()) {
-                    stop = new ThresherException(ErrorCode.ofCode(r.outcome().errorCode()), r.outcome().errorMessage());
-                }
-                continue;
-            }
-            if (stop != null) {
+                r = replay(slot, replay);
+            } else if (stop != null) {
                 refusals.incrementAndGet();
                 ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
                         + "of this call failed on " + hostId + ": " + stop.getMessage()), false), slot));
                 continue;
-            }
-            if (stopped(request.callId())) {
+            } else if (stopped(request.callId())) {
                 refusals.incrementAndGet();
                 ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "not run: the coordinator stopped the call after another slot failed"), false), slot));
                 continue;
+            } else {
+                r = run(request, slot, resolved, reads.get(slot.slotIndex()), deadline);
             }
-            Ran r = run(request, slot, resolved, reads.get(slot.slotIndex()), deadline);
             ran.add(r);
-            if (r.answer() != null && stopsTheRest(r.answer())) {
-                stop = new ThresherException(r.answer().code(), r.answer().message());
-            } else if (r.outcome() != null && !r.outcome().succeeded()) {
-                stop = new ThresherException(ErrorCode.ofCode(r.outcome().errorCode()), r.outcome().errorMessage());
+            if (stop == null) {
+                stop = stopCause(r);
             }
         }
         reads.values().forEach(r -> {
@@ -268,6 +259,17 @@ public final class HostRunExecutor implements HostRunHandler {
      * retryable refusal that provably ran no guest does not: the coordinator may send that slot
      * again while the others' results still count.
      */
+    /** The failure that stops the later slots of the request after {@code r}, or null when they may run. */
+    private static ThresherException stopCause(Ran r) {
+        if (r.answer() != null && stopsTheRest(r.answer())) {
+            return new ThresherException(r.answer().code(), r.answer().message());
+        }
+        if (r.outcome() != null && !r.outcome().succeeded()) {
+            return new ThresherException(ErrorCode.ofCode(r.outcome().errorCode()), r.outcome().errorMessage());
+        }
+        return null;
+    }
+
     private static boolean stopsTheRest(SlotOutcome failed) {
         return failed.guestStarted() || failed.code().retryClass() != RetryClass.RETRYABLE;
     }

@@ -32,9 +32,10 @@ import java.util.regex.Pattern;
  * table, its key, its partitions tiling every slot) and, on each shard database holding a partition, the
  * table itself, partitioned by its slot column with one child table per partition.
  *
- * <p>Create writes the shard databases first, each in a transaction of its own, then the catalog in
- * one transaction; when the catalog write fails, the shard tables just created are dropped again, so a
- * failed create leaves nothing behind. Drop refuses while a binding's current version reads the table.
+ * <p>Create writes the shard databases first, each in a transaction of its own, then the catalog: the
+ * table's row, then its partitions as one checked set in one transaction. When a step fails, the shard
+ * tables just created are dropped again and the table's row removed, so a failed create leaves nothing
+ * behind. Drop refuses while a binding's current version reads the table.
  */
 public final class TableAdmin implements AutoCloseable {
     /** An unquoted PostgreSQL identifier, lower case, at most 63 bytes. */
@@ -127,7 +128,7 @@ public final class TableAdmin implements AutoCloseable {
                 throw invalid("there is no shard database " + id + "; the shards are " + shards.keySet());
             }
         }
-        if (control.readTopology().partitionsOf(tenant, table).size() > 0 || tableExists(tenant, table)) {
+        if (tableExists(tenant, table)) { // partitions reference their table's row, so this covers them too
             throw invalid("table " + table + " exists already");
         }
         int firstId = nextPartitionId();

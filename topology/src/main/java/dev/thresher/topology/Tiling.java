@@ -43,12 +43,6 @@ public final class Tiling {
         return Optional.empty();
     }
 
-    /** The first partition of {@code existing} that shares a slot with {@code p}, if any. */
-    public static Optional<Partition> overlap(Partition p, List<Partition> existing) {
-        return existing.stream().filter(e -> e.id() != p.id() && e.slotLo() <= p.slotHi() && p.slotLo() <= e.slotHi())
-                .findFirst();
-    }
-
     private static String range(int lo, int hi) {
         return lo == hi ? "slot " + lo + " is" : "slots " + lo + ".." + hi + " are";
     }

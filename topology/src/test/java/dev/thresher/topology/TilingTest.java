@@ -37,7 +37,5 @@ class TilingTest {
                 .contains("partitions 1 and 2 both hold slots 2000..2047");
         assertThat(Tiling.problem(List.of(p(1, 0, Slots.COUNT - 1), p(2, 5, 5))))
                 .contains("partitions 1 and 2 both hold slot 5");
-        assertThat(Tiling.overlap(p(9, 100, 200), List.of(p(1, 0, 99), p(2, 200, 300)))).map(Partition::id).contains(2);
-        assertThat(Tiling.overlap(p(9, 100, 199), List.of(p(1, 0, 99), p(2, 200, 300)))).isEmpty();
     }
 }

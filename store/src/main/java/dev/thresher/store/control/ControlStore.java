@@ -134,7 +134,6 @@ public final class ControlStore {
                 ON CONFLICT (tenant, table_name) DO NOTHING""", tenant, table, keyColumn, keyType);
     }
 
-    /** Creates a partition; an existing id is left as it is. */
     /**
      * Writes the partitions of a table that has none yet, as one set that must tile the slot space: every
      * slot in exactly one partition. All are written, in one transaction, or none.
