@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
  * discards it and the next call instantiates a fresh one.
  */
 final class Cell implements HostImports, AutoCloseable {
-    static final int ABI_VERSION = 1;
     static final int OUTPUT_CAPTURE_BYTES = 8 * 1024;
 
     private static final Logger LOG = LoggerFactory.getLogger(Cell.class);
@@ -37,28 +36,49 @@ final class Cell implements HostImports, AutoCloseable {
         this.sandbox = sandbox;
     }
 
-    /**
-     * Instantiates the component and checks its ABI, under the watchdog (a start function is guest code).
-     *
-     * @throws ThresherException GUEST_INVALID_MODULE, GUEST_ABI_MISMATCH, GUEST_TRAP or DEADLINE_EXCEEDED
-     */
-    /** The guest ABI's exported functions and their types; checked before any of them is called. */
-    private static final Map<String, WasmSignatures.FuncType> ABI_FUNCTIONS = Map.of(
-            "thresher_abi_version", WasmSignatures.FuncType.i32s(0, 1),
-            "run", WasmSignatures.FuncType.i32s(2, 1),
-            "reduce", WasmSignatures.FuncType.i32s(2, 1));
+    /** The guest ABI versions this host speaks. */
+    static final int ABI_V1 = 1;
+    static final int ABI_V2 = 2;
 
-    private static void checkSignatures(Component component) {
-        Map<String, WasmSignatures.FuncType> exported = WasmSignatures.exportedFunctions(component.wasm());
-        for (var expected : ABI_FUNCTIONS.entrySet()) {
-            WasmSignatures.FuncType actual = exported.get(expected.getKey());
-            if (actual != null && !actual.equals(expected.getValue())) {
-                throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH, "export " + expected.getKey() + " has type "
-                        + actual + "; guest ABI " + ABI_VERSION + " wants " + expected.getValue());
-            }
+    private static final WasmSignatures.FuncType VERSION_TYPE = WasmSignatures.FuncType.i32s(0, 1);
+    private static final WasmSignatures.FuncType REDUCE_TYPE = WasmSignatures.FuncType.i32s(2, 1);
+    /** {@code run}'s type by ABI version: v1 takes a batch's length and the arguments', v2 the arguments' only. */
+    private static final Map<Integer, WasmSignatures.FuncType> RUN_TYPES = Map.of(
+            ABI_V1, WasmSignatures.FuncType.i32s(2, 1),
+            ABI_V2, WasmSignatures.FuncType.i32s(1, 1));
+
+    private static void checkSignature(Map<String, WasmSignatures.FuncType> exported, String name,
+                                       WasmSignatures.FuncType expected, String version) {
+        WasmSignatures.FuncType actual = exported.get(name);
+        if (actual != null && !actual.equals(expected)) {
+            throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH, "export " + name + " has type "
+                    + actual + "; guest ABI " + version + " wants " + expected);
         }
     }
 
+    /**
+     * The ABI version a module's {@code run} export is typed for, read from its binary without
+     * instantiating it: 2 when {@code run} takes one {@code i32}, else 1 (a module that is not a guest of
+     * either version fails at instantiation).
+     */
+    static int abiVersionOf(byte[] wasm) {
+        try {
+            return RUN_TYPES.get(ABI_V2).equals(WasmSignatures.exportedFunctions(wasm).get("run")) ? ABI_V2 : ABI_V1;
+        } catch (ThresherException e) {
+            return ABI_V1;
+        }
+    }
+
+    /** The version {@code thresher_abi_version} returned, set once instantiated. */
+    private int abiVersion;
+
+    /**
+     * Instantiates the component and checks its ABI, under the watchdog (a start function is guest code):
+     * {@code thresher_abi_version} is checked from the binary and called, then the types of {@code run}
+     * and {@code reduce} are checked for the version it returned, before either is called.
+     *
+     * @throws ThresherException GUEST_INVALID_MODULE, GUEST_ABI_MISMATCH, GUEST_TRAP or DEADLINE_EXCEEDED
+     */
     static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, Deadline deadline) {
         GuestIo io = new GuestIo(OUTPUT_CAPTURE_BYTES);
         WasmEngine.WasmSandbox sandbox = engine.newSandbox(io.stdin(), io.output(), io.output());
@@ -71,12 +91,16 @@ final class Cell implements HostImports, AutoCloseable {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,
                         "component exports no memory or no thresher_abi_version: not a Thresher guest");
             }
-            checkSignatures(component);
+            Map<String, WasmSignatures.FuncType> exported = WasmSignatures.exportedFunctions(component.wasm());
+            checkSignature(exported, "thresher_abi_version", VERSION_TYPE, "1 or 2");
             int version = sandbox.callI32("thresher_abi_version");
-            if (version != ABI_VERSION) {
+            WasmSignatures.FuncType runType = RUN_TYPES.get(version);
+            if (runType == null) {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,
-                        "component speaks guest ABI " + version + "; this host speaks " + ABI_VERSION);
+                        "component speaks guest ABI " + version + "; this host speaks 1 and 2");
             }
+            checkSignature(exported, "run", runType, Integer.toString(version));
+            checkSignature(exported, "reduce", REDUCE_TYPE, Integer.toString(version));
             for (String export : new String[] {"run", "reduce"}) {
                 if (!sandbox.hasFunction(export)) {
                     throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH, "component exports no function " + export);
@@ -86,6 +110,7 @@ final class Cell implements HostImports, AutoCloseable {
             if (fired) {
                 throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while instantiating the component");
             }
+            cell.abiVersion = version;
             return cell;
         } catch (RuntimeException | Error e) {
             // an Error too: the watch must not outlive the attempt, nor the sandbox stay open
@@ -98,14 +123,34 @@ final class Cell implements HostImports, AutoCloseable {
         }
     }
 
+    int abiVersion() {
+        return abiVersion;
+    }
+
+    /** ABI v1: {@code run(batch_len, args_len)} over one batch. */
     RunOutcome run(byte[] rowBatch, String argumentsJson, Deadline deadline) {
-        return invoke(Invocation.Kind.RUN, rowBatch, argumentsJson, deadline,
-                (inv, nanos) -> new RunOutcome(inv.partials(), inv.emitCount(), nanos));
+        byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
+        return invoke(Invocation.Kind.RUN, deadline, () -> {
+            io.begin(rowBatch, args);
+            return new int[] {rowBatch.length, args.length};
+        }, (inv, nanos) -> new RunOutcome(inv.partials(), inv.emitCount(), nanos));
+    }
+
+    /** ABI v2: {@code run(args_len)}, the batches streamed through fd 0 after the arguments. */
+    RunOutcome runPaged(RowBatchStream batches, String argumentsJson, Deadline deadline) {
+        byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
+        return invoke(Invocation.Kind.RUN, deadline, () -> {
+            io.beginPaged(args, batches);
+            return new int[] {args.length};
+        }, (inv, nanos) -> new RunOutcome(inv.partials(), inv.emitCount(), nanos));
     }
 
     ReduceOutcome reduce(byte[] partials, String argumentsJson, Deadline deadline) {
-        return invoke(Invocation.Kind.REDUCE, partials, argumentsJson, deadline,
-                (inv, nanos) -> new ReduceOutcome(inv.resultJson(), nanos));
+        byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
+        return invoke(Invocation.Kind.REDUCE, deadline, () -> {
+            io.begin(partials, args);
+            return new int[] {partials.length, args.length};
+        }, (inv, nanos) -> new ReduceOutcome(inv.resultJson(), nanos));
     }
 
     boolean broken() {
@@ -121,24 +166,29 @@ final class Cell implements HostImports, AutoCloseable {
         T of(Invocation invocation, long guestNanos);
     }
 
-    private <T> T invoke(Invocation.Kind kind, byte[] input, String argumentsJson, Deadline deadline, Outcome<T> outcome) {
-        byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
+    /** Installs an invocation's input on fd 0 and returns the export's arguments. */
+    private interface Input {
+        int[] install();
+    }
+
+    private <T> T invoke(Invocation.Kind kind, Deadline deadline, Input input, Outcome<T> outcome) {
         Invocation inv = new Invocation(kind, limits, sandbox);
         String export = kind == Invocation.Kind.RUN ? "run" : "reduce";
         current = inv;
-        io.begin(input, args);
+        int[] params = input.install();
         Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
         long start = System.nanoTime();
         int status = 0;
         Throwable thrown = null;
         try {
-            status = sandbox.callI32(export, input.length, args.length);
+            status = sandbox.callI32(export, params);
         } catch (RuntimeException | Error e) {
             thrown = e; // an Error too: the watch is disarmed and the instance discarded before it goes on
         }
         long guestNanos = System.nanoTime() - start;
         boolean fired = watch.disarm();
         current = null;
+        RuntimeException inputFailure = io.inputFailure();
         String printed = io.end();
         if (!printed.isEmpty() && LOG.isDebugEnabled()) {
             LOG.debug("guest {} {} printed: {}", component.digest(), export, printed);
@@ -148,6 +198,14 @@ final class Cell implements HostImports, AutoCloseable {
         broken = thrown != null || fired;
         if (inv.decided() != null) {
             throw inv.decided();
+        }
+        if (inputFailure != null) {
+            // The guest saw its input end early; what ended it is the run's outcome, whatever the guest did next.
+            ThresherException failed = ThresherException.of(inputFailure);
+            if (thrown != null) {
+                failed.addSuppressed(thrown);
+            }
+            throw failed;
         }
         if (thrown != null) {
             if (fired) {

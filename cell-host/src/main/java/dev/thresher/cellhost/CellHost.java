@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs components' {@code run} and {@code reduce} exports (guest ABI v1, see {@code docs/guest-abi.md}).
+ * Runs components' {@code run} and {@code reduce} exports (guest ABI v1 and v2, see {@code docs/guest-abi.md}).
  *
  * <p>One cell per component digest, created on first use and kept; a cell runs one invocation at a
  * time and callers queue for it fairly. Calls block the calling thread for as long as the guest runs:
@@ -23,10 +23,12 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * run(c, batch, args, deadline)
  *   -> queue for c's cell (fair lock; gives up at the deadline)     DEADLINE_EXCEEDED, guest not started
- *   -> instantiate if absent: validate, link, abi version == 1      GUEST_INVALID_MODULE / GUEST_ABI_MISMATCH
+ *   -> instantiate if absent: validate, link, abi version 1 or 2    GUEST_INVALID_MODULE / GUEST_ABI_MISMATCH
  *   -> deadline check, immediately before guest code                DEADLINE_EXCEEDED, guest not started
- *   -> guestStarts++, fd 0 := batch ++ args, arm the watchdog
- *   -> guest run(batch_len, args_len): emit(...) collected, checked
+ *   -> guestStarts++, arm the watchdog
+ *      v1: fd 0 := batch ++ args; guest run(batch_len, args_len)
+ *      v2: fd 0 := args ++ (u32 len ++ batch)* pulled one by one ++ u32 0; guest run(args_len)
+ *   -> emit(...) collected, checked (at most emitsPerInvocation over all batches)
  *   -> disarm; failure? discard the cell if the guest did not return normally
  *   -> RunOutcome(partials, emitCount, guestNanos)
  * </pre>
@@ -39,6 +41,8 @@ public final class CellHost implements AutoCloseable {
     private final Watchdog watchdog = new Watchdog();
     private final ConcurrentHashMap<String, CellSeat> seats = new ConcurrentHashMap<>();
     private final AtomicLong guestStarts = new AtomicLong();
+    /** ABI versions read from components' binaries, by digest (kept as long as the component's seats). */
+    private final ConcurrentHashMap<String, Integer> abiVersions = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     CellHost(Limits limits, WasmEngine engine) {
@@ -80,7 +84,42 @@ public final class CellHost implements AutoCloseable {
     public RunOutcome run(Component c, byte[] rowBatch, String argumentsJson, Deadline deadline) {
         Objects.requireNonNull(rowBatch, "rowBatch");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
-        return withCell(c, Role.RUN, deadline, cell -> cell.run(rowBatch, argumentsJson, deadline));
+        return withCell(c, Role.RUN, deadline, cell -> cell.abiVersion() == Cell.ABI_V1
+                ? cell.run(rowBatch, argumentsJson, deadline)
+                : cell.runPaged(RowBatchStream.of(rowBatch), argumentsJson, deadline));
+    }
+
+    /**
+     * Runs the component's {@code run} over a partition's batches. A guest of ABI v2 receives them one
+     * after another within this one invocation, each pulled from {@code batches} once the guest has read
+     * the one before; the emit bound holds for the whole invocation. A guest of ABI v1 takes one batch:
+     * {@code batches} must then yield exactly one (read it with {@link #abiVersion} in mind).
+     *
+     * @throws ThresherException as {@link #run(Component, byte[], String, Deadline)}, and whatever
+     *     {@code batches} threw for a batch it could not read (the guest had started)
+     */
+    public RunOutcome run(Component c, RowBatchStream batches, String argumentsJson, Deadline deadline) {
+        Objects.requireNonNull(batches, "batches");
+        Objects.requireNonNull(argumentsJson, "argumentsJson");
+        return withCell(c, Role.RUN, deadline, cell -> {
+            if (cell.abiVersion() == Cell.ABI_V2) {
+                return cell.runPaged(batches, argumentsJson, deadline);
+            }
+            byte[] only = batches.next();
+            if (only == null || batches.next() != null) {
+                throw new IllegalArgumentException("a guest of ABI v1 takes exactly one batch");
+            }
+            return cell.run(only, argumentsJson, deadline);
+        });
+    }
+
+    /**
+     * The guest ABI version the component's {@code run} is typed for (1 or 2), read from its binary
+     * without running it: tells the caller whether to read a partition as one batch (v1) or as a stream
+     * of batches (v2). A module that is neither is refused when it is instantiated.
+     */
+    public int abiVersion(Component c) {
+        return abiVersions.computeIfAbsent(c.digest(), d -> Cell.abiVersionOf(c.wasm()));
     }
 
     /**

@@ -27,6 +27,11 @@ final class TestGuests {
         return scriptGuest(1);
     }
 
+    /** The paged guest ({@code paged_guest.wat}, ABI v2's {@code run}) answering {@code thresher_abi_version} with {@code version}. */
+    static Component pagedGuest(int version) {
+        return compile(resource("paged_guest.wat").replace("@VERSION@", Integer.toString(version)));
+    }
+
     static Component compile(String wat) {
         return CACHE.computeIfAbsent(wat, w -> Component.of(Wat2Wasm.parse(w)));
     }

@@ -1,2 +1,2 @@
-/** Sample components (hand-written WebAssembly text speaking guest ABI v1) and their compiled bytes. */
+/** Sample components (hand-written WebAssembly text speaking guest ABI v2) and their compiled bytes. */
 package dev.thresher.examples;

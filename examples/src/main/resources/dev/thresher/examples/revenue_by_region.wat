@@ -2,14 +2,15 @@
 ;;
 ;; Bound with the selector   SELECT region, amount FROM orders
 ;; so every row batch has column 0 "region" (TEXT, not null) and column 1 "amount" (FLOAT64, not null).
-;; Speaks Thresher guest ABI v1 (docs/guest-abi.md).
+;; Speaks Thresher guest ABI v2 (docs/guest-abi.md): run reads its partition as a stream of batches,
+;; so a partition of any size goes through one batch's worth of memory.
 ;;
 ;;   run     per region present in the batch, emits   p<partition>/<region>/sum   = sum of amount
 ;;                                                    p<partition>/<region>/count = number of rows
 ;;   reduce  adds the partials up per region and writes
 ;;           {"<region>": {"sum": <number>, "count": <integer>}, ...}   regions in ascending byte order
 ;;
-;; The arguments are read (the ABI hands them over after the batch) and ignored.
+;; The arguments are read (the ABI hands them over first) and ignored.
 ;;
 ;; Memory layout (one 64 KiB page of fixed data, then the input):
 ;;        0 ..    16   fd_read scratch: iovec {buf, len} at 0, bytes read at 8
@@ -20,7 +21,7 @@
 ;;                     (24 bytes per region: region ptr, region len, sum f64, count f64),
 ;;                     then (reduce only) the table's entries as pointers, sorted.
 (module
-  ;; ---- imports: the host's ABI v1 functions, and WASI for fd 0 -----------------------------
+  ;; ---- imports: the host's ABI functions, and WASI for fd 0 -----------------------------
   (import "thresher" "emit" (func $emit (param $key_ptr i32) (param $key_len i32) (param $value f64) (result i32)))
   (import "thresher" "fail" (func $fail (param $msg_ptr i32) (param $msg_len i32)))
   (import "thresher" "json_begin_object" (func $json_begin_object))
@@ -51,11 +52,14 @@
   (global $key i32 (i32.const 4096))
   ;; run: at most 32 regions, since each costs 2 of the 64 emits an invocation may make
   (global $run_max_regions i32 (i32.const 32))
+  ;; run: the region table (32 x 24 bytes) and the regions' names (32 x at most 1000 bytes)
+  (global $run_table i32 (i32.const 8192))
+  (global $run_names i32 (i32.const 9216))
   (global $table (mut i32) (i32.const 0))
   (global $entries (mut i32) (i32.const 0))
 
   (func (export "thresher_abi_version") (result i32)
-    (i32.const 1))
+    (i32.const 2))
 
   ;; ---- helpers ------------------------------------------------------------------------------
 
@@ -174,20 +178,61 @@
     (call $emit (global.get $key) (i32.sub (local.get $at) (global.get $key)) (local.get $value)))
 
   ;; ---- run ----------------------------------------------------------------------------------
+  ;; fd 0 holds the arguments (args_len bytes), then the partition's batches, each as a frame:
+  ;; u32 length, then a row batch v1 of that many bytes; a length of 0 ends them (guest ABI v2, paged
+  ;; input). Each batch is read over the last one at $batch; the region table and the region names
+  ;; it holds are kept apart, so they outlive the batch they were first seen in.
+  ;;
   ;; Batch layout for this selector (docs/guest-abi.md, row batch v1), from the batch start b:
   ;;   b+0   "TRB1"   b+4 partition id   b+8 rows R   b+12 columns = 2
   ;;   b+16  descriptor 0: 03 00 06 00 "region"      (TEXT, not nullable, name length 6)
   ;;   b+26  descriptor 1: 02 00 06 00 "amount"      (FLOAT64, not nullable, name length 6)
   ;;   b+40  region offsets: (R+1) x u32, padded to 8; then the region bytes, padded to 8
   ;;   then  amounts: R x f64; the batch ends there
-  (func (export "run") (param $batch_len i32) (param $args_len i32) (result i32)
-    (local $b i32) (local $partition i32) (local $rows i32)
-    (local $offsets i32) (local $payload i32) (local $amounts i32)
-    (local $i i32) (local $start i32) (local $stop i32) (local $e i32)
-    (local.set $b (global.get $input))
-    (if (call $read_input (local.get $b) (i32.add (local.get $batch_len) (local.get $args_len)))
+  (func (export "run") (param $args_len i32) (result i32)
+    (local $b i32) (local $batch_len i32) (local $partition i32) (local $status i32)
+    (local $i i32) (local $e i32)
+    (if (call $read_input (global.get $input) (local.get $args_len))
       (then (return (call $fail_with (i32.const 512)))))
+    (local.set $b (call $pad8 (i32.add (global.get $input) (local.get $args_len))))
+    (global.set $table (global.get $run_table))
+    (global.set $entries (i32.const 0))
 
+    ;; every batch of the partition, folded into the one table
+    (block $batches_done
+      (loop $batch
+        (if (call $read_input (i32.const 16) (i32.const 4))
+          (then (return (call $fail_with (i32.const 512)))))
+        (local.set $batch_len (i32.load (i32.const 16)))
+        (br_if $batches_done (i32.eqz (local.get $batch_len)))
+        (if (i32.gt_u (local.get $batch_len) (i32.sub (i32.const -1) (local.get $b)))
+          (then (return (call $fail_with (i32.const 768)))))
+        (if (call $read_input (local.get $b) (local.get $batch_len))
+          (then (return (call $fail_with (i32.const 512)))))
+        (local.set $status (call $fold_batch (local.get $b) (local.get $batch_len)))
+        (if (local.get $status) (then (return (local.get $status))))
+        (local.set $partition (i32.load offset=4 (local.get $b)))
+        (br $batch)))
+
+    ;; two partials per region
+    (block $emitted
+      (loop $region
+        (br_if $emitted (i32.ge_u (local.get $i) (global.get $entries)))
+        (local.set $e (i32.add (global.get $table) (i32.mul (local.get $i) (i32.const 24))))
+        (if (call $emit_key (local.get $partition) (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))
+                            (i32.const 272) (i32.const 3) (f64.load offset=8 (local.get $e)))
+          (then (return (call $fail_with (i32.const 1152)))))
+        (if (call $emit_key (local.get $partition) (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))
+                            (i32.const 280) (i32.const 5) (f64.load offset=16 (local.get $e)))
+          (then (return (call $fail_with (i32.const 1152)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $region)))
+    (i32.const 0))
+
+  ;; checks one batch of $batch_len bytes at $b and adds its rows to the region table; 0 or a failure status
+  (func $fold_batch (param $b i32) (param $batch_len i32) (result i32)
+    (local $rows i32) (local $offsets i32) (local $payload i32) (local $amounts i32)
+    (local $i i32) (local $start i32) (local $stop i32) (local $e i32) (local $before i32) (local $name i32)
     ;; header and column descriptors
     (if (i32.lt_u (local.get $batch_len) (i32.const 48))
       (then (return (call $fail_with (i32.const 640)))))
@@ -200,7 +245,6 @@
     (if (i32.or (call $compare (i32.add (local.get $b) (i32.const 20)) (i32.const 6) (i32.const 256) (i32.const 6))
                 (call $compare (i32.add (local.get $b) (i32.const 30)) (i32.const 6) (i32.const 264) (i32.const 6)))
       (then (return (call $fail_with (i32.const 640)))))
-    (local.set $partition (i32.load offset=4 (local.get $b)))
     (local.set $rows (i32.load offset=8 (local.get $b)))
 
     ;; section positions; every row needs at least its 8 amount bytes, which also bounds the arithmetic
@@ -215,45 +259,31 @@
                 (i32.add (local.get $b) (local.get $batch_len)))
       (then (return (call $fail_with (i32.const 768)))))
 
-    ;; the region table goes after the input
-    (global.set $table (call $pad8 (i32.add (local.get $b) (i32.add (local.get $batch_len) (local.get $args_len)))))
-    (global.set $entries (i32.const 0))
-    (call $ensure (i32.add (global.get $table) (i32.mul (global.get $run_max_regions) (i32.const 24))))
-
-    ;; sum and count per region
+    ;; sum and count per region; a region seen for the first time has its name copied out of the batch
     (block $rows_done
       (loop $row
         (br_if $rows_done (i32.ge_u (local.get $i) (local.get $rows)))
         (local.set $start (i32.load (i32.add (local.get $offsets) (i32.shl (local.get $i) (i32.const 2)))))
         (local.set $stop (i32.load offset=4 (i32.add (local.get $offsets) (i32.shl (local.get $i) (i32.const 2)))))
+        (if (i32.gt_u (i32.sub (local.get $stop) (local.get $start)) (i32.const 1000))
+          (then (return (call $fail_with (i32.const 1024)))))
+        (local.set $before (global.get $entries))
         (local.set $e (call $entry (i32.add (local.get $payload) (local.get $start))
                                    (i32.sub (local.get $stop) (local.get $start))
                                    (global.get $run_max_regions)))
         (if (i32.eqz (local.get $e))
           (then (return (call $fail_with (i32.const 896)))))
+        (if (i32.ne (local.get $before) (global.get $entries))
+          (then
+            (local.set $name (i32.add (global.get $run_names) (i32.mul (local.get $before) (i32.const 1000))))
+            (memory.copy (local.get $name) (i32.load (local.get $e)) (i32.load offset=4 (local.get $e)))
+            (i32.store (local.get $e) (local.get $name))))
         (f64.store offset=8 (local.get $e)
           (f64.add (f64.load offset=8 (local.get $e))
                    (f64.load (i32.add (local.get $amounts) (i32.shl (local.get $i) (i32.const 3))))))
         (f64.store offset=16 (local.get $e) (f64.add (f64.load offset=16 (local.get $e)) (f64.const 1)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $row)))
-
-    ;; two partials per region
-    (local.set $i (i32.const 0))
-    (block $emitted
-      (loop $region
-        (br_if $emitted (i32.ge_u (local.get $i) (global.get $entries)))
-        (local.set $e (i32.add (global.get $table) (i32.mul (local.get $i) (i32.const 24))))
-        (if (i32.gt_u (i32.load offset=4 (local.get $e)) (i32.const 1000))
-          (then (return (call $fail_with (i32.const 1024)))))
-        (if (call $emit_key (local.get $partition) (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))
-                            (i32.const 272) (i32.const 3) (f64.load offset=8 (local.get $e)))
-          (then (return (call $fail_with (i32.const 1152)))))
-        (if (call $emit_key (local.get $partition) (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))
-                            (i32.const 280) (i32.const 5) (f64.load offset=16 (local.get $e)))
-          (then (return (call $fail_with (i32.const 1152)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $region)))
     (i32.const 0))
 
   ;; ---- reduce -------------------------------------------------------------------------------

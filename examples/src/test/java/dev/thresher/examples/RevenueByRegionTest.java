@@ -14,6 +14,7 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.bindings.abi.RowBatchBuilder;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.Component;
+import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -104,6 +105,41 @@ class RevenueByRegionTest {
             double[] a = actual.get(e.getKey());
             assertThat(a[0]).as("sum of %s", e.getKey()).isCloseTo(e.getValue()[0], within(Math.abs(e.getValue()[0]) * 1e-9));
             assertThat(a[1]).as("count of %s", e.getKey()).isEqualTo(e.getValue()[1]);
+        }
+    }
+
+    @Test
+    void aPartitionOfManyBatchesIsFoldedInOneRunAsOneBatchWouldBe() throws IOException {
+        // 25 batches of one partition; each batch brings regions at other offsets, and a region first seen
+        // in one batch must keep its name after the next batch is read over it
+        Random random = new Random(42);
+        List<byte[]> batches = new ArrayList<>();
+        Map<String, double[]> expected = new TreeMap<>(UTF8_ORDER);
+        for (int k = 0; k < 25; k++) {
+            List<String> regions = new ArrayList<>();
+            List<Double> amounts = new ArrayList<>();
+            int rows = k == 0 ? 1 : 1 + random.nextInt(Limits.DEFAULTS.rowsPerBatch());
+            for (int r = 0; r < rows; r++) {
+                String region = k == 0 ? "zz-first-only" : REGIONS.get(random.nextInt(REGIONS.size()));
+                double amount = random.nextInt(1_000_000) / 100.0;
+                regions.add(region);
+                amounts.add(amount);
+                double[] e = expected.computeIfAbsent(region, x -> new double[2]);
+                e[0] += amount;
+                e[1] += 1;
+            }
+            batches.add(batch(9, regions, amounts));
+        }
+        RunOutcome out = host.run(component, RowBatchStream.of(batches.toArray(byte[][]::new)), "{}", deadline());
+        assertThat(out.partials()).allSatisfy(x -> assertThat(x.key()).startsWith("p9/"));
+        List<Partial> sorted = new ArrayList<>(out.partials());
+        Collections.sort(sorted);
+        Map<String, double[]> actual = parse(host.reduce(component, PartialsCodec.encode(sorted), "{}", deadline()).resultJson());
+        assertThat(actual.keySet()).containsExactlyElementsOf(expected.keySet());
+        for (var e : expected.entrySet()) {
+            assertThat(actual.get(e.getKey())[0]).as("sum of %s", e.getKey())
+                    .isCloseTo(e.getValue()[0], within(Math.abs(e.getValue()[0]) * 1e-9));
+            assertThat(actual.get(e.getKey())[1]).as("count of %s", e.getKey()).isEqualTo(e.getValue()[1]);
         }
     }
 

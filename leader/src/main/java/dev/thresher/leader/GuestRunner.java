@@ -3,12 +3,13 @@ package dev.thresher.leader;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.ComponentCache;
+import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
 
 /**
- * Runs a component's {@code run} over one batch on this node, blocking the calling thread, and tells a
+ * Runs a component's {@code run} over a partition's batches on this node, blocking the calling thread, and tells a
  * refusal that provably came before any guest code (retryable when its code is) from a guest's own
  * failure (a component outcome, journaled).
  */
@@ -17,12 +18,16 @@ public interface GuestRunner {
     /**
      * Makes sure the component can be run, before its partition is read.
      *
+     * @return the guest ABI version its {@code run} is typed for: 1 takes one batch, 2 a stream of them
      * @throws ThresherException {@code TARGET_STALE} when the package store does not hold it
      */
-    void load(String componentDigest);
+    int load(String componentDigest);
 
-    /** Runs the component's {@code run}; throws a {@code ThresherException} as {@link CellHost#run} does. */
-    RunOutcome run(String componentDigest, byte[] batch, String argumentsJson, Deadline deadline);
+    /**
+     * Runs the component's {@code run} (one batch for ABI v1, the stream for v2); throws a
+     * {@code ThresherException} as {@link CellHost#run(Component, RowBatchStream, String, Deadline)} does.
+     */
+    RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline);
 
     /** Whether a failure of {@link #run} came before any guest code ran. */
     boolean refusedBeforeGuest(Throwable failure);
@@ -35,12 +40,12 @@ public interface GuestRunner {
                     false, false) {};
 
             @Override
-            public void load(String componentDigest) {
-                components.get(componentDigest);
+            public int load(String componentDigest) {
+                return cells.abiVersion(components.get(componentDigest));
             }
 
             @Override
-            public RunOutcome run(String componentDigest, byte[] batch, String argumentsJson, Deadline deadline) {
+            public RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline) {
                 Component c;
                 try {
                     c = components.get(componentDigest);
@@ -48,7 +53,7 @@ public interface GuestRunner {
                     ThresherException te = ThresherException.of(e);
                     throw new ThresherException(te.code(), te.getMessage(), NOT_LOADED);
                 }
-                return cells.run(c, batch, argumentsJson, deadline);
+                return cells.run(c, batches, argumentsJson, deadline);
             }
 
             @Override

@@ -2,6 +2,7 @@ package dev.thresher.leader;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.RetryClass;
@@ -33,6 +34,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,8 +48,9 @@ import org.slf4j.LoggerFactory;
  *     the coordinator sent CallStop for the call? ── yes ─► not run
  *     journaled? ── yes ─► replay it (no guest)
  *     lead the partition under that epoch? binding at that version known?  (else: refused, guest not started)
- *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool,
- *      unless the call was stopped)
+ *     (every slot's read starts up front, on the readers' pool, unless the call was stopped: ABI v1 reads
+ *      the partition as one batch of ≤ rowsPerBatch rows; ABI v2 opens a paged read and reads its first
+ *      batch, the rest is read as the guest asks for it, from the same snapshot)
  *     batch read? still the leader? deadline left? ─► [shard.before-guest-start] ─► run(batch, args)
  *     ─► [shard.after-guest-start]
  *     a failure the coordinator cannot retry stops the slots after it: they are not run
@@ -165,13 +168,14 @@ public final class HostRunExecutor implements HostRunHandler {
             return HostRunReply.failed(request, ThresherException.of(e), false);
         }
         Resolved resolved = new Resolved(request);
+        AtomicBoolean abandoned = new AtomicBoolean();
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
         for (SlotRun slot : request.slots()) {
             if (!journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
-                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
+                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline, abandoned));
             }
         }
         List<Ran> ran = new ArrayList<>(request.slots().size());
@@ -201,9 +205,13 @@ public final class HostRunExecutor implements HostRunHandler {
                 stop = stopCause(r);
             }
         }
+        abandoned.set(true);
         reads.values().forEach(r -> {
             if (r instanceof CompletableFuture<?> f) {
-                f.cancel(false); // reads of slots that were not run: their batches are dropped
+                // Reads of slots that were not run: a read not started is skipped (it sees the flag), a whole
+                // batch is dropped, an open paged read is closed. Never cancelled: the result of a read
+                // that completes after a cancel would be lost, and with it an open paged read.
+                closeWhenRead(f);
             }
         });
         return publish(request, ran);
@@ -215,17 +223,101 @@ public final class HostRunExecutor implements HostRunHandler {
      *
      * @return the read in flight, or the refusal (a {@link RuntimeException}) that ends the slot
      */
-    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline) {
+    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline, AtomicBoolean abandoned) {
         try {
             Partition partition = ledPartition(slot);
             Binding binding = resolved.binding();
             resolved.component();
+            if (resolved.abiVersion() == 1) {
+                return CompletableFuture.supplyAsync(() -> {
+                    if (abandoned.get()) {
+                        return null;
+                    }
+                    deadline.check("before reading partition " + partition.id());
+                    return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+                }, readers);
+            }
+            // ABI v2: the first batch is read up front like a v1 batch, the rest as the guest asks for them.
             return CompletableFuture.supplyAsync(() -> {
+                if (abandoned.get()) {
+                    return null;
+                }
                 deadline.check("before reading partition " + partition.id());
-                return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+                OpenedPages opened = OpenedPages.open(reader.open(partition, binding.selector(), limits.rowsPerBatch(),
+                        limits.batchMaxBytes(), deadline));
+                if (abandoned.get()) {
+                    opened.close();
+                }
+                return opened;
             }, readers);
         } catch (RuntimeException e) {
             return e;
+        }
+    }
+
+    /** Closes the paged read a read future holds or will hold; a no-op for a batch or a failed read. */
+    private static void closeWhenRead(CompletableFuture<?> read) {
+        read.whenComplete((result, failure) -> {
+            if (result instanceof OpenedPages pages) {
+                pages.close();
+            }
+        });
+    }
+
+    /**
+     * A paged read whose first batch is in: what a slot of an ABI v2 guest waits for. As a
+     * {@link RowBatchStream} it hands over the first batch, then the rest as the guest asks, counting
+     * rows and the time spent reading.
+     */
+    static final class OpenedPages implements RowBatchStream, AutoCloseable {
+        private final PartitionReader.Pages pages;
+        private ShardBatch first;
+        private long rows;
+        private long readNanos;
+
+        private OpenedPages(PartitionReader.Pages pages, ShardBatch first) {
+            this.pages = pages;
+            this.first = first;
+            this.rows = first.rowCount();
+            this.readNanos = first.readNanos();
+        }
+
+        static OpenedPages open(PartitionReader.Pages pages) {
+            try {
+                return new OpenedPages(pages, pages.next());
+            } catch (RuntimeException e) {
+                pages.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public byte[] next() {
+            if (first != null) {
+                byte[] b = first.bytes();
+                first = null;
+                return b;
+            }
+            ShardBatch b = pages.next();
+            if (b == null) {
+                return null;
+            }
+            rows += b.rowCount();
+            readNanos += b.readNanos();
+            return b.bytes();
+        }
+
+        long rows() {
+            return rows;
+        }
+
+        long readNanos() {
+            return readNanos;
+        }
+
+        @Override
+        public void close() {
+            pages.close();
         }
     }
 
@@ -235,16 +327,15 @@ public final class HostRunExecutor implements HostRunHandler {
                         + " does not lead partition " + slot.partitionId() + " under epoch " + slot.epoch()));
     }
 
-    /** The read's batch, waited for no longer than the deadline. */
-    private static ShardBatch batchOf(Object read, Deadline deadline) {
+    /** The read's result (a batch, or an open paged read), waited for no longer than the deadline. */
+    private static Object awaitRead(Object read, Deadline deadline) {
         if (read instanceof RuntimeException e) {
             throw e;
         }
         CompletableFuture<?> f = (CompletableFuture<?>) read;
         try {
-            return (ShardBatch) f.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+            return f.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            f.cancel(false);
             throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for a partition read");
         } catch (ExecutionException e) {
             throw ThresherException.of(e.getCause() == null ? e : e.getCause());
@@ -284,6 +375,7 @@ public final class HostRunExecutor implements HostRunHandler {
         private final HostRunRequest request;
         private Binding binding;
         private boolean loaded;
+        private int abiVersion;
 
         Resolved(HostRunRequest request) {
             this.request = request;
@@ -312,32 +404,40 @@ public final class HostRunExecutor implements HostRunHandler {
         /** The binding's component, loaded once per request; returns its digest. */
         String component() {
             if (!loaded) {
-                cells.load(binding().componentDigest());
+                abiVersion = cells.load(binding().componentDigest());
                 loaded = true;
             }
             return binding().componentDigest();
+        }
+
+        /** The guest ABI version of the component; after {@link #component()}. */
+        int abiVersion() {
+            return abiVersion;
         }
     }
 
     private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline) {
         Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
         Partition partition;
-        ShardBatch batch;
+        Input input;
         try {
-            batch = batchOf(read, deadline);
+            input = Input.of(awaitRead(read, deadline));
             partition = ledPartition(slot); // again, right before the guest: the lease may have lapsed meanwhile
             failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
         } catch (RuntimeException e) {
+            if (read instanceof CompletableFuture<?> f) {
+                closeWhenRead(f);
+            }
             return Ran.answered(refusal(slot, e), slot);
         }
-        long readMicros = TimeUnit.NANOSECONDS.toMicros(batch.readNanos());
         UUID callId = UUID.fromString(request.callId());
-        try {
-            RunOutcome out = cells.run(resolved.component(), batch.bytes(), request.argumentsJson(), deadline);
+        try (input) {
+            RunOutcome out = cells.run(resolved.component(), input.batches(), request.argumentsJson(), deadline);
             failpoints.hit(Failpoint.AFTER_GUEST_START, site);
+            long guestNanos = Math.max(0, out.guestNanos() - input.readNanosDuringGuest());
             return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
-                    partition.id(), partition.epoch(), true, 0, null, batch.rowCount(), out.emitCount(),
-                    PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(out.guestNanos())), readMicros, null);
+                    partition.id(), partition.epoch(), true, 0, null, input.rows(), out.emitCount(),
+                    PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos)), input.readMicros(), null);
         } catch (RuntimeException e) {
             if (cells.refusedBeforeGuest(e)) {
                 return Ran.answered(refusal(slot, e), slot);
@@ -348,8 +448,43 @@ public final class HostRunExecutor implements HostRunHandler {
             }
             // A component outcome all the same: journaled, so a redelivery replays the failure.
             return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
-                    partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), batch.rowCount(), 0,
-                    null, 0), readMicros, null);
+                    partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), input.rows(), 0,
+                    null, 0), input.readMicros(), null);
+        }
+    }
+
+    /** A slot's input once read: one batch (ABI v1) or an open paged read (ABI v2). */
+    private record Input(ShardBatch batch, OpenedPages pages, long firstReadNanos) implements AutoCloseable {
+        static Input of(Object read) {
+            if (read instanceof OpenedPages p) {
+                return new Input(null, p, p.readNanos());
+            }
+            return new Input((ShardBatch) read, null, 0);
+        }
+
+        RowBatchStream batches() {
+            return pages != null ? pages : RowBatchStream.of(batch.bytes());
+        }
+
+        /** Rows handed to the guest (all of a v1 batch; the pages pulled so far for v2). */
+        int rows() {
+            return (int) Math.min(Integer.MAX_VALUE, pages != null ? pages.rows() : batch.rowCount());
+        }
+
+        long readMicros() {
+            return TimeUnit.NANOSECONDS.toMicros(pages != null ? pages.readNanos() : batch.readNanos());
+        }
+
+        /** Time spent reading pages while the guest waited in {@code fd_read}: not the guest's own time. */
+        long readNanosDuringGuest() {
+            return pages != null ? pages.readNanos() - firstReadNanos : 0;
+        }
+
+        @Override
+        public void close() {
+            if (pages != null) {
+                pages.close();
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package dev.thresher.leader;
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.Selector;
+import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -137,6 +138,39 @@ final class Fakes {
             selectors.add(selector);
             return new ShardBatch(("rows of " + partition.id()).getBytes(StandardCharsets.UTF_8), 3, 4_000);
         }
+
+        /** Partition n read in {@code pages} batches ("rows of n", 3 rows each); closes counted. */
+        volatile int pages = 1;
+        final List<Integer> opened = new CopyOnWriteArrayList<>();
+        final List<Integer> closed = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
+            opened.add(partition.id());
+            selectors.add(selector);
+            int total = pages;
+            return new Pages() {
+                int given;
+                boolean done;
+
+                @Override
+                public ShardBatch next() {
+                    if (given == total) {
+                        return null;
+                    }
+                    given++;
+                    return new ShardBatch(("rows of " + partition.id()).getBytes(StandardCharsets.UTF_8), 3, 4_000);
+                }
+
+                @Override
+                public void close() {
+                    if (!done) {
+                        done = true;
+                        closed.add(partition.id());
+                    }
+                }
+            };
+        }
     }
 
     /** A run cell: emits one partial {@code p<n>} for partition n's batch, or fails as told. */
@@ -158,16 +192,28 @@ final class Fakes {
         }
 
         @Override
-        public void load(String componentDigest) {
+        public int load(String componentDigest) {
             loads.add(componentDigest);
             if (!packages.contains(componentDigest)) {
                 throw new ThresherException(ErrorCode.TARGET_STALE, "component " + componentDigest
                         + " is not in the package store");
             }
+            return abiVersion;
         }
 
+        /** The ABI version every component reports. */
+        volatile int abiVersion = 1;
+        /** Batches each run pulled, in order of runs. */
+        final List<Integer> batchesPulled = new CopyOnWriteArrayList<>();
+
         @Override
-        public RunOutcome run(String componentDigest, byte[] batch, String argumentsJson, Deadline deadline) {
+        public RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline) {
+            byte[] batch = batches.next();
+            int pulled = 1;
+            while (abiVersion == 2 && batches.next() != null) {
+                pulled++;
+            }
+            batchesPulled.add(pulled);
             int partition = Integer.parseInt(new String(batch, StandardCharsets.UTF_8).substring("rows of ".length()));
             RuntimeException f = failures.get(partition);
             if (f != null && refusedBeforeGuest(f)) {

@@ -197,6 +197,40 @@ class HostRunExecutorTest {
     }
 
     @Test
+    void aPagedGuestGetsEveryBatchOfItsPartitionFromOneOpenReadThatIsClosedAfterward() throws Exception {
+        guests.abiVersion = 2;
+        reader.pages = 4;
+
+        HostRunReply reply = run(request(0, 1, 2));
+
+        reply.slots().forEach(HostRunExecutorTest::assertPublished);
+        assertThat(reply.slots()).allSatisfy(o -> {
+            assertThat(o.rowCount()).isEqualTo(12);
+            assertThat(o.readMicros()).isEqualTo(16);
+        });
+        assertThat(reader.reads).isEmpty(); // no whole-partition reads
+        assertThat(reader.opened).containsExactly(0, 1, 2);
+        assertThat(guests.batchesPulled).containsExactly(4, 4, 4);
+        assertThat(reader.closed).containsExactlyInAnyOrder(0, 1, 2);
+        assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> assertThat(e.rowCount()).isEqualTo(12));
+    }
+
+    @Test
+    void pagedReadsOfSlotsNotRunAreClosedToo() throws Exception {
+        guests.abiVersion = 2;
+        reader.pages = 2;
+        guests.failures.put(1, new ThresherException(ErrorCode.GUEST_TRAP, "unreachable executed"));
+
+        HostRunReply reply = run(request(0, 1, 2, 3));
+
+        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
+        assertFailed(reply.slots().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertThat(reader.opened).containsExactly(0, 1, 2, 3);
+        assertThat(reader.closed).containsExactlyInAnyOrder(0, 1, 2, 3);
+        assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> assertThat(e.rowCount()).isEqualTo(6));
+    }
+
+    @Test
     void aGuestFailureStopsTheLaterSlotsOfTheRequestAndIsJournaledAsAFailure() throws Exception {
         guests.failures.put(1, new ThresherException(ErrorCode.GUEST_TRAP, "unreachable executed"));
 

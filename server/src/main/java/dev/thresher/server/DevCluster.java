@@ -80,25 +80,11 @@ public final class DevCluster implements AutoCloseable {
         }
 
         /**
-         * The partitions {@code rows} sample orders need so that no partition passes one batch
-         * ({@code limits.rowsPerBatch}, 4,096 rows) while partitions are read as one batch: at most about
-         * 3,600 rows per partition (the bound lies eight standard deviations above that mean), at least 16,
-         * at most {@code limits.coordinationSlots} (64).
-         *
-         * @throws IllegalArgumentException when even 64 partitions would pass the bound
+         * The most sample rows the dev cluster generates (they are built in memory before they are copied).
+         * A partition may hold any number of them: the sample component reads its partition as a stream of
+         * batches (guest ABI v2).
          */
-        public static int partitionsFor(int rows, Limits limits) {
-            int perPartition = limits.rowsPerBatch() * 7 / 8;
-            int n = Math.max(16, (rows + perPartition - 1) / perPartition);
-            if (n > limits.coordinationSlots()) {
-                throw new IllegalArgumentException(rows + " sample rows would need " + n + " partitions of at most "
-                        + perPartition + " rows; a call covers at most " + limits.coordinationSlots()
-                        + " partitions and reads a partition as one batch of at most " + limits.rowsPerBatch()
-                        + " rows, so the dev cluster holds at most " + limits.coordinationSlots() * perPartition
-                        + " sample rows (partitions larger than one batch come with paged input)");
-            }
-            return n;
-        }
+        public static final int ROWS_MAX = 5_000_000;
 
         /** Nodes whose failpoints tests can arm. */
         public Options withFailpoints() {
@@ -192,17 +178,17 @@ public final class DevCluster implements AutoCloseable {
     private void loadOrders(List<Partition> partitions) throws SQLException, IOException {
         Random random = new Random(options.seed());
         Map<Integer, TreeMap<Integer, StringBuilder>> bySlotPerShard = new LinkedHashMap<>();
-        Map<Integer, Integer> perPartition = new java.util.HashMap<>();
+        Partition[] partitionOf = new Partition[Slots.COUNT];
+        for (Partition p : partitions) {
+            for (int slot = p.slotLo(); slot <= p.slotHi(); slot++) {
+                partitionOf[slot] = p;
+            }
+        }
         for (long id = 1; id <= options.rows(); id++) {
             String region = REGIONS.get(random.nextInt(REGIONS.size()));
             double amount = Math.round(random.nextDouble() * 100_000) / 100.0;
             int slot = Slots.ofLong(id);
-            Partition p = partitions.stream().filter(x -> x.contains(slot)).findFirst().orElseThrow();
-            if (perPartition.merge(p.id(), 1, Integer::sum) > options.limits().rowsPerBatch()) {
-                throw new IllegalArgumentException("partition " + p.id() + " would hold more than "
-                        + options.limits().rowsPerBatch() + " of the " + options.rows() + " sample rows, more than one"
-                        + " batch; use more partitions (see Options.partitionsFor)");
-            }
+            Partition p = partitionOf[slot];
             bySlotPerShard.computeIfAbsent(p.shardId(), k -> new TreeMap<>()).computeIfAbsent(slot, k -> new StringBuilder())
                     .append(id).append('\t').append(region).append('\t').append(amount).append('\t').append(slot).append('\n');
         }

@@ -49,12 +49,13 @@ public final class Main implements Runnable {
         @Option(names = "--dir", defaultValue = ".thresher/dev", description = "Working directory (default ${DEFAULT-VALUE}).")
         Path dir;
 
-        @Option(names = "--rows", defaultValue = "50000", description = "Sample orders to generate (default ${DEFAULT-VALUE}; at most 229,376).")
+        @Option(names = "--rows", defaultValue = "50000", description = "Sample orders to generate (default ${DEFAULT-VALUE};"
+                + " at most 5,000,000).")
         int rows;
 
-        @Option(names = "--partitions", description = "Partitions of orders (default: 16, more when --rows needs them so that"
-                + " no partition passes one batch of 4,096 rows; at most 64).")
-        Integer partitions;
+        @Option(names = "--partitions", defaultValue = "16", description = "Partitions of orders (default ${DEFAULT-VALUE};"
+                + " at most 64, the slots one call may cover).")
+        int partitions;
 
         @Override
         public Integer call() throws Exception {
@@ -67,16 +68,11 @@ public final class Main implements Runnable {
                     }
                 }
             }
-            int n;
-            try {
-                n = partitions != null ? partitions : DevCluster.Options.partitionsFor(rows, dev.thresher.limits.Limits.DEFAULTS);
-            } catch (IllegalArgumentException e) {
-                System.err.println("thresher dev: " + e.getMessage());
-                return 2;
-            }
-            if (rows < 1 || n < 1 || n > dev.thresher.limits.Limits.DEFAULTS.coordinationSlots()) {
-                System.err.println("thresher dev: --rows must be positive and --partitions 1.."
-                        + dev.thresher.limits.Limits.DEFAULTS.coordinationSlots());
+            int n = partitions;
+            if (rows < 1 || rows > DevCluster.Options.ROWS_MAX || n < 1
+                    || n > dev.thresher.limits.Limits.DEFAULTS.coordinationSlots()) {
+                System.err.printf("thresher dev: --rows must be 1..%,d and --partitions 1..%d%n", DevCluster.Options.ROWS_MAX,
+                        dev.thresher.limits.Limits.DEFAULTS.coordinationSlots());
                 return 2;
             }
             DevCluster cluster = DevCluster.start(DevCluster.Options.defaults(dir.toAbsolutePath()).withPgwirePort(pgwirePort)

@@ -221,6 +221,16 @@ public final class RowBatchBuilder {
         return rows;
     }
 
+    /**
+     * Whether one more row whose text and bytes values take {@code varBytes} bytes in all surely fits in
+     * {@code maxBytes} (and {@code maxRows}). Conservative: a row it says no to might just have fitted.
+     * A reader that cuts a partition into batches asks before each row, so that no batch it cuts is
+     * ever {@link ErrorCode#BATCH_TOO_LARGE}; only a row too large for an empty batch is.
+     */
+    public boolean fitsRow(long varBytes) {
+        return rows < maxRows && headerSize + (rows + 1L) * perRowBound + slackBytes + payloadBytes + varBytes <= maxBytes;
+    }
+
     /** The encoded size the batch would have if finished now. */
     public long encodedSize() {
         return encodedSize(rows);

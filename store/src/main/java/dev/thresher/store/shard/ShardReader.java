@@ -128,6 +128,26 @@ public final class ShardReader {
         }
     }
 
+    /**
+     * One partition as a sequence of batches of at most {@code maxRows} rows and {@code maxBytes} bytes
+     * each, read from one snapshot (guest ABI v2's paged input). Always takes the JDBC path. The caller
+     * closes what it gets; it holds a pooled connection until then.
+     *
+     * @throws ThresherException as {@link #read}, except that no number of rows is too many
+     */
+    public ShardPages openPages(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
+        if (deadline.remainingMillis() <= 0) {
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before reading partition " + partition.id());
+        }
+        Connection c;
+        try {
+            c = db.getConnection();
+        } catch (SQLException e) {
+            throw mapped(e, partition, deadline);
+        }
+        return ShardPages.open(c, partition, selector, maxRows, maxBytes, deadline);
+    }
+
     /** The SQL that reads one partition for a selector; parameters: slot low, slot high, row limit. */
     public static String sql(Selector selector) {
         StringBuilder sb = new StringBuilder("SELECT ");
@@ -315,7 +335,7 @@ public final class ShardReader {
      * Closes the physical connection at once. The pool notices on its next use of the connection (its
      * return: an error of class 08) and drops it.
      */
-    private static void close(Connection c) {
+    static void close(Connection c) {
         try {
             c.unwrap(Connection.class).abort(DIRECT);
         } catch (SQLException | RuntimeException e) {
@@ -335,7 +355,7 @@ public final class ShardReader {
         return (int) Math.min(Integer.MAX_VALUE, Math.max(1, (ms + 999) / 1000));
     }
 
-    private static ThresherException mapped(SQLException e, Partition partition, Deadline deadline) {
+    static ThresherException mapped(SQLException e, Partition partition, Deadline deadline) {
         if (deadline.passed() || "57014".equals(e.getSQLState())) {
             return new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                     "deadline passed while reading partition " + partition.id(), e);
@@ -358,7 +378,7 @@ public final class ShardReader {
         return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
-    private static void copy(ResultSet rs, int i, PgType type, RowBatchBuilder batch) throws SQLException {
+    static void copy(ResultSet rs, int i, PgType type, RowBatchBuilder batch) throws SQLException {
         int col = i + 1;
         switch (type) {
             case INT2, INT4, INT8 -> {
