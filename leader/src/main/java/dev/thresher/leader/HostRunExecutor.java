@@ -34,7 +34,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,9 +47,9 @@ import org.slf4j.LoggerFactory;
  *     the coordinator sent CallStop for the call? ── yes ─► not run
  *     journaled? ── yes ─► replay it (no guest)
  *     lead the partition under that epoch? binding at that version known?  (else: refused, guest not started)
- *     (every slot's read starts up front, on the readers' pool, unless the call was stopped: ABI v1 reads
- *      the partition as one batch of ≤ rowsPerBatch rows; ABI v2 opens a paged read and reads its first
- *      batch, the rest is read as the guest asks for it, from the same snapshot)
+ *     (every slot's read of ≤ rowsPerBatch rows from the local replica starts up front, on the readers' pool,
+ *      unless the call was stopped; for an ABI v2 guest a partition larger than that is read when its turn
+ *      comes instead, as a stream of batches from one snapshot, each read as the guest asks for it)
  *     batch read? still the leader? deadline left? ─► [shard.before-guest-start] ─► run(batch, args)
  *     ─► [shard.after-guest-start]
  *     a failure the coordinator cannot retry stops the slots after it: they are not run
@@ -168,14 +167,13 @@ public final class HostRunExecutor implements HostRunHandler {
             return HostRunReply.failed(request, ThresherException.of(e), false);
         }
         Resolved resolved = new Resolved(request);
-        AtomicBoolean abandoned = new AtomicBoolean();
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
         for (SlotRun slot : request.slots()) {
             if (!journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
-                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline, abandoned));
+                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
             }
         }
         List<Ran> ran = new ArrayList<>(request.slots().size());
@@ -205,13 +203,9 @@ public final class HostRunExecutor implements HostRunHandler {
                 stop = stopCause(r);
             }
         }
-        abandoned.set(true);
         reads.values().forEach(r -> {
             if (r instanceof CompletableFuture<?> f) {
-                // Reads of slots that were not run: a read not started is skipped (it sees the flag), a whole
-                // batch is dropped, an open paged read is closed. Never cancelled: the result of a read
-                // that completes after a cancel would be lost, and with it an open paged read.
-                closeWhenRead(f);
+                f.cancel(false); // reads of slots that were not run: their batches are dropped
             }
         });
         return publish(request, ran);
@@ -223,46 +217,35 @@ public final class HostRunExecutor implements HostRunHandler {
      *
      * @return the read in flight, or the refusal (a {@link RuntimeException}) that ends the slot
      */
-    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline, AtomicBoolean abandoned) {
+    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline) {
         try {
             Partition partition = ledPartition(slot);
             Binding binding = resolved.binding();
             resolved.component();
-            if (resolved.abiVersion() == 1) {
-                return CompletableFuture.supplyAsync(() -> {
-                    if (abandoned.get()) {
-                        return null;
-                    }
-                    deadline.check("before reading partition " + partition.id());
-                    return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
-                }, readers);
-            }
-            // ABI v2: the first batch is read up front like a v1 batch, the rest as the guest asks for them.
+            boolean paged = resolved.abiVersion() == 2;
             return CompletableFuture.supplyAsync(() -> {
-                if (abandoned.get()) {
-                    return null;
-                }
                 deadline.check("before reading partition " + partition.id());
-                OpenedPages opened = OpenedPages.open(reader.open(partition, binding.selector(), limits.rowsPerBatch(),
-                        limits.batchMaxBytes(), deadline));
-                if (abandoned.get()) {
-                    opened.close();
+                try {
+                    return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+                } catch (ThresherException e) {
+                    if (paged && (e.code() == ErrorCode.BATCH_TOO_MANY_ROWS || e.code() == ErrorCode.BATCH_TOO_LARGE)) {
+                        return PAGED;
+                    }
+                    throw e;
                 }
-                return opened;
             }, readers);
         } catch (RuntimeException e) {
             return e;
         }
     }
 
-    /** Closes the paged read a read future holds or will hold; a no-op for a batch or a failed read. */
-    private static void closeWhenRead(CompletableFuture<?> read) {
-        read.whenComplete((result, failure) -> {
-            if (result instanceof OpenedPages pages) {
-                pages.close();
-            }
-        });
-    }
+    /**
+     * What the read up front gives a slot of an ABI v2 guest whose partition does not fit one batch: it is
+     * read as a paged read when its turn comes, on the thread that runs its guest. A paged read holds its
+     * connection until its guest is done, so none is opened ahead of its turn: slots waiting for their
+     * turn holding connections could take every connection of the pool from the reads they wait for.
+     */
+    private static final Object PAGED = new Object();
 
     /**
      * A paged read whose first batch is in: what a slot of an ABI v2 guest waits for. As a
@@ -336,6 +319,7 @@ public final class HostRunExecutor implements HostRunHandler {
         try {
             return f.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
+            f.cancel(false);
             throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for a partition read");
         } catch (ExecutionException e) {
             throw ThresherException.of(e.getCause() == null ? e : e.getCause());
@@ -421,13 +405,21 @@ public final class HostRunExecutor implements HostRunHandler {
         Partition partition;
         Input input;
         try {
-            input = Input.of(awaitRead(read, deadline));
+            Object got = awaitRead(read, deadline);
             partition = ledPartition(slot); // again, right before the guest: the lease may have lapsed meanwhile
-            failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
-        } catch (RuntimeException e) {
-            if (read instanceof CompletableFuture<?> f) {
-                closeWhenRead(f);
+            if (got == PAGED) {
+                // From the start, under a snapshot of its own: the batch read up front is not part of it.
+                got = OpenedPages.open(reader.open(partition, resolved.binding().selector(), limits.rowsPerBatch(),
+                        limits.batchMaxBytes(), deadline));
             }
+            input = Input.of(got);
+            try {
+                failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
+            } catch (RuntimeException e) {
+                input.close();
+                throw e;
+            }
+        } catch (RuntimeException e) {
             return Ran.answered(refusal(slot, e), slot);
         }
         UUID callId = UUID.fromString(request.callId());

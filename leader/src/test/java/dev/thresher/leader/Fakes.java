@@ -136,10 +136,16 @@ final class Fakes {
         public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
             reads.add(partition.id());
             selectors.add(selector);
+            if (pages > 1) {
+                throw new ThresherException(ErrorCode.BATCH_TOO_MANY_ROWS, "partition " + partition.id() + " passes one batch");
+            }
             return new ShardBatch(("rows of " + partition.id()).getBytes(StandardCharsets.UTF_8), 3, 4_000);
         }
 
-        /** Partition n read in {@code pages} batches ("rows of n", 3 rows each); closes counted. */
+        /**
+         * Partition n holds {@code pages} batches ("rows of n", 3 rows each): more than one is too many for a
+         * whole-partition read. Paged reads opened and closed are counted.
+         */
         volatile int pages = 1;
         final List<Integer> opened = new CopyOnWriteArrayList<>();
         final List<Integer> closed = new CopyOnWriteArrayList<>();
