@@ -13,7 +13,7 @@ enum Workload {
     CAPS("caps"),
     /** The sample group-by at each of {@code --clients} closed-loop clients. */
     THROUGHPUT("throughput"),
-    /** The sample group-by over one million rows (not run while a partition is one batch of at most 4,096 rows). */
+    /** The sample group-by over one million rows (partitions of many batches each, read as a stream). */
     MILLION("million");
 
     static final int MILLION_ROWS = 1_000_000;
