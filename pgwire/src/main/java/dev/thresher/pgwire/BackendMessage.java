@@ -69,6 +69,13 @@ sealed interface BackendMessage {
     record CommandComplete(String tag) implements BackendMessage {
     }
 
+    /**
+     * {@code 'G' int32 len, int8 0 (text), int16 n, int16 0[n]}: the server is ready for COPY FROM STDIN's
+     * data, {@code n} columns per row, all in text format (CSV included).
+     */
+    record CopyInResponse(int columns) implements BackendMessage {
+    }
+
     /** {@code 'I' int32 4}. */
     record EmptyQueryResponse() implements BackendMessage {
     }

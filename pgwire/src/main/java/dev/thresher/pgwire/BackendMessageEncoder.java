@@ -89,6 +89,15 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
                 cstring(out, c.tag());
                 end(out, at);
             }
+            case BackendMessage.CopyInResponse c -> {
+                int at = begin(out, 'G');
+                out.writeByte(0);
+                out.writeShort(c.columns());
+                for (int i = 0; i < c.columns(); i++) {
+                    out.writeShort(0);
+                }
+                end(out, at);
+            }
             case BackendMessage.EmptyQueryResponse e -> end(out, begin(out, 'I'));
             case BackendMessage.ParseComplete p -> end(out, begin(out, '1'));
             case BackendMessage.BindComplete b -> end(out, begin(out, '2'));

@@ -14,7 +14,9 @@ import java.util.Locale;
  * <pre>
  * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
- * statement  := call | set | show | begin | commit | rollback
+ * statement  := call | set | show | begin | commit | rollback | copy | insert
+ * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
+ * insert     := INSERT any                           -- kept as written for the table writer
  * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -38,7 +40,8 @@ import java.util.Locale;
  * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
  */
 final class CallStatementParser {
-    static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1), and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+    static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1), COPY table FROM STDIN,"
+            + " INSERT INTO table VALUES ..., and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
             "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
@@ -105,6 +108,8 @@ final class CallStatementParser {
                 }
                 yield begin();
             }
+            case "COPY" -> copy(start);
+            case "INSERT" -> insert(start);
             case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
             case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
             default -> throw unsupported(start, "statement " + describe(start) + " is not supported");
@@ -273,6 +278,213 @@ final class CallStatementParser {
             throw unsupported(at, "savepoints are not supported");
         }
         return new ParsedStatement.Transaction(kind);
+    }
+
+    /**
+     * {@code COPY table [(column, ...)] FROM STDIN [[WITH] (option, ...) | legacy options]}; options
+     * {@code FORMAT text|csv}, {@code HEADER [boolean]}, {@code DELIMITER 'c'}, {@code NULL 'string'},
+     * {@code QUOTE '"'}, {@code ESCAPE '"'}, {@code ENCODING 'UTF8'}; legacy {@code CSV}, {@code HEADER},
+     * {@code DELIMITER [AS] 'c'}, {@code NULL [AS] 'string'} (what psql's {@code \copy} sends).
+     */
+    private ParsedStatement copy(int start) {
+        skipTrivia();
+        String table = qualifiedTable();
+        skipTrivia();
+        List<String> columns = new ArrayList<>();
+        if (!atEnd() && peek() == '(') {
+            pos++;
+            do {
+                skipTrivia();
+                columns.add(identifier("a column name"));
+                skipTrivia();
+            } while (!atEnd() && peek() == ',' && ++pos > 0);
+            expect(')');
+        }
+        skipTrivia();
+        int directionAt = pos;
+        String direction = word();
+        if (direction.equalsIgnoreCase("TO")) {
+            throw unsupported(directionAt, "COPY ... TO is not served: read the shard databases with SQL, or call a binding");
+        }
+        if (!direction.equalsIgnoreCase("FROM")) {
+            pos = directionAt;
+            throw syntax("expected FROM STDIN, found " + describe(directionAt));
+        }
+        skipTrivia();
+        int sourceAt = pos;
+        String source = word();
+        if (!source.equalsIgnoreCase("STDIN")) {
+            throw unsupported(sourceAt, "COPY FROM a file or a program is not served: the server reads neither; send"
+                    + " the rows with COPY ... FROM STDIN (psql: \\copy table FROM 'file')");
+        }
+        CopyOptions o = new CopyOptions();
+        skipTrivia();
+        optionalWord("WITH");
+        skipTrivia();
+        if (!atEnd() && peek() == '(') {
+            pos++;
+            do {
+                skipTrivia();
+                int at = pos;
+                String option = word().toUpperCase(Locale.ROOT);
+                skipTrivia();
+                switch (option) {
+                    case "FORMAT" -> o.format(word(), at);
+                    case "HEADER" -> o.header = atEnd() || peek() == ',' || peek() == ')' || booleanValue(word(), at);
+                    case "DELIMITER" -> o.delimiter = singleChar(stringValue(), "DELIMITER", at);
+                    case "NULL" -> o.nullString = stringValue();
+                    case "QUOTE", "ESCAPE" -> o.quoteOrEscape(option, stringValue(), at);
+                    case "ENCODING" -> o.encoding(stringValue(), at);
+                    default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
+                }
+                skipTrivia();
+            } while (!atEnd() && peek() == ',' && ++pos > 0);
+            expect(')');
+        } else {
+            while (true) {
+                skipTrivia();
+                int at = pos;
+                String option = word().toUpperCase(Locale.ROOT);
+                switch (option) {
+                    case "" -> {
+                        return o.statement(table, columns);
+                    }
+                    case "CSV" -> o.format("csv", at);
+                    case "BINARY" -> o.format("binary", at);
+                    case "HEADER" -> o.header = true;
+                    case "DELIMITER" -> {
+                        optionalWord("AS");
+                        skipTrivia();
+                        o.delimiter = singleChar(stringValue(), "DELIMITER", at);
+                    }
+                    case "NULL" -> {
+                        optionalWord("AS");
+                        skipTrivia();
+                        o.nullString = stringValue();
+                    }
+                    case "QUOTE", "ESCAPE" -> {
+                        optionalWord("AS");
+                        skipTrivia();
+                        o.quoteOrEscape(option, stringValue(), at);
+                    }
+                    default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
+                }
+            }
+        }
+        return o.statement(table, columns);
+    }
+
+    /** The options of one COPY, with PostgreSQL's defaults per format. */
+    private final class CopyOptions {
+        boolean csv;
+        boolean header;
+        Character delimiter;
+        String nullString;
+
+        void format(String name, int at) {
+            switch (name.toLowerCase(Locale.ROOT)) {
+                case "csv" -> csv = true;
+                case "text" -> csv = false;
+                case "binary" -> throw unsupported(at, "COPY in binary format is not served; use text or csv");
+                default -> throw syntax("COPY format " + describe(at) + " is not recognized");
+            }
+        }
+
+        void quoteOrEscape(String option, String value, int at) {
+            if (!value.equals("\"")) {
+                throw unsupported(at, "COPY " + option + " other than '\"' is not served");
+            }
+        }
+
+        void encoding(String value, int at) {
+            if (!value.replace("-", "").equalsIgnoreCase("UTF8")) {
+                throw unsupported(at, "COPY ENCODING '" + value + "' is not served; data is UTF-8");
+            }
+        }
+
+        ParsedStatement.Copy statement(String table, List<String> columns) {
+            char d = delimiter != null ? delimiter : csv ? ',' : '\t';
+            String n = nullString != null ? nullString : csv ? "" : "\\N";
+            if (header && !csv) {
+                throw unsupported(pos, "COPY HEADER is served with FORMAT csv only");
+            }
+            if (d == '\n' || d == '\r' || d == '\\' || (csv && d == '"')) {
+                throw unsupported(pos, "COPY DELIMITER " + describeChar(d) + " is not allowed");
+            }
+            return new ParsedStatement.Copy(table, columns, csv, header, d, n);
+        }
+    }
+
+    private static String describeChar(char c) {
+        return c < ' ' ? String.format("U+%04X", (int) c) : "'" + c + "'";
+    }
+
+    private boolean booleanValue(String w, int at) {
+        return switch (w.toLowerCase(Locale.ROOT)) {
+            case "true", "on", "1", "yes" -> true;
+            case "false", "off", "0", "no" -> false;
+            case "match" -> throw unsupported(at, "COPY HEADER MATCH is not served; use HEADER true");
+            default -> throw syntax("expected a boolean for HEADER, found " + describe(at));
+        };
+    }
+
+    private String stringValue() {
+        if (atEnd() || peek() != '\'') {
+            throw syntax("expected a quoted string, found " + describe(pos));
+        }
+        return quoted('\'');
+    }
+
+    private char singleChar(String value, String option, int at) {
+        if (value.length() != 1) {
+            throw unsupported(at, "COPY " + option + " must be a single one-byte character");
+        }
+        return value.charAt(0);
+    }
+
+    /** A table name, optionally qualified by the schema {@code public}. */
+    private String qualifiedTable() {
+        String name = identifier("a table name");
+        if (!atEnd() && peek() == '.') {
+            if (!name.equals("public")) {
+                throw syntax("tables live in the shard databases' public schema, not '" + name + "'");
+            }
+            pos++;
+            name = identifier("a table name");
+        }
+        return name;
+    }
+
+    /**
+     * {@code INSERT ...}: kept as written, to the end of the statement (quotes, dollar quotes and comments
+     * respected), for the table writer to parse; {@code $n} parameters are counted.
+     */
+    private ParsedStatement insert(int start) {
+        int parameters = 0;
+        while (!atEnd() && peek() != ';') {
+            char c = peek();
+            if (c == '\'' || c == '"') {
+                quoted(c);
+            } else if (c == '$' && pos + 1 < sql.length() && isDigit(sql.charAt(pos + 1))) {
+                int from = ++pos;
+                while (!atEnd() && isDigit(peek())) {
+                    pos++;
+                }
+                parameters = Math.max(parameters, Integer.parseInt(sql.substring(from, Math.min(pos, from + 6))));
+            } else if (c == '$') {
+                dollarQuoted();
+            } else if (c == '-' && sql.startsWith("--", pos) || c == '/' && sql.startsWith("/*", pos)) {
+                skipTrivia();
+            } else if (c == 'E' || c == 'e') {
+                if (pos + 1 < sql.length() && sql.charAt(pos + 1) == '\'' && (pos == 0 || !isIdentifierPart(sql.charAt(pos - 1)))) {
+                    throw unsupported(pos, "escape string constants (E'...') are not served in INSERT");
+                }
+                pos++;
+            } else {
+                pos++;
+            }
+        }
+        return new ParsedStatement.Insert(sql.substring(start, pos).strip(), parameters);
     }
 
     /** Skips one of {@code words} (case-insensitive) if it comes next. */

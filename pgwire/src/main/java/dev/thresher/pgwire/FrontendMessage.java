@@ -110,4 +110,20 @@ sealed interface FrontendMessage {
     /** {@code 'X' int32 4}. */
     record Terminate() implements FrontendMessage {
     }
+
+    /** {@code 'd' int32 len, byte[len - 4]}: a piece of COPY FROM STDIN's data, cut anywhere. */
+    record CopyData(byte[] data) implements FrontendMessage {
+        @Override
+        public String toString() {
+            return "CopyData[" + data.length + " bytes]";
+        }
+    }
+
+    /** {@code 'c' int32 4}: the end of COPY FROM STDIN's data. */
+    record CopyDone() implements FrontendMessage {
+    }
+
+    /** {@code 'f' int32 len, cstring message}: the client gives COPY FROM STDIN up. */
+    record CopyFail(String message) implements FrontendMessage {
+    }
 }

@@ -44,6 +44,13 @@ final class FrontendMessageDecoder extends MessageToMessageDecoder<ByteBuf> {
                 case 'H' -> new FrontendMessage.Flush();
                 case 'X' -> new FrontendMessage.Terminate();
                 case 'p' -> new FrontendMessage.Password(cstring(frame));
+                case 'd' -> {
+                    byte[] data = new byte[frame.readableBytes()];
+                    frame.readBytes(data);
+                    yield new FrontendMessage.CopyData(data);
+                }
+                case 'c' -> new FrontendMessage.CopyDone();
+                case 'f' -> new FrontendMessage.CopyFail(cstring(frame));
                 default -> throw violation("invalid or unsupported frontend message type '" + printable(type) + "'");
             };
         } catch (IndexOutOfBoundsException e) {

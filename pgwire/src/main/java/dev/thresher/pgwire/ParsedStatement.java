@@ -1,5 +1,6 @@
 package dev.thresher.pgwire;
 
+import java.util.List;
 import java.util.Objects;
 
 /** What {@link CallStatementParser} makes of one SQL string: the closed set of statements pgwire serves. */
@@ -99,6 +100,40 @@ sealed interface ParsedStatement {
                     throw new IllegalArgumentException("only $1 is supported, was $" + index);
                 }
             }
+        }
+    }
+
+    /**
+     * {@code COPY table [(columns)] FROM STDIN} with its options resolved to PostgreSQL's defaults.
+     *
+     * @param columns the columns named, in order; empty for all of the table's
+     * @param csv CSV format (else PostgreSQL's text format)
+     * @param header the first line names the columns and is skipped (CSV only)
+     * @param delimiter the field separator: {@code ','} for CSV, tab for text unless given
+     * @param nullString the text of a NULL: {@code ""} (unquoted) for CSV, {@code \N} for text unless given
+     */
+    record Copy(String table, List<String> columns, boolean csv, boolean header, char delimiter, String nullString)
+            implements ParsedStatement {
+        public Copy {
+            Objects.requireNonNull(table, "table");
+            columns = List.copyOf(columns);
+            Objects.requireNonNull(nullString, "nullString");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
+    /**
+     * {@code INSERT ...} as written, for the table writer to parse.
+     *
+     * @param parameterCount the highest {@code $n} it names
+     */
+    record Insert(String sql, int parameterCount) implements ParsedStatement {
+        public Insert {
+            Objects.requireNonNull(sql, "sql");
         }
     }
 }

@@ -66,6 +66,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     static final String CALL_TAG = "CALL";
 
     private static final AtomicInteger PROCESS_IDS = new AtomicInteger();
+    /** COPY data queued for the writer above which the connection stops reading its socket. */
+    static final long COPY_HIGH_WATER_BYTES = 4L << 20;
+    /** ... and below which it reads again. */
+    static final long COPY_LOW_WATER_BYTES = 1L << 20;
+    /** How long a COPY waits for the client's next data before it fails. */
+    static final long COPY_IDLE_TIMEOUT_MS = 60_000;
 
     private enum Phase { STARTUP, PASSWORD, READY, CLOSED }
 
@@ -102,12 +108,18 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private char transactionStatus = 'I';
     private boolean callInFlight;
     private boolean skipUntilSync;
+    /** Where COPY FROM STDIN's data goes while the connection is in copy-in mode; null otherwise. */
+    private CopyInStream copyIn;
+    /** Reading stopped because the COPY data queued for the writer passed {@link #COPY_HIGH_WATER_BYTES}. */
+    private boolean copyPaused;
+    private final PgWireServer.Writes writes;
     private ScheduledFuture<?> authTimeout;
 
-    PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses) {
+    PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes) {
         this.config = config;
         this.calls = calls;
         this.readPauses = readPauses;
+        this.writes = writes;
     }
 
     @Override
@@ -144,7 +156,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (ctx.channel().isWritable()) {
             pausedForWrites = false;
         }
-        if (ctx.channel().isWritable() && !callInFlight && phase != Phase.CLOSED) {
+        if (ctx.channel().isWritable() && !callInFlight && !copyPaused && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(true);
             drain();
         }
@@ -158,6 +170,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         phase = Phase.CLOSED;
         pending.clear();
+        if (copyIn != null) {
+            copyIn.fail("the connection closed");
+            copyIn = null;
+        }
         if (authTimeout != null) {
             authTimeout.cancel(false);
         }
@@ -355,6 +371,20 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     // ---- query protocols
 
     private void readyPhase(FrontendMessage message) {
+        if (message instanceof FrontendMessage.CopyData || message instanceof FrontendMessage.CopyDone
+                || message instanceof FrontendMessage.CopyFail) {
+            copyMessage(message);
+            return;
+        }
+        if (copyIn != null) {
+            if (!(message instanceof FrontendMessage.Flush) && !(message instanceof FrontendMessage.Sync)) {
+                // PostgreSQL: "unexpected message type during COPY from stdin"; the COPY fails, the message is dropped
+                copyIn.fail("unexpected " + message.getClass().getSimpleName() + " message during COPY from stdin");
+                copyIn = null;
+                callInFlight = true; // until the writer has rolled back and its failure is answered
+            }
+            return;
+        }
         if (skipUntilSync && !(message instanceof FrontendMessage.Sync) && !(message instanceof FrontendMessage.Terminate)) {
             return; // after an extended-protocol error PostgreSQL discards everything up to Sync
         }
@@ -390,6 +420,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case FrontendMessage.SslRequest r -> fatal(unexpected(r));
             case FrontendMessage.GssEncRequest r -> fatal(unexpected(r));
             case FrontendMessage.CancelRequest r -> fatal(unexpected(r));
+            case FrontendMessage.CopyData d -> { }
+            case FrontendMessage.CopyDone d -> { }
+            case FrontendMessage.CopyFail f -> { }
         }
     }
 
@@ -430,6 +463,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
+            if (statement instanceof ParsedStatement.Copy copy) {
+                copy(copy, () -> runScript(statements, index + 1));
+                return;
+            }
+            if (statement instanceof ParsedStatement.Insert insert) {
+                insert(insert, () -> runScript(statements, index + 1), this::queryFailed);
+                return;
+            }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
                     ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
@@ -469,6 +510,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             case ParsedStatement.Transaction t -> transaction(t);
             case ParsedStatement.Call c -> throw new IllegalStateException("a call is not run locally");
+            case ParsedStatement.Copy c -> throw new IllegalStateException("a COPY is not run locally");
+            case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
         }
     }
 
@@ -678,6 +721,17 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Set s -> runLocal(s);
             case ParsedStatement.Show s -> runLocal(s);
             case ParsedStatement.Transaction t -> runLocal(t);
+            case ParsedStatement.Copy c -> fail(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "COPY FROM STDIN is served in a simple query (as psql, pgjdbc's CopyManager and pg-copy-streams send it)")));
+            case ParsedStatement.Insert i -> {
+                if (i.parameterCount() > 0) {
+                    fail(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "INSERT with parameters ($"
+                            + i.parameterCount() + ") is not served yet; write the values into the statement"
+                            + " (multi-row VALUES), or load with COPY FROM STDIN")));
+                    return;
+                }
+                insert(i, () -> { }, this::fail);
+            }
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -765,6 +819,140 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         throw new ThresherException(ErrorCode.INVALID_DEADLINE, CALL_DEADLINE_SETTING + " is 1.." + max
                 + " milliseconds or DEFAULT, not '" + value + "'");
+    }
+
+    // ---- writes: COPY FROM STDIN and INSERT
+
+    /**
+     * Starts a COPY: the writer checks the table on its thread and then reads the data; once it is ready
+     * the connection answers CopyInResponse and takes CopyData until CopyDone or CopyFail. The COPY's own
+     * answer (CommandComplete "COPY n", or the error) comes when the writer is done; a writer that fails
+     * before the client's data ends is answered at once, and the rest of the data is dropped (as PostgreSQL
+     * does).
+     */
+    private void copy(ParsedStatement.Copy c, Runnable next) {
+        TableWriter.CopySpec spec = new TableWriter.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
+                c.nullString());
+        CopyInStream stream = new CopyInStream(COPY_LOW_WATER_BYTES, COPY_IDLE_TIMEOUT_MS,
+                () -> ctx.executor().execute(this::copyDrained));
+        startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(config.tenant(), user, spec,
+                columns -> ctx.executor().execute(() -> copyReady(stream, columns)), stream), rows -> {
+            ctx.write(new BackendMessage.CommandComplete("COPY " + rows));
+            next.run();
+        }, this::queryFailed);
+    }
+
+    private void copyReady(CopyInStream stream, int columns) {
+        if (phase == Phase.CLOSED) {
+            stream.fail("the connection closed");
+            return;
+        }
+        copyIn = stream;
+        ctx.writeAndFlush(new BackendMessage.CopyInResponse(columns));
+        callInFlight = false; // CopyData may come now; other statements wait for the COPY's answer
+        if (ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        drain();
+    }
+
+    private void copyMessage(FrontendMessage message) {
+        CopyInStream stream = copyIn;
+        if (stream == null) {
+            return; // not in copy-in mode (or the COPY already failed): PostgreSQL drops these
+        }
+        switch (message) {
+            case FrontendMessage.CopyData d -> {
+                stream.pause(); // before feeding: a drain below the low-water mark then always calls back
+                if (stream.feed(d.data()) > COPY_HIGH_WATER_BYTES) {
+                    copyPaused = true;
+                    ctx.channel().config().setAutoRead(false);
+                }
+            }
+            case FrontendMessage.CopyDone d -> {
+                stream.end();
+                copyIn = null;
+                callInFlight = true; // the COPY's answer first
+            }
+            case FrontendMessage.CopyFail f -> {
+                stream.fail(f.message());
+                copyIn = null;
+                callInFlight = true;
+            }
+            default -> throw new IllegalStateException("not a COPY message: " + message);
+        }
+    }
+
+    /** The writer drained the queued COPY data below the low-water mark: read again. */
+    private void copyDrained() {
+        if (copyPaused && phase != Phase.CLOSED) {
+            copyPaused = false;
+            if (ctx.channel().isWritable()) {
+                ctx.channel().config().setAutoRead(true);
+            }
+        }
+    }
+
+    private void insert(ParsedStatement.Insert i, Runnable next, Consumer<PgError> onFailure) {
+        startWrite("INSERT", () -> writes.tables().insert(config.tenant(), user, i.sql()), rows -> {
+            ctx.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
+            next.run();
+        }, onFailure);
+    }
+
+    /** Blocking table work for the writer threads; handling pauses until it is done, as for a call. */
+    private interface Write {
+        long run();
+    }
+
+    private void startWrite(String what, Write work, Consumer<Long> onSuccess, Consumer<PgError> onFailure) {
+        if (writes == null) {
+            onFailure.accept(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    what + ": this server does not write tables")));
+            return;
+        }
+        callInFlight = true;
+        ctx.channel().config().setAutoRead(false);
+        CompletableFuture<Long> future;
+        try {
+            future = CompletableFuture.supplyAsync(work::run, writes.executor());
+        } catch (RejectedExecutionException e) {
+            future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE, what
+                    + ": " + PgWireServer.WRITERS_MAX + " loads and inserts are running on this node already; retry"));
+        }
+        future.whenComplete((rows, failure) -> {
+            try {
+                ctx.executor().execute(() -> writeDone(rows, failure, onSuccess, onFailure));
+            } catch (RejectedExecutionException e) {
+                log.debug("event loop shut down; dropping the answer of {}", what);
+            }
+        });
+    }
+
+    private void writeDone(Long rows, Throwable failure, Consumer<Long> onSuccess, Consumer<PgError> onFailure) {
+        if (copyIn != null) {
+            copyIn.fail("the COPY already ended"); // the writer ended before the client's data did
+            copyIn = null;
+        }
+        copyPaused = false;
+        callInFlight = false;
+        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
+            return;
+        }
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause == null) {
+            onSuccess.accept(rows);
+        } else {
+            onFailure.accept(PgError.of(cause));
+        }
+        if (callInFlight) {
+            return; // the continuation started the next call or write of a multi-statement query
+        }
+        if (ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        drain();
     }
 
     // ---- calls
@@ -859,6 +1047,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Call c -> rowDescription(format);
             case ParsedStatement.Show s -> showDescription(setting(s.name()).getKey(), format);
             case ParsedStatement.Empty e -> new BackendMessage.NoData();
+            case ParsedStatement.Copy c -> new BackendMessage.NoData();
+            case ParsedStatement.Insert i -> new BackendMessage.NoData();
             case ParsedStatement.Set s -> new BackendMessage.NoData();
             case ParsedStatement.Transaction t -> new BackendMessage.NoData();
         };

@@ -23,6 +23,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -49,9 +52,12 @@ public final class PgWireServer implements AutoCloseable {
 
     private final LongAdder readPauses;
 
+    private final Writes writes;
+
     private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections,
-                         LongAdder readPauses) {
+                         LongAdder readPauses, Writes writes) {
         this.readPauses = readPauses;
+        this.writes = writes;
         this.acceptor = acceptor;
         this.io = io;
         this.channel = channel;
@@ -65,8 +71,20 @@ public final class PgWireServer implements AutoCloseable {
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
      */
     public static PgWireServer start(PgWireConfig config, CallService calls) throws InterruptedException {
+        return start(config, calls, null);
+    }
+
+    /**
+     * Binds and returns once the server is listening; {@code COPY ... FROM STDIN} and {@code INSERT} write
+     * through {@code tables} (null: refused as unsupported), at most {@value #WRITERS_MAX} at once.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
+     */
+    public static PgWireServer start(PgWireConfig config, CallService calls, TableWriter tables) throws InterruptedException {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(calls, "calls");
+        Writes writes = tables == null ? null : new Writes(tables, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), new DefaultThreadFactory("pgwire-writer", true)));
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("pgwire-accept"),
                 NioIoHandler.newFactory());
         EventLoopGroup io = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("pgwire-io"),
@@ -82,18 +100,21 @@ public final class PgWireServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch); // the group forgets a channel when it closes
-                        configure(ch.pipeline(), config, calls, readPauses);
+                        configure(ch.pipeline(), config, calls, readPauses, writes);
                     }
                 })
                 .bind(config.host(), config.port())
                 .await();
         if (!bound.isSuccess()) {
+            if (writes != null) {
+                writes.executor().shutdownNow();
+            }
             acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw new ThresherException(ErrorCode.INVALID_CONFIGURATION,
                     "pgwire cannot listen on " + config.host() + ":" + config.port() + ": " + bound.cause(), bound.cause());
         }
-        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses);
+        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses, writes);
         if (config.authMode() == AuthMode.PASSWORD && !isLoopback(config.host())) {
             log.warn("pgwire on {} asks for cleartext passwords on a non-loopback address; use it on loopback only",
                     config.host());
@@ -111,14 +132,22 @@ public final class PgWireServer implements AutoCloseable {
 
     /** The pipeline of a new connection; after the startup message the startup decoder replaces itself. */
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
-        configure(pipeline, config, calls, new LongAdder());
+        configure(pipeline, config, calls, new LongAdder(), null);
     }
 
-    static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses) {
+    static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
+                          Writes writes) {
         pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
         pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
-        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses));
+        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes));
+    }
+
+    /** Loads and inserts running at once on one server; one more is refused, retryably. */
+    static final int WRITERS_MAX = 4;
+
+    /** The table writer and the threads its blocking work runs on. */
+    record Writes(TableWriter tables, ExecutorService executor) {
     }
 
     /**
@@ -161,6 +190,9 @@ public final class PgWireServer implements AutoCloseable {
             c.closeFuture().awaitUninterruptibly(2, TimeUnit.SECONDS);
         }
         io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (writes != null) {
+            writes.executor().shutdown();
+        }
         acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         log.info("pgwire on port {} closed", port);
     }

@@ -7,6 +7,7 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.pgwire.ParsedStatement.Argument.Literal;
 import dev.thresher.pgwire.ParsedStatement.Argument.Parameter;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -180,6 +181,49 @@ class CallStatementParserTest {
         assertThatThrownBy(() -> CallStatementParser.parse("CALL BINDING x{'{}')"))
                 .isInstanceOfSatisfying(ThresherException.class,
                         e -> assertThat(e.getMessage()).contains("position 15").contains("expected '('"));
+    }
+
+    @Test
+    void copyFromStdinInEveryFormPsqlAndDriversSend() {
+        assertThat(CallStatementParser.parse("COPY orders FROM STDIN"))
+                .isEqualTo(new ParsedStatement.Copy("orders", List.of(), false, false, '\t', "\\N"));
+        assertThat(CallStatementParser.parse("copy  Orders FROM STDIN CSV"))
+                .isEqualTo(new ParsedStatement.Copy("orders", List.of(), true, false, ',', ""));
+        assertThat(CallStatementParser.parse("COPY public.\"Sales\" (id, \"Region\") FROM STDIN CSV HEADER DELIMITER AS ';' NULL 'NA'"))
+                .isEqualTo(new ParsedStatement.Copy("Sales", List.of("id", "Region"), true, true, ';', "NA"));
+        assertThat(CallStatementParser.parse("copy t from stdin with (format csv, header true, delimiter '|', quote '\"', encoding 'utf8')"))
+                .isEqualTo(new ParsedStatement.Copy("t", List.of(), true, true, '|', ""));
+        assertThat(CallStatementParser.parse("COPY t FROM STDIN (FORMAT text, NULL '')"))
+                .isEqualTo(new ParsedStatement.Copy("t", List.of(), false, false, '\t', ""));
+        assertThat(CallStatementParser.parse("COPY t FROM STDIN (FORMAT csv, HEADER)"))
+                .isEqualTo(new ParsedStatement.Copy("t", List.of(), true, true, ',', ""));
+    }
+
+    @Test
+    void copyFormsThatAreNotServedSayWhy() {
+        assertFails("COPY t TO STDOUT", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM '/etc/passwd'", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM PROGRAM 'ls'", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN BINARY", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (FORMAT binary)", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (HEADER match)", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (FORMAT text, HEADER)", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (QUOTE '''')", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (DELIMITER 'ab')", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (FREEZE)", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (FORMAT xml)", ErrorCode.SYNTAX_ERROR);
+        assertFails("COPY other.t FROM STDIN", ErrorCode.SYNTAX_ERROR);
+        assertFails("COPY t (a FROM STDIN", ErrorCode.SYNTAX_ERROR);
+    }
+
+    @Test
+    void insertIsKeptAsWrittenToItsEndWithParametersCounted() {
+        assertThat(CallStatementParser.parseScript("INSERT INTO t VALUES (1, 'a;b', $$c;d$$) ; insert into t values ($2, $1)"))
+                .containsExactly(new ParsedStatement.Insert("INSERT INTO t VALUES (1, 'a;b', $$c;d$$)", 0),
+                        new ParsedStatement.Insert("insert into t values ($2, $1)", 2));
+        assertThat(CallStatementParser.parse("INSERT INTO t VALUES ('it''s -- not a comment') -- a comment"))
+                .isEqualTo(new ParsedStatement.Insert("INSERT INTO t VALUES ('it''s -- not a comment') -- a comment", 0));
+        assertFails("INSERT INTO t VALUES (E'\\n')", ErrorCode.UNSUPPORTED_STATEMENT);
     }
 
     private static void assertFails(String sql, ErrorCode code) {

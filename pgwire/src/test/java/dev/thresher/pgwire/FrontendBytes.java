@@ -127,6 +127,18 @@ final class FrontendBytes {
         return message('X', b -> { });
     }
 
+    FrontendBytes copyData(byte[] data) {
+        return message('d', b -> b.writeBytes(data));
+    }
+
+    FrontendBytes copyDone() {
+        return message('c', b -> { });
+    }
+
+    FrontendBytes copyFail(String message) {
+        return message('f', b -> cstring(b, message));
+    }
+
     FrontendBytes message(char type, java.util.function.Consumer<ByteArrayOutputStream> body) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         body.accept(b);

@@ -89,6 +89,100 @@ public final class CsvLoader {
      *     {@link ErrorCode#STORE_UNAVAILABLE} when a shard database fails
      */
     public Loaded load(String tenant, String table, Reader csv, boolean header) throws IOException {
+        Target target = target(tenant, table);
+        CsvReader reader = new CsvReader(new BufferedReader(csv, 1 << 16), ',', "");
+        List<String> columns = target.tableColumns();
+        if (header) {
+            List<Field> names = reader.next();
+            if (names == null) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the file is empty; expected a header line");
+            }
+            columns = new ArrayList<>();
+            for (Field f : names) {
+                columns.add(target.column(f.text(), "line 1"));
+            }
+        }
+        return load(target, columns, reader);
+    }
+
+    /**
+     * Loads rows in {@code COPY}'s CSV or text format ({@code COPY ... FROM STDIN} over pgwire).
+     *
+     * @param columns the columns each row holds, in order; empty for all of the table's
+     * @param skipHeader the first line is a header (CSV's HEADER) and is skipped
+     * @param nullString the text of a NULL ({@code ""} unquoted in CSV, {@code \N} in text)
+     */
+    public Loaded copy(String tenant, String table, List<String> columns, boolean csv, boolean skipHeader, char delimiter,
+                       String nullString, Reader data) throws IOException {
+        Target target = target(tenant, table);
+        Records reader = csv ? new CsvReader(new BufferedReader(data, 1 << 16), delimiter, nullString)
+                : new TextReader(new BufferedReader(data, 1 << 16), delimiter, nullString);
+        if (skipHeader) {
+            reader.next();
+        }
+        return load(target, columns(target, columns), reader);
+    }
+
+    /** Loads rows given as fields ({@code INSERT ... VALUES} over pgwire); a record's line is its row number. */
+    public Loaded insert(String tenant, String table, List<String> columns, List<List<Field>> rows) throws IOException {
+        Target target = target(tenant, table);
+        java.util.Iterator<List<Field>> it = rows.iterator();
+        int[] row = {0};
+        return load(target, columns(target, columns), new Records() {
+            @Override
+            public List<Field> next() {
+                if (!it.hasNext()) {
+                    return null;
+                }
+                row[0]++;
+                return it.next();
+            }
+
+            @Override
+            public int recordLine() {
+                return row[0];
+            }
+
+            @Override
+            public String unit() {
+                return "row";
+            }
+        });
+    }
+
+    /** The columns of the table named (checked, lower-cased unless quoted), or all of them. */
+    private static List<String> columns(Target target, List<String> named) {
+        if (named.isEmpty()) {
+            return target.tableColumns();
+        }
+        List<String> out = new ArrayList<>();
+        for (String n : named) {
+            String c = target.column(n, "the column list");
+            if (out.contains(c)) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "column " + c + " is named twice");
+            }
+            out.add(c);
+        }
+        return out;
+    }
+
+    /** What a load writes into: the table's key, its partitions by slot, shard URLs and columns. */
+    private record Target(String table, String[] key, Partition[] bySlot, Map<Integer, String> urls,
+                          List<String> tableColumns, long startedNanos) {
+        String column(String name, String where) {
+            String c = name.strip().toLowerCase(java.util.Locale.ROOT);
+            if (!tableColumns.contains(c) && tableColumns.contains(name)) {
+                c = name;
+            }
+            if (!tableColumns.contains(c)) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, where + ": column '" + name
+                        + "' is not a column of " + table + " " + tableColumns);
+            }
+            return c;
+        }
+    }
+
+    private Target target(String tenant, String table) {
         long started = System.nanoTime();
         String[] key = admin.key(tenant, table);
         List<Partition> partitions = admin.control().readTopology().partitionsOf(tenant, table);
@@ -99,24 +193,21 @@ public final class CsvLoader {
             }
         }
         Map<Integer, String> urls = admin.shardUrls();
-        List<String> tableColumns = columnsOf(urls.get(partitions.get(0).shardId()), table);
-        CsvReader reader = new CsvReader(new BufferedReader(csv, 1 << 16));
-        List<String> columns = tableColumns;
-        if (header) {
-            List<CsvReader.Field> names = reader.next();
-            if (names == null) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the file is empty; expected a header line");
-            }
-            columns = new ArrayList<>();
-            for (CsvReader.Field f : names) {
-                String name = f.text().strip().toLowerCase(java.util.Locale.ROOT);
-                if (!tableColumns.contains(name)) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line 1: column '" + f.text()
-                            + "' is not a column of " + table + " " + tableColumns);
-                }
-                columns.add(name);
-            }
-        }
+        return new Target(table, key, bySlot, urls, columnsOf(urls.get(partitions.get(0).shardId()), table), started);
+    }
+
+    /** The columns of {@code table} on its shard databases, for a COPY's CopyInResponse; checks it exists. */
+    public List<String> columns(String tenant, String table) {
+        return target(tenant, table).tableColumns();
+    }
+
+    private Loaded load(Target target, List<String> columns, Records reader) throws IOException {
+        String unit = reader.unit();
+        long started = target.startedNanos();
+        String table = target.table();
+        String[] key = target.key();
+        Partition[] bySlot = target.bySlot();
+        Map<Integer, String> urls = target.urls();
         int keyIndex = columns.indexOf(key[0]);
         if (keyIndex < 0) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the file has no key column " + key[0]);
@@ -126,20 +217,20 @@ public final class CsvLoader {
         Map<Integer, ShardCopy> copies = new TreeMap<>();
         long rows = 0;
         try {
-            List<CsvReader.Field> record;
+            List<Field> record;
             while ((record = reader.next()) != null) {
                 int line = reader.recordLine();
                 if (record.size() == 1 && record.get(0).text().isEmpty() && !record.get(0).quoted()) {
                     continue; // a blank line
                 }
                 if (record.size() != columns.size()) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line + ": expected "
+                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unit + " " + line + ": expected "
                             + columns.size() + " fields " + columns + ", found " + record.size());
                 }
-                int slot = slotOf(record.get(keyIndex), key, line);
+                int slot = slotOf(record.get(keyIndex), key, line, unit);
                 Partition p = bySlot[slot];
                 if (p == null) {
-                    throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, "line " + line + ": the key's slot "
+                    throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, unit + " " + line + ": the key's slot "
                             + slot + " is in no partition of " + table);
                 }
                 ShardCopy copy = copies.get(p.shardId());
@@ -147,14 +238,14 @@ public final class CsvLoader {
                     copy = open(p.shardId(), urls.get(p.shardId()), copySql);
                     copies.put(p.shardId(), copy);
                 }
-                for (CsvReader.Field f : record) {
+                for (Field f : record) {
                     f.appendCsv(copy.buffer);
                     copy.buffer.append(',');
                 }
                 copy.buffer.append(slot).append('\n');
                 copy.add(line);
                 if (copy.buffer.length() > (1 << 16)) {
-                    write(copy);
+                    write(copy, unit);
                 }
                 if (++rows % PROGRESS_EVERY == 0) {
                     progress.printf("\r%,d rows routed (%,.0f rows/s)", rows, rows / seconds(started));
@@ -162,8 +253,8 @@ public final class CsvLoader {
                 }
             }
             for (ShardCopy copy : copies.values()) {
-                write(copy);
-                endCopy(copy);
+                write(copy, unit);
+                endCopy(copy, unit);
             }
         } catch (RuntimeException | IOException e) {
             rollbackAll(copies);
@@ -204,31 +295,31 @@ public final class CsvLoader {
         }
     }
 
-    private static void write(ShardCopy copy) {
+    private static void write(ShardCopy copy, String unit) {
         try {
             copy.flush();
         } catch (SQLException e) {
-            throw refused(copy, e);
+            throw refused(copy, e, unit);
         }
     }
 
-    private static void endCopy(ShardCopy copy) {
+    private static void endCopy(ShardCopy copy, String unit) {
         try {
             copy.copy.endCopy();
         } catch (SQLException e) {
-            throw refused(copy, e);
+            throw refused(copy, e, unit);
         }
     }
 
     /** A value the shard database refused, named by the file's line (COPY names the line of its own stream). */
-    private static ThresherException refused(ShardCopy copy, SQLException e) {
+    private static ThresherException refused(ShardCopy copy, SQLException e, String unit) {
         String message = e.getMessage() == null ? "" : e.getMessage();
         Matcher m = COPY_LINE.matcher(message);
         if (m.find()) {
             int streamLine = Integer.parseInt(m.group(1));
             int fileLine = streamLine >= 1 && streamLine <= copy.rows ? copy.fileLines[streamLine - 1] : -1;
             String first = message.lines().findFirst().orElse(message).replaceFirst("^ERROR: ", "");
-            return new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + fileLine
+            return new ThresherException(ErrorCode.INVALID_ARGUMENTS, unit + " " + fileLine
                     + (m.group(2) != null ? ", column " + m.group(2) : "") + ": " + first, e);
         }
         return new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard " + copy.shardId + ": " + message, e);
@@ -260,10 +351,10 @@ public final class CsvLoader {
         }
     }
 
-    private static int slotOf(CsvReader.Field field, String[] key, int line) {
+    private static int slotOf(Field field, String[] key, int line, String unit) {
         String v = field.text();
         if (v.isEmpty() && !field.quoted()) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line + ", column " + key[0]
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unit + " " + line + ", column " + key[0]
                     + ": the key is NULL; every row needs a key");
         }
         try {
@@ -275,7 +366,7 @@ public final class CsvLoader {
                 default -> throw new IllegalArgumentException("key type " + key[1]);
             };
         } catch (IllegalArgumentException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line + ", column " + key[0] + ": '" + v
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unit + " " + line + ", column " + key[0] + ": '" + v
                     + "' is not a " + key[1]);
         }
     }
@@ -307,30 +398,66 @@ public final class CsvLoader {
         return Math.max(1e-3, (System.nanoTime() - startedNanos) / 1e9);
     }
 
-    /** RFC 4180 records: fields separated by commas, quoted fields may hold commas, quotes ("") and newlines. */
-    static final class CsvReader {
-        /** One field as read, and whether it was quoted (an unquoted empty field is NULL to COPY). */
-        record Field(String text, boolean quoted) {
-            void appendCsv(StringBuilder out) {
-                if (quoted || text.indexOf(',') >= 0 || text.indexOf('"') >= 0 || text.indexOf('\n') >= 0
-                        || text.indexOf('\r') >= 0) {
-                    out.append('"').append(text.replace("\"", "\"\"")).append('"');
-                } else {
-                    out.append(text);
-                }
-            }
+    /**
+     * One field as read, and whether it was quoted: an unquoted empty field is NULL (as CSV's COPY reads
+     * it), so a NULL is {@link #NULL} and an empty string is a quoted empty field.
+     */
+    public record Field(String text, boolean quoted) {
+        /** SQL NULL. */
+        public static final Field NULL = new Field("", false);
+
+        /** A value, never NULL. */
+        public static Field of(String text) {
+            return new Field(text, true);
         }
 
+        boolean isNull() {
+            return !quoted && text.isEmpty();
+        }
+
+        void appendCsv(StringBuilder out) {
+            if (quoted || text.indexOf(',') >= 0 || text.indexOf('"') >= 0 || text.indexOf('\n') >= 0
+                    || text.indexOf('\r') >= 0) {
+                out.append('"').append(text.replace("\"", "\"\"")).append('"');
+            } else {
+                out.append(text);
+            }
+        }
+    }
+
+    /** Rows as lists of fields, each with the line it started on. */
+    interface Records {
+        /** The next record, or null at the end of the input. */
+        List<Field> next() throws IOException;
+
+        int recordLine();
+
+        /** What {@link #recordLine} counts, for messages: "line", or "row" for the rows of an INSERT. */
+        default String unit() {
+            return "line";
+        }
+    }
+
+    /**
+     * RFC 4180 records: fields separated by the delimiter (a comma unless told), quoted fields may hold it,
+     * quotes ("") and newlines; an unquoted field equal to the NULL string is NULL.
+     */
+    static final class CsvReader implements Records {
         private final Reader in;
+        private final char delimiter;
+        private final String nullString;
         private int line = 1;
         private int recordLine;
         private int pushed = -2;
 
-        CsvReader(Reader in) {
+        CsvReader(Reader in, char delimiter, String nullString) {
             this.in = in;
+            this.delimiter = delimiter;
+            this.nullString = nullString;
         }
 
-        int recordLine() {
+        @Override
+        public int recordLine() {
             return recordLine;
         }
 
@@ -343,8 +470,16 @@ public final class CsvLoader {
             return in.read();
         }
 
-        /** The next record, or null at the end of the input. */
-        List<Field> next() throws IOException {
+        private Field field(StringBuilder text, boolean quoted) {
+            String t = text.toString();
+            if (!quoted && t.equals(nullString)) {
+                return Field.NULL;
+            }
+            return quoted || !t.isEmpty() ? new Field(t, quoted) : Field.of(t);
+        }
+
+        @Override
+        public List<Field> next() throws IOException {
             int c = read();
             if (c == -1) {
                 return null;
@@ -380,8 +515,8 @@ public final class CsvLoader {
                     }
                     continue;
                 }
-                if (c == ',') {
-                    fields.add(new Field(field.toString(), quoted));
+                if (c == delimiter) {
+                    fields.add(field(field, quoted));
                     field.setLength(0);
                     quoted = false;
                     continue;
@@ -394,7 +529,10 @@ public final class CsvLoader {
                     c = '\n';
                 }
                 if (c == '\n' || c == -1) {
-                    fields.add(new Field(field.toString(), quoted));
+                    if (!quoted && fields.isEmpty() && field.toString().equals("\\.")) {
+                        return null; // psql's end-of-data marker
+                    }
+                    fields.add(field(field, quoted));
                     if (c == '\n') {
                         line++;
                     }
@@ -405,6 +543,115 @@ public final class CsvLoader {
                             + ": text after a closing quote");
                 }
                 field.append((char) c);
+            }
+        }
+    }
+
+    /**
+     * PostgreSQL's text format of COPY: one row per line, fields separated by the delimiter (a tab unless
+     * told), the NULL string ({@code \N} unless told) for NULL, and backslash escapes ({@code \b \f \n \r
+     * \t \v \\}, octal {@code \NNN}, hex {@code \xHH}; any other escaped character stands for itself);
+     * a line {@code \.} ends the data.
+     */
+    static final class TextReader implements Records {
+        private final BufferedReader in;
+        private final char delimiter;
+        private final String nullString;
+        private int line;
+
+        TextReader(BufferedReader in, char delimiter, String nullString) {
+            this.in = in;
+            this.delimiter = delimiter;
+            this.nullString = nullString;
+        }
+
+        @Override
+        public int recordLine() {
+            return line;
+        }
+
+        @Override
+        public List<Field> next() throws IOException {
+            String text = in.readLine();
+            line++;
+            if (text == null || text.equals("\\.")) {
+                return null;
+            }
+            List<Field> fields = new ArrayList<>();
+            int start = 0;
+            for (int i = 0; i <= text.length(); i++) {
+                if (i == text.length() || text.charAt(i) == delimiter) {
+                    String raw = text.substring(start, i);
+                    fields.add(raw.equals(nullString) ? Field.NULL : Field.of(unescape(raw)));
+                    start = i + 1;
+                } else if (text.charAt(i) == '\\') {
+                    i++; // an escaped delimiter is data
+                }
+            }
+            return fields;
+        }
+
+        private String unescape(String raw) {
+            if (raw.indexOf('\\') < 0) {
+                return raw;
+            }
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(raw.length());
+            for (int i = 0; i < raw.length(); i++) {
+                char c = raw.charAt(i);
+                if (c != '\\') {
+                    byte[] b = String.valueOf(c).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    if (Character.isHighSurrogate(c) && i + 1 < raw.length()) {
+                        b = raw.substring(i, i + 2).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                        i++;
+                    }
+                    out.writeBytes(b);
+                    continue;
+                }
+                if (++i == raw.length()) {
+                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line
+                            + ": a backslash ends the field");
+                }
+                char e = raw.charAt(i);
+                switch (e) {
+                    case 'b' -> out.write('\b');
+                    case 'f' -> out.write('\f');
+                    case 'n' -> out.write('\n');
+                    case 'r' -> out.write('\r');
+                    case 't' -> out.write('\t');
+                    case 'v' -> out.write(11);
+                    case 'x' -> {
+                        int j = i + 1;
+                        while (j < raw.length() && j < i + 3 && Character.digit(raw.charAt(j), 16) >= 0) {
+                            j++;
+                        }
+                        if (j == i + 1) {
+                            out.write('x');
+                        } else {
+                            out.write(Integer.parseInt(raw.substring(i + 1, j), 16));
+                            i = j - 1;
+                        }
+                    }
+                    default -> {
+                        if (e >= '0' && e <= '7') {
+                            int j = i;
+                            while (j < raw.length() && j < i + 3 && raw.charAt(j) >= '0' && raw.charAt(j) <= '7') {
+                                j++;
+                            }
+                            out.write(Integer.parseInt(raw.substring(i, j), 8) & 0xff);
+                            i = j - 1;
+                        } else {
+                            out.writeBytes(String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                        }
+                    }
+                }
+            }
+            byte[] bytes = out.toByteArray();
+            java.nio.charset.CharsetDecoder d = java.nio.charset.StandardCharsets.UTF_8.newDecoder();
+            try {
+                return d.decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+            } catch (java.nio.charset.CharacterCodingException ex) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line
+                        + ": an escape makes a byte sequence that is not UTF-8");
             }
         }
     }
