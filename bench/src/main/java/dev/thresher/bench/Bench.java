@@ -65,7 +65,7 @@ final class Bench {
         if (o.partitions() > Limits.DEFAULTS.coordinationSlots()) {
             throw new IllegalArgumentException("a call covers at most " + Limits.DEFAULTS.coordinationSlots() + " partitions");
         }
-        List<Workload> main = o.workloads().stream().filter(w -> w != Workload.MILLION).toList();
+        List<Workload> main = o.workloads().stream().filter(w -> w != Workload.MILLION && w != Workload.LOAD).toList();
         if (!main.isEmpty()) {
             try (Dataset d = Dataset.start(o.workDir().resolve("rows-" + o.rows()), o.rows(), o.partitions(), o.peers(), progress)) {
                 describe(d);
@@ -91,6 +91,9 @@ final class Bench {
         }
         if (o.workloads().contains(Workload.MILLION)) {
             million();
+        }
+        if (o.workloads().contains(Workload.LOAD)) {
+            load();
         }
         report.tookSeconds = (System.nanoTime() - t0) / 1e9;
         return report;
@@ -219,6 +222,65 @@ final class Bench {
             Set<String> excluded = check(d, Set.of("groupby"), "million/");
             prime(d, Set.of("groupby"), excluded);
             latency(d, "million", d.shapes.get("groupby"), excluded);
+        }
+    }
+
+    /**
+     * One million rows of {@code (bigint, text, double precision)} as CSV, loaded three ways on a dev cluster of
+     * its own, each into an empty table of 16 partitions (the last into one plain table): the loader of
+     * {@code thresher load}, in-process; {@code COPY ... FROM STDIN} through a node's pgwire with pgjdbc's
+     * CopyManager; and PostgreSQL's own {@code COPY} into one table of one shard database, the floor.
+     */
+    private void load() throws Exception {
+        int rows = Workload.MILLION_ROWS;
+        StringBuilder csv = new StringBuilder(rows * 24);
+        String[] regions = {"north", "south", "east", "west", "centre", "überall"};
+        java.util.Random random = new java.util.Random(42);
+        for (int i = 1; i <= rows; i++) {
+            csv.append(i).append(',').append(regions[random.nextInt(regions.length)]).append(',')
+                    .append(random.nextInt(1_000_000) / 100.0).append('\n');
+        }
+        String data = csv.toString();
+        String columns = "id bigint, region text not null, amount double precision not null";
+        try (dev.thresher.server.DevCluster cluster = dev.thresher.server.DevCluster.start(new dev.thresher.server.DevCluster.Options(
+                o.workDir().resolve("load"), 0, 1_000, 16, 3, 42, Limits.DEFAULTS, false));
+             dev.thresher.server.TableAdmin admin = new dev.thresher.server.TableAdmin(cluster.controlUrl(),
+                     dev.thresher.server.DevCluster.USER, dev.thresher.server.DevCluster.PASSWORD,
+                     new java.io.PrintStream(java.io.PrintStream.nullOutputStream()))) {
+            String tenant = dev.thresher.server.DevCluster.TENANT;
+            admin.create(tenant, "load_cli", "id", columns, 16, List.of());
+            admin.create(tenant, "load_pgwire", "id", columns, 16, List.of());
+            progress.say("load: thresher load's loader, 1,000,000 rows");
+            long t = System.nanoTime();
+            long loaded = new dev.thresher.server.CsvLoader(admin, new java.io.PrintStream(java.io.PrintStream.nullOutputStream()))
+                    .load(tenant, "load_cli", new java.io.StringReader(data), false).rows();
+            report.loads.add(new Report.Load("`thresher load` (its loader in-process: route by slot, one COPY per shard)",
+                    loaded, System.nanoTime() - t));
+
+            progress.say("load: COPY FROM STDIN through pgwire, 1,000,000 rows");
+            java.util.Properties props = new java.util.Properties();
+            props.setProperty("user", dev.thresher.server.DevCluster.USER);
+            props.setProperty("password", dev.thresher.server.DevCluster.PASSWORD);
+            try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:postgresql://"
+                    + cluster.nodes().get(0).pgwireAddress() + "/thresher", props)) {
+                t = System.nanoTime();
+                loaded = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI()
+                        .copyIn("COPY load_pgwire FROM STDIN (FORMAT csv)", new java.io.StringReader(data));
+                report.loads.add(new Report.Load("`COPY load_pgwire FROM STDIN (FORMAT csv)` through a node's pgwire (pgjdbc CopyManager)",
+                        loaded, System.nanoTime() - t));
+            }
+
+            progress.say("load: PostgreSQL's own COPY into one table, 1,000,000 rows");
+            try (java.sql.Connection c = java.sql.DriverManager.getConnection(cluster.shardUrl(1),
+                    dev.thresher.server.DevCluster.USER, dev.thresher.server.DevCluster.PASSWORD);
+                 java.sql.Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE load_plain (" + columns + ", PRIMARY KEY (id))");
+                t = System.nanoTime();
+                loaded = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI()
+                        .copyIn("COPY load_plain FROM STDIN (FORMAT csv)", new java.io.StringReader(data));
+                report.loads.add(new Report.Load("PostgreSQL's `COPY ... FROM STDIN` into one plain table (primary key) of one"
+                        + " shard database, straight from pgjdbc: the floor", loaded, System.nanoTime() - t));
+            }
         }
     }
 }

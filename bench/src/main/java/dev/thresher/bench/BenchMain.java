@@ -46,7 +46,7 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--open-loop-workers", description = "Clients that take the open-loop arrivals (default: the largest of --clients).")
     Integer openLoopWorkers;
 
-    @Option(names = "--workloads", split = ",", description = "Among near-empty, groupby, caps, throughput, million (default all).")
+    @Option(names = "--workloads", split = ",", description = "Among near-empty, groupby, caps, throughput, million, load (default all).")
     List<String> workloads;
 
     @Option(names = "--peers", split = ",",

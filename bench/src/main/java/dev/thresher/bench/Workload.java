@@ -14,7 +14,9 @@ enum Workload {
     /** The sample group-by at each of {@code --clients} closed-loop clients. */
     THROUGHPUT("throughput"),
     /** The sample group-by over one million rows (partitions of many batches each, read as a stream). */
-    MILLION("million");
+    MILLION("million"),
+    /** One million rows loaded: {@code thresher load}'s loader, COPY FROM STDIN through pgwire, and PostgreSQL's own COPY. */
+    LOAD("load");
 
     static final int MILLION_ROWS = 1_000_000;
 
