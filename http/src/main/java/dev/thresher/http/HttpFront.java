@@ -1,6 +1,7 @@
 package dev.thresher.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.bindings.TableService;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
@@ -89,7 +90,18 @@ public final class HttpFront implements AutoCloseable {
     private final ChannelGroup connections;
     private boolean closed;
 
-    private HttpFront(EventLoopGroup group, Channel channel, ChannelGroup connections) {
+    /** Threads the admin routes' blocking work runs on. */
+    static final int ADMIN_THREADS = 2;
+
+    /** The table service and the threads its work runs on. */
+    record Admin(TableService tables, java.util.concurrent.Executor executor) {
+    }
+
+    private final java.util.concurrent.ExecutorService adminThreads;
+
+    private HttpFront(EventLoopGroup group, Channel channel, ChannelGroup connections,
+                      java.util.concurrent.ExecutorService adminThreads) {
+        this.adminThreads = adminThreads;
         this.group = group;
         this.channel = channel;
         this.connections = connections;
@@ -102,6 +114,21 @@ public final class HttpFront implements AutoCloseable {
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready) throws InterruptedException {
+        return start(host, port, tenant, limits, calls, ready, null);
+    }
+
+    /**
+     * Binds and serves, {@code /admin/tables} too when {@code tables} is given (its blocking work runs on
+     * {@value #ADMIN_THREADS} threads of the front's own).
+     *
+     * @param tenant the tenant calls run as until HTTP authentication exists
+     */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  BooleanSupplier ready, TableService tables) throws InterruptedException {
+        java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
+                0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
+                new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
+        Admin admin = tables == null ? null : new Admin(tables, adminThreads);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         AtomicInteger open = new AtomicInteger();
         ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
@@ -115,12 +142,15 @@ public final class HttpFront implements AutoCloseable {
                             connections.add(c); // the group forgets a channel when it closes
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, ready, open));
+                                    new Handler(tenant, limits, calls, ready, open, admin));
                         }
                     })
                     .bind(host, port).sync().channel();
-            return new HttpFront(group, ch, connections);
+            return new HttpFront(group, ch, connections, adminThreads);
         } catch (InterruptedException | RuntimeException e) {
+            if (adminThreads != null) {
+                adminThreads.shutdownNow();
+            }
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             throw e;
         }
@@ -155,6 +185,9 @@ public final class HttpFront implements AutoCloseable {
             c.closeFuture().awaitUninterruptibly(2, TimeUnit.SECONDS);
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (adminThreads != null) {
+            adminThreads.shutdown();
+        }
     }
 
     /**
@@ -178,7 +211,14 @@ public final class HttpFront implements AutoCloseable {
         private boolean draining;
         private ScheduledFuture<?> arrival;
 
+        private final Admin admin;
+
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
+            this(tenant, limits, calls, ready, open, null);
+        }
+
+        Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open, Admin admin) {
+            this.admin = admin;
             this.tenant = tenant;
             this.limits = limits;
             this.calls = calls;
@@ -317,6 +357,10 @@ public final class HttpFront implements AutoCloseable {
                 }
                 return;
             }
+            if (path.equals("/admin/tables") || path.startsWith("/admin/tables/")) {
+                adminTables(ctx, keepAlive, method, path, req);
+                return;
+            }
             Matcher m = CALL.matcher(path);
             if (!m.matches()) {
                 // A routing failure, not a call's: HTTP's own 404, with the code of a request Thresher does not serve.
@@ -374,6 +418,123 @@ public final class HttpFront implements AutoCloseable {
                     log.debug("event loop shut down; dropping the result of a call of {}", name);
                 }
             });
+        }
+
+        /**
+         * {@code /admin/tables}: GET lists, POST creates ({@code {"name", "key", "columns", "partitions", "shards"}});
+         * {@code /admin/tables/{name}}: GET shows, DELETE drops; {@code /admin/tables/{name}/migrations}: POST
+         * {@code {"addColumn": "..."}} or {@code {"dropColumn": "..."}} alters; {@code /admin/tables/{name}/migrate}:
+         * POST applies pending and failed migrations again. Answers are the tables as JSON.
+         */
+        private void adminTables(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                                 FullHttpRequest req) {
+            if (admin == null) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "this node serves no table administration")));
+                return;
+            }
+            String[] parts = path.substring("/admin/tables".length()).split("/", -1);
+            String name = parts.length > 1 ? parts[1] : null;
+            String sub = parts.length > 2 ? parts[2] : null;
+            if (parts.length > 3 || (name != null && name.isEmpty()) || (sub != null && !sub.equals("migrations")
+                    && !sub.equals("migrate"))) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                return;
+            }
+            HttpMethod allowed = name == null ? (method.equals(HttpMethod.GET) ? HttpMethod.GET : HttpMethod.POST)
+                    : sub == null ? (method.equals(HttpMethod.DELETE) ? HttpMethod.DELETE : HttpMethod.GET) : HttpMethod.POST;
+            if (!method.equals(allowed)) {
+                wrongMethod(ctx, keepAlive, method, path, allowed);
+                return;
+            }
+            String body = Utf8.decode(req.content().nioBuffer()).orElse(null);
+            if (body == null) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the body is not valid UTF-8"));
+                return;
+            }
+            TableService tables = admin.tables();
+            java.util.function.Supplier<Object> work = () -> {
+                if (name == null && method.equals(HttpMethod.GET)) {
+                    return tables.list(tenant);
+                }
+                if (name == null) {
+                    com.fasterxml.jackson.databind.JsonNode spec = json(body);
+                    java.util.List<Integer> shards = new java.util.ArrayList<>();
+                    spec.path("shards").forEach(n -> shards.add(n.asInt()));
+                    return tables.create(tenant, new TableService.TableSpec(text(spec, "name"), text(spec, "key"),
+                            text(spec, "columns"), spec.path("partitions").asInt(16), shards));
+                }
+                if (sub == null && method.equals(HttpMethod.GET)) {
+                    return tables.show(tenant, name);
+                }
+                if (sub == null) {
+                    tables.drop(tenant, name);
+                    return java.util.Map.of("dropped", name);
+                }
+                if (sub.equals("migrate")) {
+                    return tables.migrate(tenant, name);
+                }
+                com.fasterxml.jackson.databind.JsonNode change = json(body);
+                if (change.hasNonNull("addColumn") == change.hasNonNull("dropColumn")) {
+                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                            "a migration is {\"addColumn\": \"name type\"} or {\"dropColumn\": \"name\"}");
+                }
+                return tables.alter(tenant, name, change.hasNonNull("addColumn")
+                        ? new TableService.Change.AddColumn(change.get("addColumn").asText())
+                        : new TableService.Change.DropColumn(change.get("dropColumn").asText()));
+            };
+            HttpResponseStatus ok = name == null && method.equals(HttpMethod.POST) ? HttpResponseStatus.CREATED : HttpResponseStatus.OK;
+            CompletableFuture<String> future;
+            try {
+                future = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return JSON.writeValueAsString(work.get());
+                    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                        throw new ThresherException(ErrorCode.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), e);
+                    }
+                }, admin.executor());
+            } catch (RejectedExecutionException e) {
+                future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
+                        "too many table administration requests waiting on this node; retry"));
+            }
+            future.whenComplete((json, failure) -> {
+                try {
+                    ctx.executor().execute(() -> {
+                        if (!ctx.channel().isActive()) {
+                            return;
+                        }
+                        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                                ? failure.getCause() : failure;
+                        if (cause == null) {
+                            send(ctx, keepAlive, ok, json);
+                        } else {
+                            fail(ctx, keepAlive, ThresherException.of(cause));
+                        }
+                    });
+                } catch (RejectedExecutionException e) {
+                    log.debug("event loop shut down; dropping the answer of {} {}", method, path);
+                }
+            });
+        }
+
+        private static com.fasterxml.jackson.databind.JsonNode json(String body) {
+            try {
+                com.fasterxml.jackson.databind.JsonNode n = JSON.readTree(body);
+                if (n == null || !n.isObject()) {
+                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the body must be a JSON object");
+                }
+                return n;
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the body is not JSON: " + e.getOriginalMessage());
+            }
+        }
+
+        private static String text(com.fasterxml.jackson.databind.JsonNode n, String field) {
+            if (!n.hasNonNull(field) || !n.get(field).isTextual()) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "field \"" + field + "\" (a string) is missing");
+            }
+            return n.get(field).asText();
         }
 
         private void callDone(ChannelHandlerContext ctx, boolean keepAlive, CallResult result, Throwable failure) {

@@ -16,7 +16,8 @@ import java.util.Locale;
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
  * statement  := call | set | show | begin | commit | rollback | copy | insert
  * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
- * insert     := INSERT any                           -- kept as written for the table writer
+ * insert     := INSERT any                           -- kept as written for the table service
+ * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
  * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -41,7 +42,7 @@ import java.util.Locale;
  */
 final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1), COPY table FROM STDIN,"
-            + " INSERT INTO table VALUES ..., and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+            + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
             "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
@@ -110,6 +111,7 @@ final class CallStatementParser {
             }
             case "COPY" -> copy(start);
             case "INSERT" -> insert(start);
+            case "CREATE", "DROP", "ALTER" -> tableStatement(start, keyword);
             case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
             case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
             default -> throw unsupported(start, "statement " + describe(start) + " is not supported");
@@ -460,6 +462,30 @@ final class CallStatementParser {
      * respected), for the table writer to parse; {@code $n} parameters are counted.
      */
     private ParsedStatement insert(int start) {
+        int parameters = skipToEnd();
+        return new ParsedStatement.Insert(sql.substring(start, pos).strip(), parameters);
+    }
+
+    /** {@code CREATE TABLE}, {@code DROP TABLE}, {@code ALTER TABLE}: kept as written for the table service. */
+    private ParsedStatement tableStatement(int start, String keyword) {
+        skipTrivia();
+        int at = pos;
+        String object = word();
+        if (!object.equalsIgnoreCase("TABLE")) {
+            throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " " + describe(at) + " is not supported;"
+                    + " of the schema statements only CREATE TABLE, ALTER TABLE and DROP TABLE are");
+        }
+        if (skipToEnd() > 0) {
+            throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " TABLE takes no parameters");
+        }
+        return new ParsedStatement.TableStatement(sql.substring(start, pos).strip());
+    }
+
+    /**
+     * Moves to the end of the statement (its semicolon or the end), over quoted strings, quoted names,
+     * dollar quotes and comments; returns the highest {@code $n} parameter seen.
+     */
+    private int skipToEnd() {
         int parameters = 0;
         while (!atEnd() && peek() != ';') {
             char c = peek();
@@ -477,14 +503,14 @@ final class CallStatementParser {
                 skipTrivia();
             } else if (c == 'E' || c == 'e') {
                 if (pos + 1 < sql.length() && sql.charAt(pos + 1) == '\'' && (pos == 0 || !isIdentifierPart(sql.charAt(pos - 1)))) {
-                    throw unsupported(pos, "escape string constants (E'...') are not served in INSERT");
+                    throw unsupported(pos, "escape string constants (E'...') are not served");
                 }
                 pos++;
             } else {
                 pos++;
             }
         }
-        return new ParsedStatement.Insert(sql.substring(start, pos).strip(), parameters);
+        return parameters;
     }
 
     /** Skips one of {@code words} (case-insensitive) if it comes next. */

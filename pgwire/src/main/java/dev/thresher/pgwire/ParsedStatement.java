@@ -136,4 +136,16 @@ sealed interface ParsedStatement {
             Objects.requireNonNull(sql, "sql");
         }
     }
+
+    /** {@code CREATE TABLE}, {@code ALTER TABLE} or {@code DROP TABLE} as written, for the table service. */
+    record TableStatement(String sql) implements ParsedStatement {
+        public TableStatement {
+            Objects.requireNonNull(sql, "sql");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
 }

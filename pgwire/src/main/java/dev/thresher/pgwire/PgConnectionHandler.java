@@ -1,5 +1,6 @@
 package dev.thresher.pgwire;
 
+import dev.thresher.bindings.TableService;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
@@ -471,6 +472,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 insert(insert, () -> runScript(statements, index + 1), this::queryFailed);
                 return;
             }
+            if (statement instanceof ParsedStatement.TableStatement table) {
+                tableStatement(table, () -> runScript(statements, index + 1), this::queryFailed);
+                return;
+            }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
                     ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
@@ -512,6 +517,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Call c -> throw new IllegalStateException("a call is not run locally");
             case ParsedStatement.Copy c -> throw new IllegalStateException("a COPY is not run locally");
             case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
+            case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
         }
     }
 
@@ -732,6 +738,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
                 insert(i, () -> { }, this::fail);
             }
+            case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -831,7 +838,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * does).
      */
     private void copy(ParsedStatement.Copy c, Runnable next) {
-        TableWriter.CopySpec spec = new TableWriter.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
+        TableService.CopySpec spec = new TableService.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
                 c.nullString());
         CopyInStream stream = new CopyInStream(COPY_LOW_WATER_BYTES, COPY_IDLE_TIMEOUT_MS,
                 () -> ctx.executor().execute(this::copyDrained));
@@ -896,6 +903,17 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void insert(ParsedStatement.Insert i, Runnable next, Consumer<PgError> onFailure) {
         startWrite("INSERT", () -> writes.tables().insert(config.tenant(), user, i.sql()), rows -> {
             ctx.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
+            next.run();
+        }, onFailure);
+    }
+
+    private void tableStatement(ParsedStatement.TableStatement t, Runnable next, Consumer<PgError> onFailure) {
+        String[] tag = new String[1];
+        startWrite("table statement", () -> {
+            tag[0] = writes.tables().execute(config.tenant(), user, t.sql());
+            return 0;
+        }, rows -> {
+            ctx.write(new BackendMessage.CommandComplete(tag[0]));
             next.run();
         }, onFailure);
     }
@@ -1049,6 +1067,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Empty e -> new BackendMessage.NoData();
             case ParsedStatement.Copy c -> new BackendMessage.NoData();
             case ParsedStatement.Insert i -> new BackendMessage.NoData();
+            case ParsedStatement.TableStatement t -> new BackendMessage.NoData();
             case ParsedStatement.Set s -> new BackendMessage.NoData();
             case ParsedStatement.Transaction t -> new BackendMessage.NoData();
         };

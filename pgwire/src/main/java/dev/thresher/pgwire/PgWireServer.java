@@ -1,5 +1,6 @@
 package dev.thresher.pgwire;
 
+import dev.thresher.bindings.TableService;
 import dev.thresher.bindings.CallService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -80,7 +81,7 @@ public final class PgWireServer implements AutoCloseable {
      *
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
      */
-    public static PgWireServer start(PgWireConfig config, CallService calls, TableWriter tables) throws InterruptedException {
+    public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables) throws InterruptedException {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(calls, "calls");
         Writes writes = tables == null ? null : new Writes(tables, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
@@ -147,7 +148,7 @@ public final class PgWireServer implements AutoCloseable {
     static final int WRITERS_MAX = 4;
 
     /** The table writer and the threads its blocking work runs on. */
-    record Writes(TableWriter tables, ExecutorService executor) {
+    record Writes(TableService tables, ExecutorService executor) {
     }
 
     /**

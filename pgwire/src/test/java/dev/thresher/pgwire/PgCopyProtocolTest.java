@@ -1,5 +1,6 @@
 package dev.thresher.pgwire;
 
+import dev.thresher.bindings.TableService;
 import static dev.thresher.pgwire.BackendReader.types;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,7 +42,7 @@ class PgCopyProtocolTest {
     }
 
     /** Records what it was given; a row holding "bad" fails the load as a bad line would. */
-    static final class Writer implements TableWriter {
+    static final class Writer implements TableService {
         final List<String> loaded = new CopyOnWriteArrayList<>();
         final List<CopySpec> specs = new CopyOnWriteArrayList<>();
         final List<String> inserts = new CopyOnWriteArrayList<>();
@@ -74,6 +75,44 @@ class PgCopyProtocolTest {
         public long insert(String tenant, String user, String sql) {
             inserts.add(sql);
             return 3;
+        }
+
+        final List<String> statements = new CopyOnWriteArrayList<>();
+
+        @Override
+        public String execute(String tenant, String user, String sql) {
+            statements.add(sql);
+            return sql.split(" ")[0].toUpperCase(java.util.Locale.ROOT) + " TABLE";
+        }
+
+        @Override
+        public TableInfo create(String tenant, TableSpec spec) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public List<TableInfo> list(String tenant) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public TableInfo show(String tenant, String table) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void drop(String tenant, String table) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public TableInfo alter(String tenant, String table, Change change) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public TableInfo migrate(String tenant, String table) {
+            throw new UnsupportedOperationException();
         }
     }
 
@@ -127,7 +166,7 @@ class PgCopyProtocolTest {
             List<Message> done = await(c, "CZTDCZ");
             assertThat(done.get(done.size() - 6).strings()).containsExactly("COPY 3");
             assertThat(writer.loaded).last().isEqualTo("a,b\n1,x\n2,ü\n");
-            assertThat(writer.specs).last().isEqualTo(new TableWriter.CopySpec("t", List.of("a", "b"), true, true, ',', ""));
+            assertThat(writer.specs).last().isEqualTo(new TableService.CopySpec("t", List.of("a", "b"), true, true, ',', ""));
             c.assertNoLeaks();
         }
     }
@@ -178,5 +217,19 @@ class PgCopyProtocolTest {
         List<Message> ok = await(c, "Z");
         assertThat(types(ok)).isEqualTo("12CZ");
         assertThat(ok.get(2).strings()).containsExactly("INSERT 0 3");
+    }
+
+    @Test
+    void tableStatementsGoToTheTableServiceAndAnswerWithItsTag() throws Exception {
+        PgWireProtocolTest.Connection c = connected(13);
+        c.send(new FrontendBytes().query("create table t (id bigint) partition by hash (id); ALTER TABLE t ADD COLUMN x text"));
+        List<Message> done = await(c, "CCZ");
+        assertThat(done.get(0).strings()).containsExactly("CREATE TABLE");
+        assertThat(done.get(1).strings()).containsExactly("ALTER TABLE");
+        assertThat(writer.statements).containsExactly("create table t (id bigint) partition by hash (id)",
+                "ALTER TABLE t ADD COLUMN x text");
+        c.send(new FrontendBytes().query("CREATE INDEX i ON t (x)"));
+        List<Message> refused = await(c, "EZ");
+        assertThat(refused.get(0).errorFields().get('M')).contains("only CREATE TABLE, ALTER TABLE and DROP TABLE");
     }
 }

@@ -212,7 +212,8 @@ public final class Main implements Runnable {
     }
 
     @Command(name = "table", description = "Create, list, show and drop tables.",
-            subcommands = {Table.Create.class, Table.ListTables.class, Table.Show.class, Table.Drop.class})
+            subcommands = {Table.Create.class, Table.ListTables.class, Table.Show.class, Table.Alter.class, Table.Migrate.class,
+                    Table.Drop.class})
     static final class Table implements Runnable {
         @Override
         public void run() {
@@ -260,6 +261,53 @@ public final class Main implements Runnable {
             @Override
             void run(TableAdmin admin) {
                 admin.show(cluster.tenant, name).forEach(System.out::println);
+            }
+        }
+
+        @Command(name = "alter", description = "Change a table's schema on every shard database holding it, as its next"
+                + " migration (per-shard status in table show).")
+        static final class Alter extends AdminCommand {
+            @Parameters(index = "0", description = "Table name.")
+            String name;
+
+            @CommandLine.ArgGroup(exclusive = true, multiplicity = "1")
+            Change change;
+
+            static final class Change {
+                @Option(names = "--add-column", description = "A column to add, as in 'discount double precision'.")
+                String add;
+
+                @Option(names = "--drop-column", description = "A column to drop (not the key).")
+                String drop;
+            }
+
+            @Override
+            void run(TableAdmin admin) {
+                var info = admin.alter(cluster.tenant, name, change.add != null
+                        ? new dev.thresher.bindings.TableService.Change.AddColumn(change.add)
+                        : new dev.thresher.bindings.TableService.Change.DropColumn(change.drop));
+                exitIfFailed(info);
+            }
+        }
+
+        @Command(name = "migrate", description = "Apply a table's pending and failed migrations again, in order, on each shard.")
+        static final class Migrate extends AdminCommand {
+            @Parameters(index = "0", description = "Table name.")
+            String name;
+
+            @Override
+            void run(TableAdmin admin) {
+                exitIfFailed(admin.migrate(cluster.tenant, name));
+            }
+        }
+
+        /** A migration still failed on some shard: say so, and end the command with a failure. */
+        static void exitIfFailed(dev.thresher.bindings.TableService.TableInfo info) {
+            var failed = info.migrations().stream().filter(m -> m.states().containsValue("failed")).toList();
+            if (!failed.isEmpty()) {
+                throw new ThresherException(dev.thresher.errors.ErrorCode.STORE_UNAVAILABLE, "migration(s) "
+                        + failed.stream().map(m -> m.version() + " (" + m.description() + ") failed on " + m.errors()).toList()
+                        + "; fix the cause and run thresher table migrate " + info.name());
             }
         }
 

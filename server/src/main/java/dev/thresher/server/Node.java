@@ -78,7 +78,7 @@ public final class Node implements AutoCloseable {
     private ExecutorService callExecutor;
     private ExecutorService reduceExecutor;
     private WireServer wireServer;
-    private NodeTableWriter tableWriter;
+    private NodeTableService tableService;
     private ServedShardRuns servedShardRuns;
     private WireClient wireClient;
     private PgWireServer pgwire;
@@ -204,10 +204,10 @@ public final class Node implements AutoCloseable {
                 Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
-        tableWriter = new NodeTableWriter(config.controlJdbcUrl(), config.dbUser(), config.dbPassword());
+        tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword());
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
-                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableWriter);
-        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get);
+                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService);
+        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get, tableService);
 
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
                 pgwireAddress(), httpAddress());
@@ -336,8 +336,8 @@ public final class Node implements AutoCloseable {
         int callsAtStart = callsInFlight();
         int callsLeft = awaitCallsInFlight(maxCallMs);
         closeQuietly(pgwire, "pgwire");
-        closeQuietly(tableWriter, "table writer");
         closeQuietly(http, "HTTP");
+        closeQuietly(tableService, "table service");
         log.info("node {}: stopping 2/6: {} calls in flight finished, {} still running at the {} ms bound; pgwire and HTTP closed ({} ms)",
                 id, callsAtStart - callsLeft, callsLeft, maxCallMs, msSince(t));
 

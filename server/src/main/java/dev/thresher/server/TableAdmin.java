@@ -2,6 +2,7 @@ package dev.thresher.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.bindings.Selector;
+import dev.thresher.bindings.TableService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.Pools;
@@ -153,6 +154,7 @@ public final class TableAdmin implements AutoCloseable {
             }
             control.putTable(tenant, table, keyColumn, key.type());
             control.putTablePartitions(tenant, table, planned);
+            recordMigration(tenant, table, 1, "create table", createDdl(table, columns), byShard.keySet(), "applied");
         } catch (RuntimeException e) {
             for (int shard : created) {
                 try {
@@ -192,6 +194,13 @@ public final class TableAdmin implements AutoCloseable {
         for (Partition p : t.partitionsOf(tenant, table)) {
             lines.add(String.format("  partition %-5d slots %5d..%-5d shard %d  epoch %d  leader %s", p.id(), p.slotLo(),
                     p.slotHi(), p.shardId(), p.epoch(), t.leaderOf(p).map(h -> h.hostId()).orElse("none")));
+        }
+        lines.add("schema migrations:");
+        for (TableService.MigrationInfo m : info(tenant, row, t).migrations()) {
+            StringBuilder line = new StringBuilder(String.format("  %-3d %-40s", m.version(), m.description()));
+            m.states().forEach((shard, state) -> line.append("  shard ").append(shard).append(' ').append(state)
+                    .append(m.errors().containsKey(shard) ? " (" + m.errors().get(shard) + ")" : ""));
+            lines.add(line.toString());
         }
         return lines;
     }
@@ -235,6 +244,243 @@ public final class TableAdmin implements AutoCloseable {
         }
     }
 
+    /** Each shard database's record of the migrations it applied, created on first use. */
+    static final String HISTORY_DDL = """
+            CREATE TABLE IF NOT EXISTS thresher_schema_history (
+                table_name   text NOT NULL,
+                version      integer NOT NULL,
+                description  text NOT NULL,
+                applied_at   timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (table_name, version))""";
+    private static final String HISTORY_INSERT =
+            "INSERT INTO thresher_schema_history (table_name, version, description) VALUES (?, ?, ?)";
+
+    /**
+     * Changes a table's schema: the change becomes its next migration, pending on every shard database
+     * holding the table, and is applied on each (see {@link #migrate}).
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} for a change that cannot be made
+     *     (an unknown table, a column type the batch cannot carry, the key or the slot column dropped)
+     */
+    public TableService.TableInfo alter(String tenant, String table, TableService.Change change) {
+        String[] key = key(tenant, table);
+        String ddl;
+        String description;
+        switch (change) {
+            case TableService.Change.AddColumn add -> {
+                List<ColumnDef> cols = parseColumns(add.definition());
+                if (cols.size() != 1) {
+                    throw invalid("add one column at a time, as in 'discount double precision'");
+                }
+                ddl = "ALTER TABLE " + table + " ADD COLUMN " + cols.get(0).sql();
+                description = "add column " + cols.get(0).sql().toLowerCase(Locale.ROOT);
+            }
+            case TableService.Change.DropColumn drop -> {
+                String column = drop.column().strip().toLowerCase(Locale.ROOT);
+                if (!IDENTIFIER.matcher(column).matches()) {
+                    throw invalid("column name '" + drop.column() + "' is not a lower-case identifier");
+                }
+                if (column.equals(key[0]) || column.equals(ShardReader.SLOT_COLUMN)) {
+                    throw invalid("column " + column + " cannot be dropped: it " + (column.equals(key[0])
+                            ? "is the table's key" : "holds each row's slot"));
+                }
+                ddl = "ALTER TABLE " + table + " DROP COLUMN " + column;
+                description = "drop column " + column;
+            }
+        }
+        List<Integer> holding = control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId)
+                .distinct().sorted().toList();
+        recordMigration(tenant, table, -1, description, ddl, holding, "pending");
+        return migrate(tenant, table);
+    }
+
+    /**
+     * Applies a table's pending and failed migrations, in version order, on each shard database holding
+     * it: each in one transaction with the shard's history row, so none is applied twice; on a shard, a
+     * failure stops the later migrations, which stay pending. The control database records each shard's
+     * outcome.
+     */
+    public TableService.TableInfo migrate(String tenant, String table) {
+        key(tenant, table);
+        Map<Integer, String> urls = shardUrls();
+        Map<Integer, List<Object[]>> todo = new TreeMap<>();
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                SELECT s.shard_id, m.version, m.description, m.ddl FROM table_migrations m
+                JOIN table_migration_shards s USING (tenant, table_name, version)
+                WHERE m.tenant = ? AND m.table_name = ? AND s.state <> 'applied'
+                ORDER BY s.shard_id, m.version""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    todo.computeIfAbsent(rs.getInt(1), k -> new ArrayList<>())
+                            .add(new Object[] {rs.getInt(2), rs.getString(3), rs.getString(4)});
+                }
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        todo.forEach((shard, migrations) -> {
+            for (Object[] m : migrations) {
+                int version = (Integer) m[0];
+                String error = applyOnShard(urls.get(shard), table, version, (String) m[1], (String) m[2]);
+                setShardState(tenant, table, version, shard, error == null ? "applied" : "failed", error);
+                out.printf("shard %d: migration %d (%s) %s%n", shard, version, m[1], error == null ? "applied" : "failed: " + error);
+                if (error != null) {
+                    break;
+                }
+            }
+        });
+        return info(tenant, table);
+    }
+
+    /** Applies one migration on one shard; returns null, or the database's error. */
+    private String applyOnShard(String url, String table, int version, String description, String ddl) {
+        try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
+            s.execute(HISTORY_DDL);
+            c.setAutoCommit(false);
+            try (PreparedStatement seen = c.prepareStatement(
+                    "SELECT 1 FROM thresher_schema_history WHERE table_name = ? AND version = ?")) {
+                seen.setString(1, table);
+                seen.setInt(2, version);
+                try (ResultSet rs = seen.executeQuery()) {
+                    if (rs.next()) {
+                        c.rollback();
+                        return null; // applied before; its status had not reached the control database
+                    }
+                }
+            }
+            s.execute("SET LOCAL lock_timeout = '10s'");
+            s.execute(ddl);
+            try (PreparedStatement h = c.prepareStatement(HISTORY_INSERT)) {
+                h.setString(1, table);
+                h.setInt(2, version);
+                h.setString(3, description);
+                h.executeUpdate();
+            }
+            c.commit();
+            return null;
+        } catch (SQLException e) {
+            String m = e.getMessage() == null ? e.toString() : e.getMessage();
+            return m.lines().findFirst().orElse(m).replaceFirst("^ERROR: ", "");
+        }
+    }
+
+    /** Records a migration (version -1: the next one) with one state for every shard in {@code shards}. */
+    private void recordMigration(String tenant, String table, int version, String description, String ddl,
+                                 java.util.Collection<Integer> shards, String state) {
+        try (Connection c = controlDb.getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement lock = c.prepareStatement(
+                    "SELECT 1 FROM user_tables WHERE tenant = ? AND table_name = ? FOR UPDATE")) {
+                lock.setString(1, tenant);
+                lock.setString(2, table);
+                lock.executeQuery().close(); // migrations of one table are numbered one at a time
+            }
+            int v = version;
+            if (v < 0) {
+                try (PreparedStatement next = c.prepareStatement("SELECT greatest(coalesce(max(version), 0), 1) + 1"
+                        + " FROM table_migrations WHERE tenant = ? AND table_name = ?")) {
+                    next.setString(1, tenant);
+                    next.setString(2, table);
+                    try (ResultSet rs = next.executeQuery()) {
+                        rs.next();
+                        v = rs.getInt(1);
+                    }
+                }
+            }
+            try (PreparedStatement m = c.prepareStatement("INSERT INTO table_migrations (tenant, table_name, version,"
+                    + " description, ddl) VALUES (?, ?, ?, ?, ?)");
+                 PreparedStatement st = c.prepareStatement("INSERT INTO table_migration_shards (tenant, table_name,"
+                         + " version, shard_id, state) VALUES (?, ?, ?, ?, ?)")) {
+                m.setString(1, tenant);
+                m.setString(2, table);
+                m.setInt(3, v);
+                m.setString(4, description);
+                m.setString(5, ddl);
+                m.executeUpdate();
+                for (int shard : shards) {
+                    st.setString(1, tenant);
+                    st.setString(2, table);
+                    st.setInt(3, v);
+                    st.setInt(4, shard);
+                    st.setString(5, state);
+                    st.addBatch();
+                }
+                st.executeBatch();
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    private void setShardState(String tenant, String table, int version, int shard, String state, String error) {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                UPDATE table_migration_shards SET state = ?, error = ?, updated_at = now()
+                WHERE tenant = ? AND table_name = ? AND version = ? AND shard_id = ?""")) {
+            ps.setString(1, state);
+            ps.setString(2, error);
+            ps.setString(3, tenant);
+            ps.setString(4, table);
+            ps.setInt(5, version);
+            ps.setInt(6, shard);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    /** A table as an operator sees it: key, tiling, partitions with their leaders, migrations per shard. */
+    public TableService.TableInfo info(String tenant, String table) {
+        String[] row = tables(tenant).stream().filter(r -> r[0].equals(table)).findFirst()
+                .orElseThrow(() -> invalid("there is no table " + table));
+        return info(tenant, row, control.readTopology());
+    }
+
+    /** Every table of a tenant. */
+    public List<TableService.TableInfo> infos(String tenant) {
+        Topology t = control.readTopology();
+        return tables(tenant).stream().map(r -> info(tenant, r, t)).toList();
+    }
+
+    private TableService.TableInfo info(String tenant, String[] row, Topology t) {
+        String table = row[0];
+        List<Partition> parts = t.partitionsOf(tenant, table);
+        List<TableService.PartitionInfo> partitions = parts.stream().map(p -> new TableService.PartitionInfo(p.id(),
+                p.slotLo(), p.slotHi(), p.shardId(), p.epoch(), t.leaderOf(p).map(h -> h.hostId()).orElse(""))).toList();
+        Map<Integer, String[]> described = new TreeMap<>();
+        Map<Integer, Map<Integer, String>> states = new TreeMap<>();
+        Map<Integer, Map<Integer, String>> errors = new TreeMap<>();
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
+                SELECT m.version, m.description, s.shard_id, s.state, s.error FROM table_migrations m
+                LEFT JOIN table_migration_shards s USING (tenant, table_name, version)
+                WHERE m.tenant = ? AND m.table_name = ? ORDER BY m.version, s.shard_id""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int v = rs.getInt(1);
+                    described.put(v, new String[] {rs.getString(2)});
+                    states.computeIfAbsent(v, k -> new TreeMap<>());
+                    errors.computeIfAbsent(v, k -> new TreeMap<>());
+                    int shard = rs.getInt(3);
+                    if (!rs.wasNull()) {
+                        states.get(v).put(shard, rs.getString(4));
+                        if (rs.getString(5) != null) {
+                            errors.get(v).put(shard, rs.getString(5));
+                        }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        List<TableService.MigrationInfo> migrations = new ArrayList<>();
+        described.forEach((v, d) -> migrations.add(new TableService.MigrationInfo(v, d[0], states.get(v), errors.get(v))));
+        return new TableService.TableInfo(table, row[1], row[2], Tiling.problem(parts).orElse(null), partitions, migrations);
+    }
+
     /** The shard databases of the cluster, by id. */
     public Map<Integer, String> shardUrls() {
         Map<Integer, String> shards = new TreeMap<>();
@@ -264,19 +510,29 @@ public final class TableAdmin implements AutoCloseable {
         return DriverManager.getConnection(url, user, password);
     }
 
+    private static String createDdl(String table, List<ColumnDef> columns) {
+        StringBuilder ddl = new StringBuilder("CREATE TABLE " + table + " (");
+        for (ColumnDef col : columns) {
+            ddl.append(col.sql()).append(", ");
+        }
+        return ddl.append(ShardReader.SLOT_COLUMN).append(" integer NOT NULL) PARTITION BY RANGE (")
+                .append(ShardReader.SLOT_COLUMN).append(')').toString();
+    }
+
     private void createOnShard(String url, String table, List<ColumnDef> columns, List<Partition> partitions) {
         try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
-            StringBuilder ddl = new StringBuilder("CREATE TABLE " + table + " (");
-            for (ColumnDef col : columns) {
-                ddl.append(col.sql()).append(", ");
-            }
-            ddl.append(ShardReader.SLOT_COLUMN).append(" integer NOT NULL) PARTITION BY RANGE (")
-                    .append(ShardReader.SLOT_COLUMN).append(')');
-            s.execute(ddl.toString());
+            s.execute(createDdl(table, columns));
             for (Partition p : partitions) {
                 s.execute("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
                         .formatted(table, p.id(), table, p.slotLo(), p.slotHi() + 1));
+            }
+            s.execute(HISTORY_DDL);
+            try (PreparedStatement h = c.prepareStatement(HISTORY_INSERT)) {
+                h.setString(1, table);
+                h.setInt(2, 1);
+                h.setString(3, "create table");
+                h.executeUpdate();
             }
             c.commit();
         } catch (SQLException e) {
@@ -287,7 +543,14 @@ public final class TableAdmin implements AutoCloseable {
 
     private void dropOnShard(String url, String table) {
         try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
             s.execute("DROP TABLE IF EXISTS " + table);
+            s.execute(HISTORY_DDL);
+            try (PreparedStatement h = c.prepareStatement("DELETE FROM thresher_schema_history WHERE table_name = ?")) {
+                h.setString(1, table);
+                h.executeUpdate();
+            }
+            c.commit();
         } catch (SQLException e) {
             throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database " + url.replaceAll("\\?.*", "")
                     + ": cannot drop " + table + ": " + e.getMessage(), e);

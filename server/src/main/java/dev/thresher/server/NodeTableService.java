@@ -2,7 +2,7 @@ package dev.thresher.server;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.pgwire.TableWriter;
+import dev.thresher.bindings.TableService;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -28,31 +28,98 @@ import net.sf.jsqlparser.statement.insert.Insert;
 import net.sf.jsqlparser.statement.select.Values;
 
 /**
- * The node's {@link TableWriter}: {@code COPY ... FROM STDIN} and {@code INSERT ... VALUES} over pgwire,
- * through the same loader as {@code thresher load} (rows routed by their key's slot, one COPY and one
- * transaction per shard database). The catalog is opened on first use and kept.
+ * The node's {@link TableService}: the table commands of {@link TableAdmin} for the front doors, their SQL
+ * forms over pgwire, and {@code COPY ... FROM STDIN} and {@code INSERT ... VALUES} through the same loader as
+ * {@code thresher load} (rows routed by their key's slot, one COPY and one transaction per shard database).
+ * The catalog is opened on first use and kept.
  */
-final class NodeTableWriter implements TableWriter, AutoCloseable {
+final class NodeTableService implements TableService, AutoCloseable {
     private final String controlUrl;
     private final String user;
     private final String password;
     private TableAdmin admin;
     private boolean closed;
 
-    NodeTableWriter(String controlUrl, String user, String password) {
+    NodeTableService(String controlUrl, String user, String password) {
         this.controlUrl = controlUrl;
         this.user = user;
         this.password = password;
     }
 
-    private synchronized CsvLoader loader() {
+    private synchronized TableAdmin admin() {
         if (closed) {
             throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "the node is stopping");
         }
         if (admin == null) {
             admin = new TableAdmin(controlUrl, user, password, new PrintStream(PrintStream.nullOutputStream()));
         }
-        return new CsvLoader(admin, new PrintStream(PrintStream.nullOutputStream()));
+        return admin;
+    }
+
+    private CsvLoader loader() {
+        return new CsvLoader(admin(), new PrintStream(PrintStream.nullOutputStream()));
+    }
+
+    @Override
+    public TableInfo create(String tenant, TableSpec spec) {
+        admin().create(tenant, spec.name(), spec.key(), spec.columns(), spec.partitions(), spec.shards());
+        return admin().info(tenant, spec.name());
+    }
+
+    @Override
+    public List<TableInfo> list(String tenant) {
+        return admin().infos(tenant);
+    }
+
+    @Override
+    public TableInfo show(String tenant, String table) {
+        return admin().info(tenant, table);
+    }
+
+    @Override
+    public void drop(String tenant, String table) {
+        admin().drop(tenant, table);
+    }
+
+    @Override
+    public TableInfo alter(String tenant, String table, Change change) {
+        return admin().alter(tenant, table, change);
+    }
+
+    @Override
+    public TableInfo migrate(String tenant, String table) {
+        return admin().migrate(tenant, table);
+    }
+
+    @Override
+    public String execute(String tenant, String user, String sql) {
+        TableSql.Statement statement = TableSql.parse(sql);
+        switch (statement) {
+            case TableSql.Create c -> {
+                create(tenant, c.spec());
+                return "CREATE TABLE";
+            }
+            case TableSql.Drop d -> {
+                try {
+                    drop(tenant, d.table());
+                } catch (ThresherException e) {
+                    if (!(d.ifExists() && e.getMessage().startsWith("there is no table"))) {
+                        throw e;
+                    }
+                }
+                return "DROP TABLE";
+            }
+            case TableSql.Alter a -> {
+                TableInfo after = alter(tenant, a.table(), a.change());
+                MigrationInfo last = after.migrations().get(after.migrations().size() - 1);
+                if (!last.errors().isEmpty()) {
+                    throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "migration " + last.version() + " ("
+                            + last.description() + ") failed on shard(s) " + last.errors() + "; it applied where it says"
+                            + " applied " + last.states() + "; fix the cause and run thresher table migrate " + a.table());
+                }
+                return "ALTER TABLE";
+            }
+        }
     }
 
     @Override
