@@ -80,8 +80,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private record Prepared(ParsedStatement statement, List<Integer> parameterTypes) {
     }
 
-    /** A bound statement; {@code argumentsJson} is null unless the statement takes {@code $1}. */
-    private record Portal(Prepared prepared, String argumentsJson, short resultFormat, boolean executed) {
+    /**
+     * A bound statement; {@code bound} is a call's JSON arguments when it takes {@code $1}, an INSERT's text
+     * with its parameters written in as literals when it takes any, else null.
+     */
+    private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed) {
     }
 
     private final PgWireConfig config;
@@ -580,7 +583,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         List<Integer> types = new ArrayList<>(declared);
         for (int i = 0; i < declared; i++) {
             int oid = i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID;
-            if (i < count) {
+            if (i < count && statement instanceof ParsedStatement.Insert) {
+                types.add(oid == UNSPECIFIED_OID || oid == UNKNOWN_OID ? TEXT_OID : oid);
+            } else if (i < count) {
                 types.add(parameterType(oid));
             } else if (oid == UNSPECIFIED_OID || oid == UNKNOWN_OID) {
                 fail(PgError.protocol(SqlStates.INDETERMINATE_DATATYPE,
@@ -639,7 +644,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String arguments = null;
-        if (prepared.statement().parameterCount() == 1) { // values past $1 are bound but not used
+        if (prepared.statement() instanceof ParsedStatement.Insert insert && insert.parameterCount() > 0) {
+            List<String> literals = new ArrayList<>(insert.parameterCount());
+            for (int i = 0; i < insert.parameterCount(); i++) {
+                literals.add(SqlLiterals.of(prepared.parameterTypes().get(i),
+                        formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)), b.parameterValues().get(i), i + 1));
+            }
+            arguments = CallStatementParser.substitute(insert.sql(), literals);
+        } else if (prepared.statement().parameterCount() == 1) { // values past $1 are bound but not used
             arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
                     b.parameterValues().get(0));
         }
@@ -729,15 +741,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Transaction t -> runLocal(t);
             case ParsedStatement.Copy c -> fail(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                     "COPY FROM STDIN is served in a simple query (as psql, pgjdbc's CopyManager and pg-copy-streams send it)")));
-            case ParsedStatement.Insert i -> {
-                if (i.parameterCount() > 0) {
-                    fail(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "INSERT with parameters ($"
-                            + i.parameterCount() + ") is not served yet; write the values into the statement"
-                            + " (multi-row VALUES), or load with COPY FROM STDIN")));
-                    return;
-                }
-                insert(i, () -> { }, this::fail);
-            }
+            case ParsedStatement.Insert i -> insert(portal.bound() != null
+                    ? new ParsedStatement.Insert(portal.bound(), 0) : i, () -> { }, this::fail);
             case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
@@ -745,9 +750,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
                     return;
                 }
-                portals.put(e.portalName(), new Portal(portal.prepared(), portal.argumentsJson(), portal.resultFormat(), true));
+                portals.put(e.portalName(), new Portal(portal.prepared(), portal.bound(), portal.resultFormat(), true));
                 String arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal
-                        ? literal.json() : portal.argumentsJson();
+                        ? literal.json() : portal.bound();
                 // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
                 startCall(c.bindingName(), arguments, result -> {
                     ctx.write(dataRow(result));

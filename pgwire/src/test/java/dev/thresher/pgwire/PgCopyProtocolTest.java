@@ -204,15 +204,28 @@ class PgCopyProtocolTest {
     }
 
     @Test
-    void copyInTheExtendedProtocolAndInsertWithParametersAreRefusedWithTheirReason() throws Exception {
+    void copyInTheExtendedProtocolIsRefusedAndInsertTakesItsParametersAsLiterals() throws Exception {
         PgWireProtocolTest.Connection c = connected(11);
         c.send(new FrontendBytes().parse("", "COPY t FROM STDIN").bind("", "", (short) 0, (short) 0).execute("").sync());
         List<Message> copy = await(c, "Z");
         assertThat(types(copy)).isEqualTo("12EZ");
         assertThat(copy.get(2).errorFields().get('M')).contains("served in a simple query");
-        c.send(new FrontendBytes().parse("", "INSERT INTO t VALUES ($1)").bindText("", "", "1").execute("").sync());
+        c.send(new FrontendBytes().parse("", "INSERT INTO t VALUES ($1, '$2', $2) -- $1").bindText("", "", "it's", "2")
+                .execute("").sync());
         List<Message> insert = await(c, "Z");
-        assertThat(insert.get(insert.size() - 2).errorFields().get('M')).contains("INSERT with parameters");
+        assertThat(types(insert)).isEqualTo("12CZ");
+        assertThat(writer.inserts).last().isEqualTo("INSERT INTO t VALUES ('it''s', '$2', '2') -- $1");
+        // binary parameters of the types drivers send that way: int4, float8, bool, NULL
+        c.send(new FrontendBytes().parse("", "INSERT INTO t VALUES ($1, $2, $3, $4)", 23, 701, 16, 25)
+                .bind("", "", (short) 1, (short) 0, new byte[] {0, 0, 1, 0}, java.nio.ByteBuffer.allocate(8).putDouble(-2.5).array(),
+                        new byte[] {1}, null)
+                .execute("").sync());
+        await(c, "12CZ");
+        assertThat(writer.inserts).last().isEqualTo("INSERT INTO t VALUES ('256', '-2.5', 'true', NULL)");
+        c.send(new FrontendBytes().parse("", "INSERT INTO t VALUES ($1)", 1700).bind("", "", (short) 1, (short) 0, new byte[] {0, 1})
+                .execute("").sync());
+        List<Message> numeric = await(c, "Z");
+        assertThat(numeric.get(numeric.size() - 2).errorFields().get('M')).contains("send it in text format");
         c.send(new FrontendBytes().parse("", "insert into t values (4)").bind("", "", (short) 0, (short) 0).execute("").sync());
         List<Message> ok = await(c, "Z");
         assertThat(types(ok)).isEqualTo("12CZ");

@@ -14,7 +14,6 @@ import dev.thresher.topology.Tiling;
 import dev.thresher.topology.Topology;
 import java.io.PrintStream;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -506,9 +505,20 @@ public final class TableAdmin implements AutoCloseable {
         return control;
     }
 
+    /**
+     * A connection to a shard database, from a pool of at most {@value #SHARD_POOL_SIZE} per shard kept as long
+     * as this admin (a node's table service keeps one for its life), so that a small load or insert does
+     * not pay for a new connection each time.
+     */
     Connection shardConnection(String url) throws SQLException {
-        return DriverManager.getConnection(url, user, password);
+        return shardPools.computeIfAbsent(url, u -> Pools.open("thresher-table-shard", u, user, password, SHARD_POOL_SIZE))
+                .getConnection();
     }
+
+    /** Connections per shard database one admin holds at most: the loads and inserts a node runs at once. */
+    static final int SHARD_POOL_SIZE = 4;
+    private final java.util.concurrent.ConcurrentHashMap<String, HikariDataSource> shardPools =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private static String createDdl(String table, List<ColumnDef> columns) {
         StringBuilder ddl = new StringBuilder("CREATE TABLE " + table + " (");
@@ -632,6 +642,7 @@ public final class TableAdmin implements AutoCloseable {
 
     @Override
     public void close() {
+        shardPools.values().forEach(HikariDataSource::close);
         controlDb.close();
     }
 }

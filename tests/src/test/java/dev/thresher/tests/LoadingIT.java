@@ -131,6 +131,41 @@ class LoadingIT {
     }
 
     @Test
+    void pgjdbcPreparedInsertsWithBoundParametersPlainAndBatchedRewritten() throws Exception {
+        for (boolean rewrite : new boolean[] {false, true}) {
+            long base = rewrite ? 70_000 : 80_000;
+            java.util.Properties props = new java.util.Properties();
+            props.setProperty("user", DevCluster.USER);
+            props.setProperty("password", DevCluster.PASSWORD);
+            props.setProperty("reWriteBatchedInserts", Boolean.toString(rewrite));
+            try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + cluster.nodes().get(0).pgwireAddress()
+                    + "/thresher", props);
+                 java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO loads (id, name, amount) VALUES (?, ?, ?)")) {
+                for (int i = 0; i < 1_000; i++) {
+                    ps.setLong(1, base + i);
+                    if (i % 10 == 0) {
+                        ps.setNull(2, java.sql.Types.VARCHAR);
+                    } else {
+                        ps.setString(2, "o'neil " + i);
+                    }
+                    ps.setDouble(3, i + 0.5);
+                    ps.addBatch();
+                }
+                int[] counts = ps.executeBatch();
+                assertThat(java.util.Arrays.stream(counts).map(n -> n == java.sql.Statement.SUCCESS_NO_INFO ? 1 : n).sum())
+                        .isEqualTo(1_000);
+                ps.setLong(1, base + 5_000);
+                ps.setString(2, "single");
+                ps.setDouble(3, -1);
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
+            Map<Long, String> rows = rows(base, base + 5_000);
+            assertThat(rows).hasSize(1_001).containsEntry(base + 10, "NULL|10.5").containsEntry(base + 11, "o'neil 11|11.5")
+                    .containsEntry(base + 5_000, "single|-1.0");
+        }
+    }
+
+    @Test
     void aBadLineLoadsNothingAnywhereNamesItsLineAndTheConnectionGoesOn() throws Exception {
         StringBuilder csv = new StringBuilder();
         for (int i = 40_001; i <= 60_000; i++) {
