@@ -5,6 +5,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -86,6 +87,11 @@ final class Cell implements HostImports, AutoCloseable {
         Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
         boolean fired = false;
         try {
+            List<String> badImports = GuestModuleCheck.check(component.wasm(), ABI_V1, limits.guestMemoryMaxBytes()).imports();
+            if (!badImports.isEmpty()) {
+                // An import with another type than the host's would link and misbehave when called.
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, String.join("; ", badImports));
+            }
             sandbox.instantiate(component.digest(), WasmMemoryCap.apply(component.wasm(), limits.guestMemoryMaxBytes()), cell);
             if (!sandbox.hasMemory("memory") || !sandbox.hasFunction("thresher_abi_version")) {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,

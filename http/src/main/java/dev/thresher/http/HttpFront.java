@@ -1,6 +1,7 @@
 package dev.thresher.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.bindings.BindingService;
 import dev.thresher.bindings.TableService;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.CallRequest;
@@ -81,6 +82,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class HttpFront implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Admin answers: records as objects, instants as ISO-8601 text. */
+    private static final ObjectMapper ADMIN_JSON = new ObjectMapper().registerModule(new com.fasterxml.jackson.databind.module.SimpleModule()
+            .addSerializer(java.time.Instant.class, com.fasterxml.jackson.databind.ser.std.ToStringSerializer.instance));
     private static final Logger log = LoggerFactory.getLogger(HttpFront.class);
     private static final Pattern CALL = Pattern.compile("^/v1/bindings/([^/]+)/call$");
     private static final Pattern BINDING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -94,7 +98,7 @@ public final class HttpFront implements AutoCloseable {
     static final int ADMIN_THREADS = 2;
 
     /** The table service and the threads its work runs on. */
-    record Admin(TableService tables, java.util.concurrent.Executor executor) {
+    record Admin(TableService tables, BindingService bindings, java.util.concurrent.Executor executor) {
     }
 
     private final java.util.concurrent.ExecutorService adminThreads;
@@ -114,7 +118,7 @@ public final class HttpFront implements AutoCloseable {
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, ready, null);
+        return start(host, port, tenant, limits, calls, ready, null, null);
     }
 
     /**
@@ -124,11 +128,11 @@ public final class HttpFront implements AutoCloseable {
      * @param tenant the tenant calls run as until HTTP authentication exists
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  BooleanSupplier ready, TableService tables) throws InterruptedException {
+                                  BooleanSupplier ready, TableService tables, BindingService bindings) throws InterruptedException {
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
-        Admin admin = tables == null ? null : new Admin(tables, adminThreads);
+        Admin admin = tables == null ? null : new Admin(tables, bindings, adminThreads);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         AtomicInteger open = new AtomicInteger();
         ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
@@ -361,6 +365,10 @@ public final class HttpFront implements AutoCloseable {
                 adminTables(ctx, keepAlive, method, path, req);
                 return;
             }
+            if (path.equals("/admin/bindings") || path.startsWith("/admin/bindings/")) {
+                adminBindings(ctx, keepAlive, method, path, req);
+                return;
+            }
             Matcher m = CALL.matcher(path);
             if (!m.matches()) {
                 // A routing failure, not a call's: HTTP's own 404, with the code of a request Thresher does not serve.
@@ -485,11 +493,98 @@ public final class HttpFront implements AutoCloseable {
                         : new TableService.Change.DropColumn(change.get("dropColumn").asText()));
             };
             HttpResponseStatus ok = name == null && method.equals(HttpMethod.POST) ? HttpResponseStatus.CREATED : HttpResponseStatus.OK;
+            runAdmin(ctx, keepAlive, method, path, ok, work);
+        }
+
+        /**
+         * {@code /admin/bindings}: GET lists each binding's current version, POST deploys
+         * ({@code {"manifest": {...}, "module": "<base64>"}}); {@code /admin/bindings/{name}}: GET shows the current
+         * version with its manifest; {@code /admin/bindings/{name}/history}: GET every version;
+         * {@code /admin/bindings/{name}/rollback}: POST {@code {"to": n}}.
+         */
+        private void adminBindings(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                                   FullHttpRequest req) {
+            if (admin == null || admin.bindings() == null) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "this node serves no binding administration")));
+                return;
+            }
+            String[] parts = path.substring("/admin/bindings".length()).split("/", -1);
+            String name = parts.length > 1 ? parts[1] : null;
+            String sub = parts.length > 2 ? parts[2] : null;
+            if (parts.length > 3 || (name != null && name.isEmpty()) || (sub != null && !sub.equals("history")
+                    && !sub.equals("rollback"))) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                return;
+            }
+            HttpMethod allowed = name == null ? (method.equals(HttpMethod.GET) ? HttpMethod.GET : HttpMethod.POST)
+                    : "rollback".equals(sub) ? HttpMethod.POST : HttpMethod.GET;
+            if (!method.equals(allowed)) {
+                wrongMethod(ctx, keepAlive, method, path, allowed);
+                return;
+            }
+            String body = Utf8.decode(req.content().nioBuffer()).orElse(null);
+            if (body == null) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the body is not valid UTF-8"));
+                return;
+            }
+            BindingService bindings = admin.bindings();
+            java.util.function.Supplier<Object> work = () -> {
+                if (name == null && method.equals(HttpMethod.GET)) {
+                    return bindings.list(tenant);
+                }
+                if (name == null) {
+                    com.fasterxml.jackson.databind.JsonNode d = json(body);
+                    com.fasterxml.jackson.databind.JsonNode manifest = d.get("manifest");
+                    if (manifest == null || !(manifest.isObject() || manifest.isTextual())) {
+                        throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "field \"manifest\" (the manifest object) is missing");
+                    }
+                    byte[] module;
+                    try {
+                        module = java.util.Base64.getDecoder().decode(text(d, "module"));
+                    } catch (IllegalArgumentException e) {
+                        throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "field \"module\" is not base64: " + e.getMessage());
+                    }
+                    byte[] manifestBytes = (manifest.isTextual() ? manifest.asText() : manifest.toString())
+                            .getBytes(StandardCharsets.UTF_8);
+                    return bindings.deploy(tenant, "http", manifestBytes, module);
+                }
+                if ("rollback".equals(sub)) {
+                    com.fasterxml.jackson.databind.JsonNode to = json(body).get("to");
+                    if (to == null || !to.isInt()) {
+                        throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "field \"to\" (a version number) is missing");
+                    }
+                    return bindings.rollback(tenant, name, to.asInt(), "http");
+                }
+                java.util.List<BindingService.Version> history = bindings.history(tenant, name);
+                if ("history".equals(sub)) {
+                    return history;
+                }
+                BindingService.Version current = history.get(history.size() - 1);
+                java.util.Map<String, Object> shown = new java.util.LinkedHashMap<>();
+                shown.put("version", current);
+                shown.put("manifest", bindings.manifest(current.manifestDigest()).map(m -> {
+                    try {
+                        return (Object) JSON.readTree(m);
+                    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                        return m;
+                    }
+                }).orElse(null));
+                return shown;
+            };
+            HttpResponseStatus ok = name == null && method.equals(HttpMethod.POST) ? HttpResponseStatus.CREATED : HttpResponseStatus.OK;
+            runAdmin(ctx, keepAlive, method, path, ok, work);
+        }
+
+        /** Runs an admin request's blocking work on the admin threads and answers with its result as JSON. */
+        private void runAdmin(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                              HttpResponseStatus ok, java.util.function.Supplier<Object> work) {
             CompletableFuture<String> future;
             try {
                 future = CompletableFuture.supplyAsync(() -> {
                     try {
-                        return JSON.writeValueAsString(work.get());
+                        return ADMIN_JSON.writeValueAsString(work.get());
                     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
                         throw new ThresherException(ErrorCode.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), e);
                     }

@@ -41,6 +41,7 @@ import java.util.function.Function;
  *        past it fails inside the guest
  * @param topologyPollMs how often a node re-reads bindings and topology into its cache whatever notifications
  *        it got: a change whose notification was lost is seen within this long
+ * @param packageMaxBytes bytes of one component module a deploy accepts
  */
 public record Limits(
         long callDeadlineMs,
@@ -69,12 +70,13 @@ public record Limits(
         int httpRequestTimeoutMs,
         int httpMaxConnections,
         long guestMemoryMaxBytes,
-        long topologyPollMs) {
+        long topologyPollMs,
+        int packageMaxBytes) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20, 1_000);
+            30_000, 1_024, 256L << 20, 1_000, 16 << 20);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -98,6 +100,7 @@ public record Limits(
         positive(p, "attemptBudget", attemptBudget);
         positive(p, "partialKeyMaxBytes", partialKeyMaxBytes);
         positive(p, "resultMaxBytes", resultMaxBytes);
+        positive(p, "packageMaxBytes", packageMaxBytes);
         positive(p, "wireMaxFrameBytes", wireMaxFrameBytes);
         positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
         positive(p, "wireConnectTimeoutMs", wireConnectTimeoutMs);
@@ -179,7 +182,7 @@ public record Limits(
                     toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
                     toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
                     toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
-                    v.apply("topologyPollMs"));
+                    v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

@@ -18,6 +18,7 @@ import java.util.Locale;
  * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
  * insert     := INSERT any                           -- kept as written for the table service
  * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
+ * binding    := (CREATE | ALTER) BINDING any          -- kept as written for the binding service
  * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -42,7 +43,8 @@ import java.util.Locale;
  */
 final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1), COPY table FROM STDIN,"
-            + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+            + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
+            + " CREATE/ALTER BINDING, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
             "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
@@ -502,9 +504,13 @@ final class CallStatementParser {
         skipTrivia();
         int at = pos;
         String object = word();
+        if (object.equalsIgnoreCase("BINDING") && !keyword.equalsIgnoreCase("DROP")) {
+            skipToEnd();
+            return new ParsedStatement.BindingStatement(sql.substring(start, pos).strip());
+        }
         if (!object.equalsIgnoreCase("TABLE")) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " " + describe(at) + " is not supported;"
-                    + " of the schema statements only CREATE TABLE, ALTER TABLE and DROP TABLE are");
+                    + " of the schema statements only CREATE TABLE, ALTER TABLE, DROP TABLE, CREATE BINDING and ALTER BINDING are");
         }
         if (skipToEnd() > 0) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " TABLE takes no parameters");

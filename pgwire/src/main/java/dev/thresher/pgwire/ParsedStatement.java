@@ -148,4 +148,16 @@ sealed interface ParsedStatement {
             return 0;
         }
     }
+
+    /** {@code CREATE BINDING} or {@code ALTER BINDING} as written, for the binding service. */
+    record BindingStatement(String sql) implements ParsedStatement {
+        public BindingStatement {
+            Objects.requireNonNull(sql, "sql");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
 }

@@ -479,6 +479,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 tableStatement(table, () -> runScript(statements, index + 1), this::queryFailed);
                 return;
             }
+            if (statement instanceof ParsedStatement.BindingStatement binding) {
+                bindingStatement(binding, () -> runScript(statements, index + 1), this::queryFailed);
+                return;
+            }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
                     ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
@@ -521,6 +525,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Copy c -> throw new IllegalStateException("a COPY is not run locally");
             case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
             case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
+            case ParsedStatement.BindingStatement b -> throw new IllegalStateException("a binding statement is not run locally");
         }
     }
 
@@ -744,6 +749,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Insert i -> insert(portal.bound() != null
                     ? new ParsedStatement.Insert(portal.bound(), 0) : i, () -> { }, this::fail);
             case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
+            case ParsedStatement.BindingStatement b -> bindingStatement(b, () -> { }, this::fail);
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -923,6 +929,22 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }, onFailure);
     }
 
+    private void bindingStatement(ParsedStatement.BindingStatement statement, Runnable next, Consumer<PgError> onFailure) {
+        if (writes != null && writes.bindings() == null) {
+            onFailure.accept(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "binding statement: this server does not deploy components")));
+            return;
+        }
+        String[] tag = new String[1];
+        startWrite("binding statement", () -> {
+            tag[0] = writes.bindings().execute(config.tenant(), user, statement.sql());
+            return 0;
+        }, rows -> {
+            ctx.write(new BackendMessage.CommandComplete(tag[0]));
+            next.run();
+        }, onFailure);
+    }
+
     /** Blocking table work for the writer threads; handling pauses until it is done, as for a call. */
     private interface Write {
         long run();
@@ -1073,6 +1095,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Copy c -> new BackendMessage.NoData();
             case ParsedStatement.Insert i -> new BackendMessage.NoData();
             case ParsedStatement.TableStatement t -> new BackendMessage.NoData();
+            case ParsedStatement.BindingStatement b -> new BackendMessage.NoData();
             case ParsedStatement.Set s -> new BackendMessage.NoData();
             case ParsedStatement.Transaction t -> new BackendMessage.NoData();
         };

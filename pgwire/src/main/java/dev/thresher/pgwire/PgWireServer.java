@@ -72,19 +72,20 @@ public final class PgWireServer implements AutoCloseable {
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
      */
     public static PgWireServer start(PgWireConfig config, CallService calls) throws InterruptedException {
-        return start(config, calls, null);
+        return start(config, calls, null, null);
     }
 
     /**
      * Binds and returns once the server is listening; {@code COPY ... FROM STDIN} and {@code INSERT} write
-     * through {@code tables} (null: refused as unsupported), at most {@value #WRITERS_MAX} at once.
+     * through {@code tables} and binding statements through {@code bindings} (null: refused as unsupported), at most {@value #WRITERS_MAX} at once.
      *
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
      */
-    public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables) throws InterruptedException {
+    public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
+                                     dev.thresher.bindings.BindingService bindings) throws InterruptedException {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(calls, "calls");
-        Writes writes = tables == null ? null : new Writes(tables, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
+        Writes writes = tables == null ? null : new Writes(tables, bindings, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), new DefaultThreadFactory("pgwire-writer", true)));
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("pgwire-accept"),
                 NioIoHandler.newFactory());
@@ -148,7 +149,7 @@ public final class PgWireServer implements AutoCloseable {
     static final int WRITERS_MAX = 4;
 
     /** The table writer and the threads its blocking work runs on. */
-    record Writes(TableService tables, ExecutorService executor) {
+    record Writes(TableService tables, dev.thresher.bindings.BindingService bindings, ExecutorService executor) {
     }
 
     /**

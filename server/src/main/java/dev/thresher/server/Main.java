@@ -21,7 +21,8 @@ import picocli.CommandLine.Parameters;
 /** The {@code thresher} command line. */
 @Command(name = "thresher", mixinStandardHelpOptions = true, version = "thresher 0.1.0",
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
-        subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class})
+        subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class,
+                Main.Deploy.class, Main.BindingCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Main())
@@ -320,6 +321,98 @@ public final class Main implements Runnable {
             void run(TableAdmin admin) {
                 admin.drop(cluster.tenant, name);
                 System.out.println("dropped table " + name);
+            }
+        }
+    }
+
+    /** Who an admin command acts as, for the record of who deployed what: the operating system's user. */
+    static String operator() {
+        return "cli:" + System.getProperty("user.name", "unknown");
+    }
+
+    @Command(name = "deploy", description = "Deploy a component package: DIR holds thresher.json (the manifest) and the"
+            + " module it names; everything is checked before anything is stored.")
+    static final class Deploy extends AdminCommand {
+        @Parameters(index = "0", description = "The package directory.")
+        Path dir;
+
+        @Override
+        void run(TableAdmin admin) throws IOException {
+            BindingAdmin.Deployed d = new BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS)
+                    .deployDir(cluster.tenant, operator(), dir);
+            System.out.printf("%s %s version %d%n  package  %s%n  manifest %s%n", d.unchanged() ? "unchanged:" : "deployed",
+                    d.binding(), d.version(), d.packageDigest(), d.manifestDigest());
+        }
+    }
+
+    @Command(name = "binding", description = "Binding versions: list, show, history, rollback.",
+            subcommands = {BindingCommand.ListBindings.class, BindingCommand.Show.class, BindingCommand.History.class,
+                    BindingCommand.Rollback.class})
+    static final class BindingCommand implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        static String line(BindingAdmin.Version v) {
+            return String.format("%-24s v%-4d %s  abi %s  by %-16s %s%s", v.binding(), v.version(),
+                    v.packageDigest().substring(0, 19), v.abiVersion() == null ? "?" : v.abiVersion(), v.deployedBy(),
+                    v.deployedAt().truncatedTo(java.time.temporal.ChronoUnit.SECONDS), v.note() == null ? "" : "  (" + v.note() + ")");
+        }
+
+        @Command(name = "list", description = "Each binding's current version.")
+        static final class ListBindings extends AdminCommand {
+            @Override
+            void run(TableAdmin admin) {
+                new BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS).list(cluster.tenant)
+                        .forEach(v -> System.out.println(line(v)));
+            }
+        }
+
+        @Command(name = "show", description = "A binding's current version: package, manifest, selector, who deployed it.")
+        static final class Show extends AdminCommand {
+            @Parameters(index = "0", description = "Binding name.")
+            String name;
+
+            @Override
+            void run(TableAdmin admin) {
+                BindingAdmin b = new BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS);
+                BindingAdmin.Version v = b.show(cluster.tenant, name);
+                System.out.printf("binding %s version %d%n  package   %s%n  manifest  %s%n  abi       %s%n  selector  %s%n"
+                                + "  deployed  by %s at %s%s%n", v.binding(), v.version(), v.packageDigest(),
+                        v.manifestDigest() == null ? "(none)" : v.manifestDigest(), v.abiVersion() == null ? "?" : v.abiVersion(),
+                        v.selector(), v.deployedBy(), v.deployedAt().truncatedTo(java.time.temporal.ChronoUnit.SECONDS),
+                        v.note() == null ? "" : " (" + v.note() + ")");
+                b.manifest(v.manifestDigest()).ifPresent(m -> System.out.println("  manifest:\n" + m.strip().indent(4).stripTrailing()));
+            }
+        }
+
+        @Command(name = "history", description = "Every version of a binding, oldest first.")
+        static final class History extends AdminCommand {
+            @Parameters(index = "0", description = "Binding name.")
+            String name;
+
+            @Override
+            void run(TableAdmin admin) {
+                new BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS).history(cluster.tenant, name)
+                        .forEach(v -> System.out.println(line(v)));
+            }
+        }
+
+        @Command(name = "rollback", description = "A new version of a binding pinning what an older version pinned.")
+        static final class Rollback extends AdminCommand {
+            @Parameters(index = "0", description = "Binding name.")
+            String name;
+
+            @Option(names = "--to", required = true, description = "The version to go back to.")
+            int to;
+
+            @Override
+            void run(TableAdmin admin) {
+                BindingAdmin.Deployed d = new BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS)
+                        .rollback(cluster.tenant, name, to, operator());
+                System.out.printf("rolled back %s: version %d pins version %d's package %s%n", name, d.version(), to,
+                        d.packageDigest());
             }
         }
     }

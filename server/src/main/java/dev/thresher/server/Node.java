@@ -204,10 +204,10 @@ public final class Node implements AutoCloseable {
                 Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
-        tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword());
+        tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
-                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService);
-        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get, tableService);
+                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings());
+        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get, tableService, tableService.bindings());
 
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
                 pgwireAddress(), httpAddress());

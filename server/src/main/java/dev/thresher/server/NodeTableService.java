@@ -2,6 +2,7 @@ package dev.thresher.server;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.bindings.BindingService;
 import dev.thresher.bindings.TableService;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,13 +41,16 @@ final class NodeTableService implements TableService, AutoCloseable {
     private TableAdmin admin;
     private boolean closed;
 
-    NodeTableService(String controlUrl, String user, String password) {
+    private final dev.thresher.limits.Limits limits;
+
+    NodeTableService(String controlUrl, String user, String password, dev.thresher.limits.Limits limits) {
+        this.limits = limits;
         this.controlUrl = controlUrl;
         this.user = user;
         this.password = password;
     }
 
-    private synchronized TableAdmin admin() {
+    synchronized TableAdmin admin() {
         if (closed) {
             throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "the node is stopping");
         }
@@ -58,6 +62,48 @@ final class NodeTableService implements TableService, AutoCloseable {
 
     private CsvLoader loader() {
         return new CsvLoader(admin(), new PrintStream(PrintStream.nullOutputStream()));
+    }
+
+    /**
+     * The node's binding service, on this service's catalog connections (opened on first use) and the node's
+     * limits.
+     */
+    BindingService bindings() {
+        return new BindingService() {
+            private BindingAdmin b() {
+                return new BindingAdmin(admin(), limits);
+            }
+
+            @Override
+            public Deployed deploy(String tenant, String deployedBy, byte[] manifest, byte[] module) {
+                return b().deploy(tenant, deployedBy, manifest, module);
+            }
+
+            @Override
+            public Deployed rollback(String tenant, String name, int to, String deployedBy) {
+                return b().rollback(tenant, name, to, deployedBy);
+            }
+
+            @Override
+            public List<Version> list(String tenant) {
+                return b().list(tenant);
+            }
+
+            @Override
+            public List<Version> history(String tenant, String name) {
+                return b().history(tenant, name);
+            }
+
+            @Override
+            public java.util.Optional<String> manifest(String manifestDigest) {
+                return b().manifest(manifestDigest);
+            }
+
+            @Override
+            public String execute(String tenant, String user, String sql) {
+                return b().execute(tenant, user, sql);
+            }
+        };
     }
 
     @Override

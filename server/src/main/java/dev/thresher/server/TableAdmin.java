@@ -505,6 +505,16 @@ public final class TableAdmin implements AutoCloseable {
         return control;
     }
 
+    /** The control database's pool, for the other admin commands that share this admin's connections. */
+    javax.sql.DataSource controlDb() {
+        return controlDb;
+    }
+
+    /** The shard databases holding partitions of a table. */
+    List<Integer> shardsOf(String tenant, String table) {
+        return control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId).distinct().sorted().toList();
+    }
+
     /**
      * A connection to a shard database, from a pool of at most {@value #SHARD_POOL_SIZE} per shard kept as long
      * as this admin (a node's table service keeps one for its life), so that a small load or insert does

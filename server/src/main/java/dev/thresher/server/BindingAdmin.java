@@ -1,0 +1,409 @@
+package dev.thresher.server;
+
+import com.dylibso.chicory.wabt.Wat2Wasm;
+import dev.thresher.bindings.BindingService;
+import dev.thresher.bindings.Selector;
+import dev.thresher.cellhost.GuestModuleCheck;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Limits;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Deploys component packages and manages binding versions: {@code thresher deploy DIR}, {@code thresher
+ * binding list|show|history|rollback}, and their HTTP and SQL forms.
+ *
+ * <p>A deploy checks everything before anything is stored: the manifest (every problem with its field
+ * path), the module's size, its exports and imports with their exact types for the declared guest ABI
+ * version, its memory and tables ({@link GuestModuleCheck}), and the selector (the allow-list, then its table
+ * and columns on a shard database holding the table, with types a batch carries). Then, in one
+ * transaction of the control database: the package (by the SHA-256 of the module's bytes), the manifest (by
+ * the SHA-256 of its bytes) and the binding's next version, unless the current version already pins the
+ * same package, manifest and selector (deploying the same thing again changes nothing).
+ */
+public final class BindingAdmin implements BindingService {
+    /** Column types a selector may read: those a row batch carries. */
+    static final Set<String> BATCH_TYPES = Set.of("int2", "int4", "int8", "float4", "float8", "numeric", "text", "varchar",
+            "bpchar", "bool", "bytea");
+
+    private final TableAdmin tables;
+    private final Limits limits;
+
+    public BindingAdmin(TableAdmin tables, Limits limits) {
+        this.tables = tables;
+        this.limits = limits;
+    }
+
+
+    /** Deploys the package in {@code dir}: its {@code thresher.json} and the module it names. */
+    public Deployed deployDir(String tenant, String deployedBy, Path dir) throws IOException {
+        Path manifestFile = dir.resolve("thresher.json");
+        if (!Files.isRegularFile(manifestFile)) {
+            throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, dir + " holds no thresher.json (the manifest)");
+        }
+        byte[] manifest = Files.readAllBytes(manifestFile);
+        Manifest m = Manifest.parse(manifest);
+        Path moduleFile = dir.resolve(m.module());
+        if (!Files.isRegularFile(moduleFile)) {
+            throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "manifest.module: " + moduleFile + " does not exist");
+        }
+        if (Files.size(moduleFile) > limits.packageMaxBytes()) {
+            throw tooLarge(Files.size(moduleFile));
+        }
+        return deploy(tenant, deployedBy, manifest, Files.readAllBytes(moduleFile));
+    }
+
+    /**
+     * Deploys a manifest and its module (a wasm binary, or WebAssembly text compiled here).
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} for the manifest,
+     *     {@link ErrorCode#PAYLOAD_TOO_LARGE} past {@code limits.packageMaxBytes}, {@link ErrorCode#GUEST_ABI_MISMATCH}
+     *     or {@link ErrorCode#GUEST_INVALID_MODULE} for the module, {@link ErrorCode#INVALID_SELECTOR} for the selector
+     */
+    @Override
+    public Deployed deploy(String tenant, String deployedBy, byte[] manifestBytes, byte[] module) {
+        Manifest m = Manifest.parse(manifestBytes);
+        if (module.length > limits.packageMaxBytes()) {
+            throw tooLarge(module.length);
+        }
+        byte[] wasm = wasm(module);
+        if (wasm.length > limits.packageMaxBytes()) {
+            throw tooLarge(wasm.length);
+        }
+        GuestModuleCheck.Problems problems = GuestModuleCheck.check(wasm, m.abiVersion(), limits.guestMemoryMaxBytes());
+        if (!problems.all().isEmpty()) {
+            throw new ThresherException(problems.exports().isEmpty() ? ErrorCode.GUEST_INVALID_MODULE : ErrorCode.GUEST_ABI_MISMATCH,
+                    "module: " + String.join("; ", problems.all()));
+        }
+        Selector selector = checkSelector(tenant, m.selector());
+        String packageDigest = sha256(wasm);
+        String manifestDigest = sha256(manifestBytes);
+        try (Connection c = tables.controlDb().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                lock(c, tenant, m.binding());
+                try (PreparedStatement p = c.prepareStatement("INSERT INTO packages (digest, wasm, size_bytes) VALUES (?, ?, ?)"
+                        + " ON CONFLICT (digest) DO NOTHING");
+                     PreparedStatement mf = c.prepareStatement("INSERT INTO manifests (digest, manifest) VALUES (?, ?)"
+                             + " ON CONFLICT (digest) DO NOTHING")) {
+                    p.setString(1, packageDigest);
+                    p.setBytes(2, wasm);
+                    p.setInt(3, wasm.length);
+                    p.executeUpdate();
+                    mf.setString(1, manifestDigest);
+                    mf.setString(2, new String(manifestBytes, StandardCharsets.UTF_8));
+                    mf.executeUpdate();
+                }
+                Optional<Version> current = current(c, tenant, m.binding());
+                if (current.isPresent() && packageDigest.equals(current.get().packageDigest())
+                        && manifestDigest.equals(current.get().manifestDigest()) && selector.sql().equals(current.get().selector())) {
+                    c.commit();
+                    return new Deployed(m.binding(), current.get().version(), packageDigest, manifestDigest, true);
+                }
+                int version = insertVersion(c, tenant, m.binding(), packageDigest, manifestDigest, m.abiVersion(),
+                        selector.sql(), deployedBy, null);
+                c.commit();
+                return new Deployed(m.binding(), version, packageDigest, manifestDigest, false);
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A new version of the binding pinning what version {@code to} pinned (package, manifest, selector).
+     *
+     * @throws ThresherException {@link ErrorCode#UNKNOWN_BINDING} for an unknown binding or version,
+     *     {@link ErrorCode#INVALID_CONFIGURATION} when it is the current version already
+     */
+    @Override
+    public Deployed rollback(String tenant, String name, int to, String deployedBy) {
+        try (Connection c = tables.controlDb().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                lock(c, tenant, name);
+                Version current = current(c, tenant, name).orElseThrow(() -> unknown(name));
+                Version target = history(c, tenant, name).stream().filter(v -> v.version() == to).findFirst()
+                        .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " has no version "
+                                + to + "; its versions are 1.." + current.version()));
+                if (to == current.version()) {
+                    throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "version " + to + " of " + name
+                            + " is the current version already");
+                }
+                checkSelector(tenant, target.selector());
+                int version = insertVersion(c, tenant, name, target.packageDigest(), target.manifestDigest(),
+                        target.abiVersion(), target.selector(), deployedBy, "rollback to version " + to);
+                c.commit();
+                return new Deployed(name, version, target.packageDigest(), target.manifestDigest(), false);
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    /** The current version of every binding of a tenant, by name. */
+    @Override
+    public List<Version> list(String tenant) {
+        return query("SELECT DISTINCT ON (name) " + COLUMNS + " FROM bindings WHERE tenant = ? ORDER BY name, version DESC",
+                tenant);
+    }
+
+    /** Every version of a binding, oldest first. */
+    @Override
+    public List<Version> history(String tenant, String name) {
+        List<Version> versions = query("SELECT " + COLUMNS + " FROM bindings WHERE tenant = ? AND name = ? ORDER BY version",
+                tenant, name);
+        if (versions.isEmpty()) {
+            throw unknown(name);
+        }
+        return versions;
+    }
+
+    /** The current version of a binding. */
+    public Version show(String tenant, String name) {
+        List<Version> all = history(tenant, name);
+        return all.get(all.size() - 1);
+    }
+
+    /** The manifest a version was deployed with, as deployed; empty for versions from before manifests. */
+    @Override
+    public Optional<String> manifest(String manifestDigest) {
+        if (manifestDigest == null) {
+            return Optional.empty();
+        }
+        try (Connection c = tables.controlDb().getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT manifest FROM manifests WHERE digest = ?")) {
+            ps.setString(1, manifestDigest);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    private static final java.util.regex.Pattern CREATE = java.util.regex.Pattern.compile(
+            "(?is)\\s*CREATE\\s+BINDING\\s+WITH\\s+MANIFEST\\s+'((?:[^']++|'')*+)'\\s+MODULE\\s+'((?:[^']++|'')*+)'\\s*;?\\s*");
+    private static final java.util.regex.Pattern ROLLBACK = java.util.regex.Pattern.compile(
+            "(?is)\\s*ALTER\\s+BINDING\\s+(\\w+)\\s+ROLLBACK\\s+TO\\s+VERSION\\s+(\\d{1,9})\\s*;?\\s*");
+
+    @Override
+    public String execute(String tenant, String user, String sql) {
+        java.util.regex.Matcher m = CREATE.matcher(sql);
+        if (m.matches()) {
+            byte[] manifest = m.group(1).replace("''", "'").getBytes(StandardCharsets.UTF_8);
+            deploy(tenant, "pgwire:" + user, manifest, moduleBytes(m.group(2).replace("''", "'")));
+            return "CREATE BINDING";
+        }
+        m = ROLLBACK.matcher(sql);
+        if (m.matches()) {
+            rollback(tenant, m.group(1), Integer.parseInt(m.group(2)), "pgwire:" + user);
+            return "ALTER BINDING";
+        }
+        throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "the binding statements served are CREATE BINDING"
+                + " WITH MANIFEST '<json>' MODULE '<hex or base64>' and ALTER BINDING name ROLLBACK TO VERSION n");
+    }
+
+    /** A module as SQL text: hex ({@code \x} prefix optional) or base64. */
+    private static byte[] moduleBytes(String text) {
+        String t = text.strip();
+        String hex = t.startsWith("\\x") ? t.substring(2) : t;
+        if (hex.matches("(?s)[0-9a-fA-F\\s]+") && hex.replaceAll("\\s", "").length() % 2 == 0) {
+            return HexFormat.of().parseHex(hex.replaceAll("\\s", ""));
+        }
+        try {
+            return java.util.Base64.getMimeDecoder().decode(t);
+        } catch (IllegalArgumentException e) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "MODULE is neither hex nor base64: " + e.getMessage());
+        }
+    }
+
+    private static final String COLUMNS =
+            "name, version, package_digest, manifest_digest, abi_version, selector_sql, deployed_by, note, created_at";
+
+    private List<Version> query(String sql, String... args) {
+        try (Connection c = tables.controlDb().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                ps.setString(i + 1, args[i]);
+            }
+            return versions(ps);
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<Version> versions(PreparedStatement ps) throws SQLException {
+        List<Version> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                int abi = rs.getInt(5);
+                out.add(new Version(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getString(4), rs.wasNull() ? null : abi,
+                        rs.getString(6), rs.getString(7), rs.getString(8), rs.getObject(9, OffsetDateTime.class).toInstant()));
+            }
+        }
+        return out;
+    }
+
+    private static List<Version> history(Connection c, String tenant, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM bindings WHERE tenant = ? AND name = ?"
+                + " ORDER BY version")) {
+            ps.setString(1, tenant);
+            ps.setString(2, name);
+            return versions(ps);
+        }
+    }
+
+    private static Optional<Version> current(Connection c, String tenant, String name) throws SQLException {
+        List<Version> all = history(c, tenant, name);
+        return all.isEmpty() ? Optional.empty() : Optional.of(all.get(all.size() - 1));
+    }
+
+    /** Versions of one binding are numbered one at a time, as {@code ControlStore.putBinding} numbers them. */
+    private static void lock(Connection c, String tenant, String name) throws SQLException {
+        try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
+            lock.setString(1, tenant + "/" + name);
+            lock.execute();
+        }
+    }
+
+    private static int insertVersion(Connection c, String tenant, String name, String packageDigest, String manifestDigest,
+                                     Integer abiVersion, String selector, String deployedBy, String note) throws SQLException {
+        try (PreparedStatement t = c.prepareStatement("INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING")) {
+            t.setString(1, tenant);
+            t.executeUpdate();
+        }
+        int version;
+        try (PreparedStatement next = c.prepareStatement(
+                "SELECT coalesce(max(version), 0) + 1 FROM bindings WHERE tenant = ? AND name = ?")) {
+            next.setString(1, tenant);
+            next.setString(2, name);
+            try (ResultSet rs = next.executeQuery()) {
+                rs.next();
+                version = rs.getInt(1);
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO bindings (tenant, name, version, package_digest,"
+                + " selector_sql, manifest_digest, abi_version, deployed_by, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+            ps.setString(1, tenant);
+            ps.setString(2, name);
+            ps.setInt(3, version);
+            ps.setString(4, packageDigest);
+            ps.setString(5, selector);
+            ps.setString(6, manifestDigest);
+            if (abiVersion == null) {
+                ps.setNull(7, java.sql.Types.INTEGER);
+            } else {
+                ps.setInt(7, abiVersion);
+            }
+            ps.setString(8, deployedBy);
+            ps.setString(9, note);
+            ps.executeUpdate();
+        }
+        return version;
+    }
+
+    /**
+     * The selector, allowed and checked against its table: the table exists for the tenant, and on a shard
+     * database holding it the SELECT with its filter plans (no row is read) and every column it selects has a
+     * type a batch carries.
+     */
+    private Selector checkSelector(String tenant, String sql) {
+        Selector selector = Selector.parse(sql);
+        try {
+            tables.key(tenant, selector.table());
+        } catch (ThresherException e) {
+            throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector: table " + selector.table()
+                    + " does not exist; create it first (thresher table create)");
+        }
+        List<Integer> shards = tables.shardsOf(tenant, selector.table());
+        if (shards.isEmpty()) {
+            throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector: table " + selector.table() + " has no partitions");
+        }
+        String url = tables.shardUrls().get(shards.get(0));
+        StringBuilder probe = new StringBuilder("SELECT ");
+        for (int i = 0; i < selector.columns().size(); i++) {
+            probe.append(i == 0 ? "" : ", ").append('"').append(selector.columns().get(i).replace("\"", "\"\"")).append('"');
+        }
+        probe.append(" FROM \"").append(selector.table().replace("\"", "\"\"")).append('"');
+        selector.where().ifPresent(w -> probe.append(" WHERE (").append(w).append(')'));
+        probe.append(" LIMIT 0");
+        try (Connection c = tables.shardConnection(url)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SET TRANSACTION READ ONLY");
+                s.execute("SET LOCAL statement_timeout = 5000");
+                try (ResultSet rs = s.executeQuery(probe.toString())) {
+                    ResultSetMetaData md = rs.getMetaData();
+                    for (int i = 1; i <= md.getColumnCount(); i++) {
+                        if (!BATCH_TYPES.contains(md.getColumnTypeName(i))) {
+                            throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector: column " + md.getColumnName(i)
+                                    + " has type " + md.getColumnTypeName(i) + ", which a row batch cannot carry; the types are "
+                                    + new java.util.TreeSet<>(BATCH_TYPES));
+                        }
+                    }
+                }
+            } finally {
+                c.rollback();
+            }
+        } catch (SQLException e) {
+            String message = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
+            throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector: " + message.replaceFirst("^ERROR: ", ""), e);
+        }
+        return selector;
+    }
+
+    /** A wasm binary as it is, or WebAssembly text compiled to one. */
+    private static byte[] wasm(byte[] module) {
+        if (module.length >= 4 && module[0] == 0 && module[1] == 'a' && module[2] == 's' && module[3] == 'm') {
+            return module;
+        }
+        String text = new String(module, StandardCharsets.UTF_8);
+        try {
+            return Wat2Wasm.parse(text);
+        } catch (RuntimeException e) {
+            String why = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse(e.toString());
+            throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "module: neither a wasm binary (\\0asm) nor"
+                    + " WebAssembly text that compiles: " + why);
+        }
+    }
+
+    static String sha256(byte[] bytes) {
+        try {
+            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private ThresherException tooLarge(long bytes) {
+        return new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "module: " + bytes + " bytes; limits.packageMaxBytes is "
+                + limits.packageMaxBytes());
+    }
+
+    private static ThresherException unknown(String name) {
+        return new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no binding " + name);
+    }
+}

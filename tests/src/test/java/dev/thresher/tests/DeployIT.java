@@ -1,0 +1,277 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.examples.ExampleComponents;
+import dev.thresher.limits.Limits;
+import dev.thresher.server.BindingAdmin;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.Main;
+import dev.thresher.server.TableAdmin;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * Deploying component packages on the real cluster: the sample directory of {@code examples/} deployed by
+ * {@code thresher deploy} (again: unchanged), every kind of bad manifest, module and selector refused with its
+ * typed error before anything is stored, and a binding replaced and rolled back while 8 threads call it, each
+ * result wholly from one version.
+ */
+class DeployIT {
+    private static final Path SAMPLE = Path.of(System.getProperty("thresher.repo", "..")).toAbsolutePath().normalize()
+            .resolve("examples/revenue_by_region");
+    private static DevCluster cluster;
+    private static TableAdmin tables;
+    private static BindingAdmin bindings;
+
+    @BeforeAll
+    static void open() throws Exception {
+        cluster = Cluster.get();
+        tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+                new PrintStream(PrintStream.nullOutputStream()));
+        bindings = new BindingAdmin(tables, Limits.DEFAULTS);
+    }
+
+    @AfterAll
+    static void close() {
+        tables.close();
+    }
+
+    private static String manifest(String binding, int abi, String selector) {
+        return """
+                {"manifestVersion": 1, "binding": "%s", "module": "m.wasm", "abiVersion": %d, "selector": "%s"}"""
+                .formatted(binding, abi, selector);
+    }
+
+    private static void refused(String manifest, byte[] module, ErrorCode code, String... says) {
+        assertThatThrownBy(() -> bindings.deploy(DevCluster.TENANT, "test", manifest.getBytes(StandardCharsets.UTF_8), module))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).as(e.getMessage()).isEqualTo(code);
+                    for (String s : says) {
+                        assertThat(e.getMessage()).contains(s);
+                    }
+                });
+    }
+
+    @Test
+    void theSampleDirectoryDeploysAndDeployingItAgainChangesNothing() throws Exception {
+        Path dev = cluster.endpointsFile().getParent();
+        assertThat(new CommandLine(new Main()).execute("deploy", SAMPLE.toString(), "--dev", dev.toString())).isZero();
+        BindingAdmin.Version deployed = bindings.show(DevCluster.TENANT, "revenue_by_region");
+        assertThat(deployed.manifestDigest()).startsWith("sha256:");
+        assertThat(deployed.abiVersion()).isEqualTo(2);
+        assertThat(deployed.deployedBy()).startsWith("cli:");
+        assertThat(bindings.manifest(deployed.manifestDigest())).get().asString().contains("\"abiVersion\": 2");
+
+        BindingAdmin.Deployed again = bindings.deployDir(DevCluster.TENANT, "test", SAMPLE);
+        assertThat(again.unchanged()).isTrue();
+        assertThat(again.version()).isEqualTo(deployed.version());
+        try (Connection c = Cluster.connect(0); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
+            assertThat(rs.next()).isTrue();
+            JsonNode result = new ObjectMapper().readTree(rs.getString(1));
+            Cluster.sqlReference().forEach((region, t) ->
+                    assertThat(result.get(region).get("count").asLong()).isEqualTo((long) t[1]));
+        }
+    }
+
+    @Test
+    void badManifestsModulesAndSelectorsAreRefusedBeforeAnythingIsStored() throws Exception {
+        byte[] sample = ExampleComponents.revenueByRegionWasm();
+        refused("{\"manifestVersion\": 2, \"binding\": \"9x\", \"abiVersion\": 3, \"colour\": 1}", sample,
+                ErrorCode.INVALID_CONFIGURATION, "manifest.manifestVersion: must be 1", "manifest.binding: '9x' is not a name",
+                "manifest.abiVersion: must be 1 or 2", "manifest.colour: unknown field", "manifest.selector: missing",
+                "manifest.module: missing");
+        refused("[1]", sample, ErrorCode.INVALID_CONFIGURATION, "must be a JSON object");
+
+        // selectors: functions, trailing statements, comments, subqueries, unknown columns and tables
+        for (String selector : List.of("SELECT region, amount FROM orders WHERE lower(region) = 'x'",
+                "SELECT region, amount FROM orders; DELETE FROM orders", "SELECT region, amount FROM orders -- x",
+                "SELECT region, amount FROM orders WHERE amount IN (SELECT 1)")) {
+            refused(manifest("bad_sel", 2, selector), sample, ErrorCode.INVALID_SELECTOR);
+        }
+        refused(manifest("bad_sel", 2, "SELECT region, price FROM orders"), sample, ErrorCode.INVALID_SELECTOR, "price");
+        refused(manifest("bad_sel", 2, "SELECT region, amount FROM nowhere"), sample, ErrorCode.INVALID_SELECTOR,
+                "table nowhere does not exist");
+
+        // modules: the declared ABI version's exports, imports outside the set or with another type, memory
+        refused(manifest("bad_mod", 1, "SELECT region, amount FROM orders"), sample, ErrorCode.GUEST_ABI_MISMATCH,
+                "export run: has type (i32) -> (i32); guest ABI 1 wants (i32, i32) -> (i32)");
+        String guest = """
+                (module
+                  (import "thresher" "emit" (func (param i32 i32) (result i32)))
+                  (import "env" "now" (func (result i64)))
+                  (import "wasi_snapshot_preview1" "path_unlink_file" (func (param i32 i32 i32) (result i32)))
+                  (memory (export "memory") 5000)
+                  (func (export "thresher_abi_version") (result i32) (i32.const 2))
+                  (func (export "run") (param i32) (result i32) (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""";
+        refused(manifest("bad_mod", 2, "SELECT region, amount FROM orders"), guest.getBytes(StandardCharsets.UTF_8),
+                ErrorCode.GUEST_INVALID_MODULE, "import thresher.emit: has type (i32, i32) -> (i32); the host provides (i32, i32, f64) -> (i32)",
+                "import env.now: module 'env' is not provided", "import wasi_snapshot_preview1.path_unlink_file: not a function",
+                "memory: starts at 5000 pages");
+        refused(manifest("bad_mod", 2, "SELECT region, amount FROM orders"), "not wasm (".getBytes(StandardCharsets.UTF_8),
+                ErrorCode.GUEST_INVALID_MODULE, "neither a wasm binary");
+        refused(manifest("bad_mod", 2, "SELECT region, amount FROM orders"), new byte[Limits.DEFAULTS.packageMaxBytes() + 1],
+                ErrorCode.PAYLOAD_TOO_LARGE, "limits.packageMaxBytes");
+
+        assertThat(bindings.list(DevCluster.TENANT)).extracting(BindingAdmin.Version::binding)
+                .doesNotContain("bad_sel", "bad_mod");
+    }
+
+    @Test
+    void replacingAndRollingBackABindingWhileEightThreadsCallItNeverMixesVersions() throws Exception {
+        byte[] wasm = ExampleComponents.revenueByRegionWasm();
+        String all = "SELECT region, amount FROM orders";
+        String some = "SELECT region, amount FROM orders WHERE amount >= 500";
+        BindingAdmin.Deployed first = bindings.deploy(DevCluster.TENANT, "test", manifest("swap", 2, all).getBytes(StandardCharsets.UTF_8), wasm);
+        BindingAdmin.Deployed second = bindings.deploy(DevCluster.TENANT, "test", manifest("swap", 2, some).getBytes(StandardCharsets.UTF_8), wasm);
+        assertThat(second.version()).isEqualTo(first.version() + 1);
+        // the total count tells the versions apart: every row, or those of amount >= 500
+        assertThat(new CommandLine(new Main()).execute("binding", "rollback", "swap", "--to", Integer.toString(first.version()),
+                "--dev", cluster.endpointsFile().getParent().toString())).isZero();
+        long everyRow = Cluster.sqlReference().values().stream().mapToLong(t -> (long) t[1]).sum();
+        try (Connection c = Cluster.connect(0); Statement s = c.createStatement()) {
+            assertThat(total(s, "swap")).isEqualTo(everyRow); // the rollback's version pins the first's selector
+        }
+        long expectedSome = 0;
+        for (int shard = 1; shard <= 3; shard++) {
+            try (Connection c = java.sql.DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM orders WHERE amount >= 500")) {
+                rs.next();
+                expectedSome += rs.getLong(1);
+            }
+        }
+        assertThat(expectedSome).isBetween(1L, everyRow - 1);
+
+        Map<Long, AtomicInteger> seen = new ConcurrentHashMap<>();
+        AtomicInteger stale = new AtomicInteger();
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService callers = Executors.newFixedThreadPool(8);
+        CountDownLatch started = new CountDownLatch(8);
+        try {
+            List<Future<?>> running = new java.util.ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int node = t % 3;
+                running.add(callers.submit(() -> {
+                    try (Connection c = Cluster.connect(node); Statement s = c.createStatement()) {
+                        started.countDown();
+                        while (!stop.get()) {
+                            try {
+                                seen.computeIfAbsent(total(s, "swap"), k -> new AtomicInteger()).incrementAndGet();
+                            } catch (java.sql.SQLException e) {
+                                assertThat(e.getMessage()).as("only a stale target may fail a call").contains("thresher_code=7001");
+                                stale.incrementAndGet();
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+            for (int round = 0; round < 6; round++) {
+                if (round % 2 == 0) {
+                    bindings.deploy(DevCluster.TENANT, "test", manifest("swap", 2, some).getBytes(StandardCharsets.UTF_8), wasm);
+                } else {
+                    bindings.rollback(DevCluster.TENANT, "swap", first.version(), "test");
+                }
+                Thread.sleep(400); // let calls run on this version; nothing is asserted on the time
+
+            }
+            stop.set(true);
+            for (Future<?> f : running) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            stop.set(true);
+            callers.shutdownNow();
+        }
+        assertThat(seen.keySet()).as("every result counts every row or exactly the rows of amount >= 500")
+                .isSubsetOf(everyRow, expectedSome);
+        assertThat(seen.keySet()).containsExactlyInAnyOrder(everyRow, expectedSome);
+        assertThat(bindings.history(DevCluster.TENANT, "swap")).filteredOn(v -> v.note() != null)
+                .allSatisfy(v -> assertThat(v.note()).isEqualTo("rollback to version " + first.version()));
+    }
+
+    @Test
+    void psqlAndHttpDeployAndRollBackToo() throws Exception {
+        byte[] wasm = ExampleComponents.revenueByRegionWasm();
+        String hex = java.util.HexFormat.of().formatHex(wasm);
+        try (Connection c = Cluster.connect(1); Statement s = c.createStatement()) {
+            s.execute("CREATE BINDING WITH MANIFEST '" + manifest("via_sql", 2, "SELECT region, amount FROM orders")
+                    + "' MODULE '\\x" + hex + "'");
+            s.execute("CREATE BINDING WITH MANIFEST '" + manifest("via_sql", 2, "SELECT region, amount FROM orders WHERE amount < 100")
+                    .replace("'", "''") + "' MODULE '" + java.util.Base64.getEncoder().encodeToString(wasm) + "'");
+            assertThat(bindings.history(DevCluster.TENANT, "via_sql")).extracting(BindingAdmin.Version::deployedBy)
+                    .containsOnly("pgwire:" + DevCluster.USER);
+            s.execute("ALTER BINDING via_sql ROLLBACK TO VERSION 1");
+            assertThat(bindings.show(DevCluster.TENANT, "via_sql").note()).isEqualTo("rollback to version 1");
+            assertThatThrownBy(() -> s.execute("CREATE BINDING WITH MANIFEST '{}' MODULE '00'"))
+                    .hasMessageContaining("manifest.binding: missing");
+        }
+        String base = cluster.nodes().get(2).httpAddress() + "/admin/bindings";
+        ObjectMapper json = new ObjectMapper();
+        try (java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient()) {
+            String body = "{\"manifest\": " + manifest("via_http", 2, "SELECT region, amount FROM orders") + ", \"module\": \""
+                    + java.util.Base64.getEncoder().encodeToString(wasm) + "\"}";
+            var created = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+            assertThat(json.readTree(created.body()).get("version").asInt()).isEqualTo(1);
+            var again = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(json.readTree(again.body()).get("unchanged").asBoolean()).isTrue();
+            var shown = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http")).GET().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            JsonNode v = json.readTree(shown.body());
+            assertThat(v.at("/version/deployedBy").asText()).isEqualTo("http");
+            assertThat(v.at("/manifest/binding").asText()).isEqualTo("via_http");
+            assertThat(v.at("/version/deployedAt").asText()).endsWith("Z");
+            var bad = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/rollback"))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"to\": 1}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(json.readTree(bad.body()).at("/error/message").asText()).contains("is the current version already");
+            var history = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/history")).GET().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(json.readTree(history.body())).hasSize(1);
+        }
+    }
+
+    /** The total count of the sample's result: how many rows the version that answered saw. */
+    private static long total(Statement s, String binding) throws Exception {
+        try (ResultSet rs = s.executeQuery("CALL BINDING " + binding + "('{}')")) {
+            rs.next();
+            long n = 0;
+            for (JsonNode region : new ObjectMapper().readTree(rs.getString(1))) {
+                n += region.get("count").asLong();
+            }
+            return n;
+        }
+    }
+}
