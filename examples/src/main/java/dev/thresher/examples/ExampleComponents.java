@@ -24,6 +24,11 @@ public final class ExampleComponents {
         return Wat.REVENUE_BY_REGION;
     }
 
+    /** The manifest {@code revenue_by_region} is deployed with ({@code examples/revenue_by_region/thresher.json}). */
+    public static byte[] revenueByRegionManifest() {
+        return resource("thresher.json").getBytes(StandardCharsets.UTF_8);
+    }
+
     /** The compiled module of {@code revenue_by_region}; a fresh copy on each call. */
     public static byte[] revenueByRegionWasm() {
         return Wasm.REVENUE_BY_REGION.clone();

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.bindings.CallRequest;
-import dev.thresher.cellhost.Component;
 import dev.thresher.examples.ExampleComponents;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.AuthMode;
@@ -163,11 +162,14 @@ public final class DevCluster implements AutoCloseable {
         }
         control.putTablePartitions(TENANT, "orders", partitions);
         loadOrders(partitions);
-        byte[] wasm = ExampleComponents.revenueByRegionWasm();
-        Component component = Component.of(wasm);
-        control.putPackage(component.digest(), wasm);
-        control.putBinding(TENANT, SAMPLE_BINDING, component.digest(), SAMPLE_SELECTOR);
-        log.info("bound {} to component {} with selector '{}'", SAMPLE_BINDING, component.digest(), SAMPLE_SELECTOR);
+        // Deployed as a user deploys it: the package of examples/revenue_by_region, checked, with its manifest.
+        try (TableAdmin tables = new TableAdmin(controlUrl(), USER, PASSWORD, new java.io.PrintStream(
+                java.io.PrintStream.nullOutputStream()))) {
+            BindingAdmin.Deployed d = new BindingAdmin(tables, options.limits()).deploy(TENANT, "dev-cluster",
+                    ExampleComponents.revenueByRegionManifest(), ExampleComponents.revenueByRegionWasm());
+            log.info("deployed {} version {}: package {} with selector '{}'", SAMPLE_BINDING, d.version(), d.packageDigest(),
+                    SAMPLE_SELECTOR);
+        }
     }
 
     /**
