@@ -51,6 +51,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -441,26 +442,16 @@ public final class HttpFront implements AutoCloseable {
                         ErrorCode.UNSUPPORTED_STATEMENT, "this node serves no table administration")));
                 return;
             }
-            String[] parts = path.substring("/admin/tables".length()).split("/", -1);
-            String name = parts.length > 1 ? parts[1] : null;
-            String sub = parts.length > 2 ? parts[2] : null;
-            if (parts.length > 3 || (name != null && name.isEmpty()) || (sub != null && !sub.equals("migrations")
-                    && !sub.equals("migrate"))) {
-                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+            AdminRequest r = adminRequest(ctx, keepAlive, method, path, req, "/admin/tables", Set.of("migrations", "migrate"),
+                    (name, sub) -> name == null ? (method.equals(HttpMethod.GET) ? HttpMethod.GET : HttpMethod.POST)
+                            : sub == null ? (method.equals(HttpMethod.DELETE) ? HttpMethod.DELETE : HttpMethod.GET)
+                            : HttpMethod.POST);
+            if (r == null) {
                 return;
             }
-            HttpMethod allowed = name == null ? (method.equals(HttpMethod.GET) ? HttpMethod.GET : HttpMethod.POST)
-                    : sub == null ? (method.equals(HttpMethod.DELETE) ? HttpMethod.DELETE : HttpMethod.GET) : HttpMethod.POST;
-            if (!method.equals(allowed)) {
-                wrongMethod(ctx, keepAlive, method, path, allowed);
-                return;
-            }
-            String body = Utf8.decode(req.content().nioBuffer()).orElse(null);
-            if (body == null) {
-                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the body is not valid UTF-8"));
-                return;
-            }
+            String name = r.name();
+            String sub = r.sub();
+            String body = r.body();
             TableService tables = admin.tables();
             java.util.function.Supplier<Object> work = () -> {
                 if (name == null && method.equals(HttpMethod.GET)) {
@@ -509,26 +500,15 @@ public final class HttpFront implements AutoCloseable {
                         ErrorCode.UNSUPPORTED_STATEMENT, "this node serves no binding administration")));
                 return;
             }
-            String[] parts = path.substring("/admin/bindings".length()).split("/", -1);
-            String name = parts.length > 1 ? parts[1] : null;
-            String sub = parts.length > 2 ? parts[2] : null;
-            if (parts.length > 3 || (name != null && name.isEmpty()) || (sub != null && !sub.equals("history")
-                    && !sub.equals("rollback"))) {
-                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+            AdminRequest r = adminRequest(ctx, keepAlive, method, path, req, "/admin/bindings", Set.of("history", "rollback"),
+                    (name, sub) -> name == null ? (method.equals(HttpMethod.GET) ? HttpMethod.GET : HttpMethod.POST)
+                            : "rollback".equals(sub) ? HttpMethod.POST : HttpMethod.GET);
+            if (r == null) {
                 return;
             }
-            HttpMethod allowed = name == null ? (method.equals(HttpMethod.GET) ? HttpMethod.GET : HttpMethod.POST)
-                    : "rollback".equals(sub) ? HttpMethod.POST : HttpMethod.GET;
-            if (!method.equals(allowed)) {
-                wrongMethod(ctx, keepAlive, method, path, allowed);
-                return;
-            }
-            String body = Utf8.decode(req.content().nioBuffer()).orElse(null);
-            if (body == null) {
-                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the body is not valid UTF-8"));
-                return;
-            }
+            String name = r.name();
+            String sub = r.sub();
+            String body = r.body();
             BindingService bindings = admin.bindings();
             java.util.function.Supplier<Object> work = () -> {
                 if (name == null && method.equals(HttpMethod.GET)) {
@@ -575,6 +555,38 @@ public final class HttpFront implements AutoCloseable {
             };
             HttpResponseStatus ok = name == null && method.equals(HttpMethod.POST) ? HttpResponseStatus.CREATED : HttpResponseStatus.OK;
             runAdmin(ctx, keepAlive, method, path, ok, work);
+        }
+
+        /** An admin path taken apart: {@code <prefix>[/name[/sub]]}, and the body as text. */
+        private record AdminRequest(String name, String sub, String body) {
+        }
+
+        /**
+         * Takes an admin request apart, or answers it (404 for an unknown path, 405 for a method the path does not
+         * serve, an error for a body that is not UTF-8) and returns null.
+         */
+        private AdminRequest adminRequest(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                                          FullHttpRequest req, String prefix, Set<String> subs,
+                                          java.util.function.BiFunction<String, String, HttpMethod> allowedFor) {
+            String[] parts = path.substring(prefix.length()).split("/", -1);
+            String name = parts.length > 1 ? parts[1] : null;
+            String sub = parts.length > 2 ? parts[2] : null;
+            if (parts.length > 3 || (name != null && name.isEmpty()) || (sub != null && !subs.contains(sub))) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                return null;
+            }
+            HttpMethod allowed = allowedFor.apply(name, sub);
+            if (!method.equals(allowed)) {
+                wrongMethod(ctx, keepAlive, method, path, allowed);
+                return null;
+            }
+            String body = Utf8.decode(req.content().nioBuffer()).orElse(null);
+            if (body == null) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the body is not valid UTF-8"));
+                return null;
+            }
+            return new AdminRequest(name, sub, body);
         }
 
         /** Runs an admin request's blocking work on the admin threads and answers with its result as JSON. */

@@ -172,6 +172,7 @@ class DeployIT {
 
         Map<Long, AtomicInteger> seen = new ConcurrentHashMap<>();
         AtomicInteger stale = new AtomicInteger();
+        List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
         AtomicBoolean stop = new AtomicBoolean();
         ExecutorService callers = Executors.newFixedThreadPool(8);
         CountDownLatch started = new CountDownLatch(8);
@@ -183,9 +184,11 @@ class DeployIT {
                     try (Connection c = Cluster.connect(node); Statement s = c.createStatement()) {
                         started.countDown();
                         while (!stop.get()) {
+                            long t0 = System.nanoTime();
                             try {
                                 seen.computeIfAbsent(total(s, "swap"), k -> new AtomicInteger()).incrementAndGet();
                             } catch (java.sql.SQLException e) {
+                                failures.add((System.nanoTime() - t0) / 1_000_000 + " ms: " + e.getMessage().lines().findFirst().orElse(""));
                                 assertThat(e.getMessage()).as("only a stale target may fail a call").contains("thresher_code=7001");
                                 stale.incrementAndGet();
                             }
@@ -195,14 +198,17 @@ class DeployIT {
                 }));
             }
             assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+            // the calls are warm (the first ones of a JVM compile the guest): every thread has had answers
+            awaitResults(seen, everyRow, 8);
             for (int round = 0; round < 6; round++) {
+                long expected = round % 2 == 0 ? expectedSome : everyRow;
+                int before = seen.getOrDefault(expected, new AtomicInteger()).get();
                 if (round % 2 == 0) {
                     bindings.deploy(DevCluster.TENANT, "test", manifest("swap", 2, some).getBytes(StandardCharsets.UTF_8), wasm);
                 } else {
                     bindings.rollback(DevCluster.TENANT, "swap", first.version(), "test");
                 }
-                Thread.sleep(400); // let calls run on this version; nothing is asserted on the time
-
+                awaitResults(seen, expected, before + 8); // answers of the new version, while the threads go on calling
             }
             stop.set(true);
             for (Future<?> f : running) {
@@ -214,7 +220,8 @@ class DeployIT {
         }
         assertThat(seen.keySet()).as("every result counts every row or exactly the rows of amount >= 500")
                 .isSubsetOf(everyRow, expectedSome);
-        assertThat(seen.keySet()).containsExactlyInAnyOrder(everyRow, expectedSome);
+        assertThat(seen.keySet()).as("results %s, stale refusals %d %s, versions %s", seen, stale.get(), failures,
+                bindings.history(DevCluster.TENANT, "swap")).containsExactlyInAnyOrder(everyRow, expectedSome);
         assertThat(bindings.history(DevCluster.TENANT, "swap")).filteredOn(v -> v.note() != null)
                 .allSatisfy(v -> assertThat(v.note()).isEqualTo("rollback to version " + first.version()));
     }
@@ -262,6 +269,15 @@ class DeployIT {
             var history = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/history")).GET().build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(history.body())).hasSize(1);
+        }
+    }
+
+    /** Waits (at most 60 s) until at least {@code n} answers counted {@code total} rows. */
+    private static void awaitResults(Map<Long, AtomicInteger> seen, long total, int n) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (seen.getOrDefault(total, new AtomicInteger()).get() < n) {
+            assertThat(System.nanoTime()).as("waiting for %d answers counting %d rows; seen %s", n, total, seen).isLessThan(until);
+            Thread.sleep(5);
         }
     }
 
