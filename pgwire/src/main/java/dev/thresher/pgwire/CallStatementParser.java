@@ -19,7 +19,7 @@ import java.util.Locale;
  * insert     := INSERT any                           -- kept as written for the table service
  * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
  * binding    := (CREATE | ALTER) BINDING any          -- kept as written for the binding service
- * call       := CALL BINDING name '(' argument ( '::' (json | jsonb) )? ')'
+ * call       := CALL BINDING name '(' ( argument ( '::' (json | jsonb) )? )? ')'   -- no argument: '{}'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
  * argument   := '\'' ( any but '\'' | '\'\'' )* '\''   -- standard_conforming_strings: no backslash escapes
@@ -42,7 +42,7 @@ import java.util.Locale;
  * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
  */
 final class CallStatementParser {
-    static final String USAGE = "Thresher accepts CALL BINDING name('<json>') or CALL BINDING name($1), COPY table FROM STDIN,"
+    static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
             + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
             + " CREATE/ALTER BINDING, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
@@ -141,6 +141,10 @@ final class CallStatementParser {
         skipTrivia();
         expect('(');
         skipTrivia();
+        if (!atEnd() && peek() == ')') {
+            pos++; // no arguments: the empty JSON object
+            return new ParsedStatement.Call(name, new ParsedStatement.Argument.Literal("{}"));
+        }
         ParsedStatement.Argument argument = argument();
         skipTrivia();
         if (sql.startsWith("::", pos)) {

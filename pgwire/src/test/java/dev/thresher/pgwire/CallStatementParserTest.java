@@ -21,6 +21,13 @@ class CallStatementParserTest {
     }
 
     @Test
+    void emptyParenthesesCallWithTheEmptyObject() {
+        assertThat(CallStatementParser.parse("CALL BINDING total_sales( /* none */ )"))
+                .isEqualTo(new ParsedStatement.Call("total_sales", new Literal("{}")));
+        assertThat(CallStatementParser.parse("call binding x()").parameterCount()).isZero();
+    }
+
+    @Test
     void parsesParameterCall() {
         ParsedStatement statement = CallStatementParser.parse("call binding x($1)");
         assertThat(statement).isEqualTo(new ParsedStatement.Call("x", new Parameter(1)));
@@ -121,7 +128,7 @@ class CallStatementParserTest {
         "CALL BINDING",
         "CALL BINDING x",
         "CALL BINDING x(",
-        "CALL BINDING x()",
+        "CALL BINDING x() extra",
         "CALL BINDING x('{}'",
         "CALL BINDING x('{})",
         "CALL BINDING x({})",
