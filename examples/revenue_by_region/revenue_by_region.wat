@@ -32,7 +32,9 @@
   (import "wasi_snapshot_preview1" "fd_read"
     (func $fd_read (param $fd i32) (param $iovs i32) (param $iovs_len i32) (param $nread i32) (result i32)))
 
-  (memory (export "memory") 1)
+  ;; at most 16 MiB (256 pages): the input area, one batch of at most 8 MiB, and the tables. A cell reserves its
+  ;; memory maximum against the node's guest memory budget, so a guest declares one it can live within.
+  (memory (export "memory") 1 256)
 
   ;; ---- constant data ------------------------------------------------------------------------
   (data (i32.const 256) "region")   ;; 6 bytes

@@ -41,6 +41,16 @@ public final class CellHost implements AutoCloseable {
     private final Watchdog watchdog = new Watchdog();
     private final ConcurrentHashMap<String, CellSeat> seats = new ConcurrentHashMap<>();
     private final AtomicLong guestStarts = new AtomicLong();
+    /** Guest memory the live cells reserve, against {@code limits.guestMemoryBudgetBytes}; guarded by {@link #budget}. */
+    private long reserved;
+    private final Object budget = new Object();
+    private final AtomicLong evictions = new AtomicLong();
+    private final java.util.concurrent.ScheduledExecutorService sweeper =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "cell-sweeper");
+                t.setDaemon(true);
+                return t;
+            });
     /** ABI versions read from components' binaries, by digest (kept as long as the component's seats). */
     private final ConcurrentHashMap<String, Integer> abiVersions = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -48,6 +58,8 @@ public final class CellHost implements AutoCloseable {
     CellHost(Limits limits, WasmEngine engine) {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.engine = Objects.requireNonNull(engine, "engine");
+        long every = Math.max(1_000, limits.activationLeaseMs() / 4);
+        sweeper.scheduleWithFixedDelay(this::evictIdle, every, every, TimeUnit.MILLISECONDS);
         String name = engine.implementationName();
         LOG.debug("guest engine: {}", name);
         if (!engine.optimizing()) {
@@ -159,6 +171,7 @@ public final class CellHost implements AutoCloseable {
             }
         }
         seats.clear();
+        sweeper.shutdownNow();
         watchdog.close();
         engine.close();
     }
@@ -179,21 +192,113 @@ public final class CellHost implements AutoCloseable {
             checkOpen();
             if (seat.cell == null) {
                 checkDeadline(deadline, "before instantiating the component");
-                seat.cell = Cell.open(engine, c, limits, watchdog, deadline);
+                long reservation = GuestModuleCheck.memoryMaximumBytes(c.wasm(), limits.guestMemoryMaxBytes());
+                admit(seat, reservation);
+                try {
+                    seat.cell = Cell.open(engine, c, limits, watchdog, deadline);
+                    seat.reserved = reservation;
+                } catch (RuntimeException | Error e) {
+                    release(reservation);
+                    throw e;
+                }
             }
+            seat.lastUsedNanos = System.nanoTime();
             Cell cell = seat.cell;
             checkDeadline(deadline, "before invoking the guest");
             guestStarts.incrementAndGet();
             try {
                 return call.apply(cell);
             } finally {
+                seat.lastUsedNanos = System.nanoTime();
                 if (cell.broken()) {
-                    seat.cell = null;
-                    cell.close();
+                    discard(seat);
                 }
             }
         } finally {
             seat.lock.unlock();
+        }
+    }
+
+    /**
+     * Reserves a new cell's memory against the node's budget, evicting idle cells (least recently used first)
+     * until it fits; refuses, before any guest code, when it cannot.
+     */
+    private void admit(CellSeat admitting, long bytes) {
+        synchronized (budget) {
+            while (reserved + bytes > limits.guestMemoryBudgetBytes()) {
+                CellSeat victim = null;
+                for (CellSeat s : seats.values()) {
+                    if (s != admitting && s.cell != null && (victim == null || s.lastUsedNanos - victim.lastUsedNanos < 0)
+                            && !s.lock.isLocked()) {
+                        victim = s;
+                    }
+                }
+                if (victim == null) {
+                    throw notStarted(ErrorCode.CELL_UNAVAILABLE, "this node's guest memory budget is full: " + reserved
+                            + " of " + limits.guestMemoryBudgetBytes() + " bytes reserved by cells in use, and a cell of this"
+                            + " component needs " + bytes + " (limits.guestMemoryBudgetBytes); retry, or declare a smaller"
+                            + " memory maximum");
+                }
+                evict(victim); // when someone took it meanwhile, the next round looks again
+            }
+            reserved += bytes;
+        }
+    }
+
+    private void release(long bytes) {
+        synchronized (budget) {
+            reserved -= bytes;
+        }
+    }
+
+    /** Closes a seat's cell and gives its memory back; the caller holds the seat's lock. */
+    private void discard(CellSeat seat) {
+        Cell cell = seat.cell;
+        if (cell != null) {
+            seat.cell = null;
+            cell.close();
+            release(seat.reserved);
+            seat.reserved = 0;
+        }
+    }
+
+    /** Evicts an idle seat's cell if nobody holds the seat; returns whether it did. */
+    private boolean evict(CellSeat seat) {
+        if (!seat.lock.tryLock()) {
+            return false;
+        }
+        try {
+            if (seat.cell == null) {
+                return false;
+            }
+            discard(seat);
+            evictions.incrementAndGet();
+            return true;
+        } finally {
+            seat.lock.unlock();
+        }
+    }
+
+    /** Evicts the cells idle for longer than {@code limits.activationLeaseMs}. */
+    private void evictIdle() {
+        long now = System.nanoTime();
+        long idle = TimeUnit.MILLISECONDS.toNanos(limits.activationLeaseMs());
+        for (CellSeat s : seats.values()) {
+            if (s.cell != null && now - s.lastUsedNanos > idle) {
+                evict(s);
+            }
+        }
+    }
+
+    /** Cells evicted so far, for the budget or for idleness. */
+    public long evictions() {
+        return evictions.get();
+    }
+
+    /** Guest memory the live cells reserve now. */
+    public long reservedBytes() {
+        synchronized (budget) {
+            return reserved;
         }
     }
 
@@ -245,7 +350,11 @@ public final class CellHost implements AutoCloseable {
     /** A digest's place on this host: the lock callers queue on, and the cell once instantiated. */
     private static final class CellSeat {
         final ReentrantLock lock = new ReentrantLock(true);
-        /** Written under {@link #lock}; volatile only so that {@link #liveCells()} and close() see it. */
+        /** Written under {@link #lock}; volatile only so that {@link #liveCells()}, eviction and close() see it. */
         volatile Cell cell;
+        /** The guest memory the cell reserves; written under {@link #lock}. */
+        long reserved;
+        /** When the cell last served (nanoTime), for least-recently-used eviction. */
+        volatile long lastUsedNanos;
     }
 }

@@ -166,6 +166,23 @@ public final class GuestModuleCheck {
         return new Problems(exportProblems, importProblems, memoryProblems);
     }
 
+    /**
+     * The memory a cell of this module may come to hold: its memory's declared maximum, capped at
+     * {@code capBytes} (the cap when it declares none, or when the binary cannot be read).
+     */
+    static long memoryMaximumBytes(byte[] wasm, long capBytes) {
+        try {
+            Facts facts = Facts.read(wasm);
+            long most = 0;
+            for (long[] m : facts.memories) {
+                most = Math.max(most, m[1] < 0 ? capBytes : Math.min(capBytes, m[1] * WasmMemoryCap.PAGE_BYTES));
+            }
+            return facts.memories.isEmpty() ? WasmMemoryCap.PAGE_BYTES : Math.max(most, WasmMemoryCap.PAGE_BYTES);
+        } catch (IndexOutOfBoundsException | IllegalStateException e) {
+            return capBytes;
+        }
+    }
+
     private static final String[] KINDS = {"function", "table", "memory", "global", "tag"};
 
     /** One import: its names, its kind (0 function, 1 table, 2 memory, 3 global, 4 tag) and, for a function, its type. */

@@ -42,6 +42,9 @@ import java.util.function.Function;
  * @param topologyPollMs how often a node re-reads bindings and topology into its cache whatever notifications
  *        it got: a change whose notification was lost is seen within this long
  * @param packageMaxBytes bytes of one component module a deploy accepts
+ * @param guestMemoryBudgetBytes guest memory one node's cells may reserve in all: each cell reserves its
+ *        memory maximum (the module's, capped by {@code guestMemoryMaxBytes}); past it idle cells are evicted,
+ *        and a cell that still does not fit is refused ({@code CELL_UNAVAILABLE}, retryable)
  */
 public record Limits(
         long callDeadlineMs,
@@ -71,12 +74,13 @@ public record Limits(
         int httpMaxConnections,
         long guestMemoryMaxBytes,
         long topologyPollMs,
-        int packageMaxBytes) {
+        int packageMaxBytes,
+        long guestMemoryBudgetBytes) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20, 1_000, 16 << 20);
+            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -101,6 +105,11 @@ public record Limits(
         positive(p, "partialKeyMaxBytes", partialKeyMaxBytes);
         positive(p, "resultMaxBytes", resultMaxBytes);
         positive(p, "packageMaxBytes", packageMaxBytes);
+        positive(p, "guestMemoryBudgetBytes", guestMemoryBudgetBytes);
+        if (guestMemoryBudgetBytes < guestMemoryMaxBytes) {
+            p.add("guestMemoryBudgetBytes (" + guestMemoryBudgetBytes + ") is smaller than guestMemoryMaxBytes ("
+                    + guestMemoryMaxBytes + "): a guest of the largest memory could never be admitted");
+        }
         positive(p, "wireMaxFrameBytes", wireMaxFrameBytes);
         positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
         positive(p, "wireConnectTimeoutMs", wireConnectTimeoutMs);
@@ -182,7 +191,7 @@ public record Limits(
                     toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
                     toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
                     toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
-                    v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"));
+                    v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"), v.apply("guestMemoryBudgetBytes"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }
