@@ -183,6 +183,11 @@ public final class GuestModuleCheck {
         }
     }
 
+    /** The module's exported functions and their types, from its binary; malformed input throws unchecked. */
+    static Map<String, WasmSignatures.FuncType> exportedFunctions(byte[] wasm) {
+        return Facts.read(wasm).exports;
+    }
+
     private static final String[] KINDS = {"function", "table", "memory", "global", "tag"};
 
     /** One import: its names, its kind (0 function, 1 table, 2 memory, 3 global, 4 tag) and, for a function, its type. */

@@ -3,14 +3,14 @@ package dev.thresher.cellhost;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The types of a module's exported functions, read from its binary (type, import, function and
- * export sections; WebAssembly core specification, section 5.5). The engine validates the module;
- * this only lets the host check the guest ABI's signatures before any export is called.
+ * Function types as the binary encodes them, and a module's exported functions with theirs (read from
+ * its type, import, function and export sections by {@link GuestModuleCheck}; WebAssembly core
+ * specification, section 5.5). The engine validates the module; this only lets the host check the guest
+ * ABI's signatures before any export is called.
  */
 final class WasmSignatures {
     static final byte I32 = 0x7f;
@@ -50,10 +50,7 @@ final class WasmSignatures {
         }
     }
 
-    private final WasmReader r;
-
-    private WasmSignatures(byte[] wasm) {
-        this.r = new WasmReader(wasm);
+    private WasmSignatures() {
     }
 
     /**
@@ -63,69 +60,9 @@ final class WasmSignatures {
      */
     static Map<String, FuncType> exportedFunctions(byte[] wasm) {
         try {
-            return new WasmSignatures(wasm).read();
+            return GuestModuleCheck.exportedFunctions(wasm);
         } catch (IndexOutOfBoundsException | IllegalStateException e) {
             throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "the module binary cannot be read: " + e.getMessage());
         }
-    }
-
-    private Map<String, FuncType> read() {
-        if (!r.hasMagic()) {
-            throw new IllegalStateException("no \\0asm magic");
-        }
-        r.pos = 8;
-        List<FuncType> types = new ArrayList<>();
-        List<Integer> functionTypes = new ArrayList<>(); // type index per function index, imports first
-        Map<String, Integer> exported = new HashMap<>();
-        while (!r.atEnd()) {
-            int id = r.u8();
-            int size = r.u32();
-            int end = r.pos + size;
-            switch (id) {
-                case 1 -> {
-                    for (int n = r.u32(); n > 0; n--) {
-                        if (r.u8() != 0x60) {
-                            throw new IllegalStateException("a type is not a function type");
-                        }
-                        types.add(new FuncType(valueTypes(), valueTypes()));
-                    }
-                }
-                case 2 -> {
-                    for (int n = r.u32(); n > 0; n--) {
-                        r.name();
-                        r.name();
-                        r.skipImportDescription(functionTypes::add);
-                    }
-                }
-                case 3 -> {
-                    for (int n = r.u32(); n > 0; n--) {
-                        functionTypes.add(r.u32());
-                    }
-                }
-                case 7 -> {
-                    for (int n = r.u32(); n > 0; n--) {
-                        String name = r.name();
-                        int kind = r.u8();
-                        int index = r.u32();
-                        if (kind == 0) {
-                            exported.put(name, index);
-                        }
-                    }
-                }
-                default -> { }
-            }
-            r.pos = end;
-        }
-        Map<String, FuncType> result = new HashMap<>();
-        exported.forEach((name, index) -> result.put(name, types.get(functionTypes.get(index))));
-        return result;
-    }
-
-    private List<Byte> valueTypes() {
-        List<Byte> t = new ArrayList<>();
-        for (int n = r.u32(); n > 0; n--) {
-            t.add((byte) r.u8());
-        }
-        return List.copyOf(t);
     }
 }
