@@ -355,11 +355,18 @@ class ContractIT {
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
                 ErrorCode.SLOT_STALE, "40001"), CALLERS);
         await(() -> leader.failpoints().fired(Failpoint.BEFORE_SLOT_PUBLISH) == 1, "slot 6 is about to publish", failed);
+        // The leader's lease keeper is frozen first: otherwise it may notice the new epoch and give the lease up
+        // before the slot publishes (TARGET_STALE, the lease lost), and the publish fence under test is not reached.
+        leader.failpoints().arm(Failpoint.LEASE_RENEW, 1, Action.halt());
+        CompletableFuture<List<Integer>> frozenRenewal = CompletableFuture.supplyAsync(() -> leader.leases().renew(), CALLERS);
+        await(() -> leader.failpoints().fired(Failpoint.LEASE_RENEW) == 1, "the leader's lease keeper is frozen", failed);
         try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
             assertThat(s.executeUpdate("UPDATE partitions SET epoch = epoch + 1 WHERE partition_id = 6")).isEqualTo(1);
         }
         leader.failpoints().release(hold);
         failed.get(30, TimeUnit.SECONDS);
+        leader.failpoints().disarm(Failpoint.LEASE_RENEW);
+        frozenRenewal.get(30, TimeUnit.SECONDS);
         // The leader takes its lease again under the new epoch; calls are served again.
         leader.leases().renew();
         assertThat(call(0, "row_count")).isEqualTo(ROWS);
