@@ -375,6 +375,13 @@ public final class HostRunExecutor implements HostRunHandler {
                 Binding b = catalog.binding(request.tenant(), request.bindingName(), request.bindingVersion())
                         .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "binding "
                                 + request.bindingName() + " version " + request.bindingVersion() + " is not known here"));
+                java.util.OptionalInt newest = catalog.currentVersion(request.tenant(), request.bindingName());
+                if (newest.isPresent() && newest.getAsInt() > request.bindingVersion()) {
+                    // The call could not publish (publication needs its version to be current): no guest runs for it.
+                    throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " has version "
+                            + newest.getAsInt() + ", newer than the call's version " + request.bindingVersion()
+                            + "; refused before any guest code");
+                }
                 if (!b.componentDigest().equals(request.componentDigest())) {
                     throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " version "
                             + request.bindingVersion() + " pins " + b.componentDigest() + ", not "

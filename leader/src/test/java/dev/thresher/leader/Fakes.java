@@ -98,6 +98,12 @@ final class Fakes {
         public Optional<Binding> binding(String tenant, String name, int version) {
             return Optional.ofNullable(versions.get(tenant + "/" + name + "/" + version));
         }
+
+        @Override
+        public java.util.OptionalInt currentVersion(String tenant, String name) {
+            return versions.values().stream().filter(b -> b.tenant().equals(tenant) && b.name().equals(name))
+                    .mapToInt(Binding::version).max();
+        }
     }
 
     /** The partitions this node leads, and leases that lapse after some checks. */

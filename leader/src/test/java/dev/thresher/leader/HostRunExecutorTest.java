@@ -197,6 +197,19 @@ class HostRunExecutorTest {
     }
 
     @Test
+    void aCallWhoseBindingHasANewerVersionHereIsRefusedStaleBeforeAnyRead() throws Exception {
+        bindings.with(new Binding("t", "b", 4, DIGEST, Selector.parse("SELECT region FROM orders")));
+
+        HostRunReply reply = run(request(0, 1));
+
+        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+                "has version 4, newer than the call's version 3"));
+        assertThat(reader.reads).isEmpty();
+        assertThat(guests.runs).isEmpty();
+        assertThat(journal.publishes).isEmpty();
+    }
+
+    @Test
     void aPagedGuestGetsEveryBatchOfItsPartitionFromOneOpenReadThatIsClosedAfterward() throws Exception {
         guests.abiVersion = 2;
         reader.pages = 4;
