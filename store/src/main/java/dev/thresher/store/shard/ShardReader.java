@@ -160,8 +160,28 @@ public final class ShardReader {
         return sb.append(" LIMIT ?").toString();
     }
 
+    /**
+     * One SELECT in a transaction that is rolled back, never committed: whatever the read did to the session
+     * (a view whose columns call {@code set_config}, say) is undone with it, so nothing of one binding's read
+     * survives on the pooled connection into another's.
+     */
     private ShardBatch readJdbc(Connection c, String sql, Partition partition, Selector selector, int maxRows,
                                 int maxBytes, long remainingMs, long started) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            return readJdbcInTransaction(c, sql, partition, selector, maxRows, maxBytes, remainingMs, started);
+        } finally {
+            try {
+                c.rollback();
+                c.setAutoCommit(true);
+            } catch (SQLException e) {
+                close(c); // a connection that cannot be put back as it came is not put back
+            }
+        }
+    }
+
+    private ShardBatch readJdbcInTransaction(Connection c, String sql, Partition partition, Selector selector, int maxRows,
+                                             int maxBytes, long remainingMs, long started) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setQueryTimeout(seconds(remainingMs));
             ps.setInt(1, partition.slotLo());
@@ -280,7 +300,7 @@ public final class ShardReader {
                 throw e;
             }
             parser.finish();
-            c.commit();
+            c.rollback(); // read only, and whatever the read did to the session is undone (see readJdbc)
             committed = true;
         } finally {
             restore(c, out, committed, networkTimeout);
