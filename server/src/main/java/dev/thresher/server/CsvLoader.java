@@ -111,16 +111,20 @@ public final class CsvLoader {
      * @param columns the columns each row holds, in order; empty for all of the table's
      * @param skipHeader the first line is a header (CSV's HEADER) and is skipped
      * @param nullString the text of a NULL ({@code ""} unquoted in CSV, {@code \N} in text)
+     * @param ready told the number of columns per row once the table and columns are checked, before
+     *     {@code data} is read (a COPY's CopyInResponse)
      */
     public Loaded copy(String tenant, String table, List<String> columns, boolean csv, boolean skipHeader, char delimiter,
-                       String nullString, Reader data) throws IOException {
+                       String nullString, java.util.function.IntConsumer ready, Reader data) throws IOException {
         Target target = target(tenant, table);
+        List<String> loaded = columns(target, columns);
+        ready.accept(loaded.size());
         Records reader = csv ? new CsvReader(new BufferedReader(data, 1 << 16), delimiter, nullString)
                 : new TextReader(new BufferedReader(data, 1 << 16), delimiter, nullString);
         if (skipHeader) {
             reader.next();
         }
-        return load(target, columns(target, columns), reader);
+        return load(target, loaded, reader);
     }
 
     /** Loads rows given as fields ({@code INSERT ... VALUES} over pgwire); a record's line is its row number. */
@@ -194,11 +198,6 @@ public final class CsvLoader {
         }
         Map<Integer, String> urls = admin.shardUrls();
         return new Target(table, key, bySlot, urls, columnsOf(urls.get(partitions.get(0).shardId()), table), started);
-    }
-
-    /** The columns of {@code table} on its shard databases, for a COPY's CopyInResponse; checks it exists. */
-    public List<String> columns(String tenant, String table) {
-        return target(tenant, table).tableColumns();
     }
 
     private Loaded load(Target target, List<String> columns, Records reader) throws IOException {

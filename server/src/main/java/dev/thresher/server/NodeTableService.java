@@ -170,14 +170,11 @@ final class NodeTableService implements TableService, AutoCloseable {
 
     @Override
     public long copyFrom(String tenant, String user, CopySpec spec, IntConsumer ready, InputStream data) {
-        CsvLoader loader = loader();
-        List<String> columns = spec.columns().isEmpty() ? loader.columns(tenant, spec.table()) : spec.columns();
-        ready.accept(columns.size());
         InputStreamReader text = new InputStreamReader(data, StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT));
         try {
-            return loader.copy(tenant, spec.table(), spec.columns(), spec.csv(), spec.header(), spec.delimiter(),
-                    spec.nullString(), text).rows();
+            return loader().copy(tenant, spec.table(), spec.columns(), spec.csv(), spec.header(), spec.delimiter(),
+                    spec.nullString(), ready, text).rows();
         } catch (java.nio.charset.CharacterCodingException e) {
             throw new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "COPY data is not valid UTF-8", e);
         } catch (IOException e) {
