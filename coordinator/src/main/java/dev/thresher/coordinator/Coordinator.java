@@ -17,6 +17,7 @@ import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
+import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.control.ControlStore.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
@@ -43,7 +44,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -85,7 +85,8 @@ public final class Coordinator implements CallService {
     private final ExecutorService callExecutor;
     private final ExecutorService guestExecutor;
     private final Failpoints failpoints;
-    private final Semaphore hostPool;
+    /** Host requests out at once, shared fairly among bindings (docs/contract.md, "fair shares"). */
+    private final FairPlaces hostPool;
     private final AtomicLong requestIds = new AtomicLong();
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong failedSlots = new AtomicLong();
@@ -112,7 +113,7 @@ public final class Coordinator implements CallService {
         this.callExecutor = callExecutor;
         this.guestExecutor = guestExecutor;
         this.failpoints = failpoints;
-        this.hostPool = new Semaphore(limits.shardConcurrency(), true);
+        this.hostPool = FairPlaces.of(limits);
     }
 
     @Override
@@ -272,16 +273,18 @@ public final class Coordinator implements CallService {
             if (call.stopped()) {
                 break;
             }
-            if (!admit(call)) {
-                call.stop(new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot "
-                        + group.get(0).slotIndex() + " was admitted"));
+            FairPlaces.Permit place;
+            try {
+                place = admit(call, group.get(0), "");
+            } catch (ThresherException e) {
+                call.stop(e);
                 break;
             }
             if (call.stopped()) {
-                hostPool.release(); // a failure settled while this request waited for the pool: not admitted
+                place.close(); // a failure settled while this request waited for the pool: not admitted
                 break;
             }
-            started.add(CompletableFuture.supplyAsync(() -> runHost(call, group), callExecutor));
+            started.add(CompletableFuture.supplyAsync(() -> runHost(call, group, place), callExecutor));
         }
         Map<Integer, ThresherException> failures = new TreeMap<>();
         for (CompletableFuture<List<SlotResult>> f : started) {
@@ -300,14 +303,31 @@ public final class Coordinator implements CallService {
         }
     }
 
-    private boolean admit(CallRun call) {
-        long waitNanos = call.deadline.remainingNanos();
+    /**
+     * A place in the node's pool for the call's next host request, the one of {@code first}'s leader, in the
+     * fair share of the binding toward that host (a binding slow on one host is not slowed toward the others).
+     * A request out holds its place until its leader answers; leaders answer busy rather than queue a shard
+     * run past {@code limits.admissionWaitMs}, so places come free while the deadline lasts.
+     *
+     * @throws ThresherException {@code DEADLINE_EXCEEDED} when the deadline passed first
+     */
+    private FairPlaces.Permit admit(CallRun call, ShardTarget first, String again) {
+        int slotIndex = first.slotIndex();
+        long now = System.nanoTime();
+        long until = now + call.deadline.remainingNanos();
+        String binding = call.request.tenant() + "/" + call.request.bindingName();
+        FairPlaces.Permit place;
         try {
-            return waitNanos > 0 && hostPool.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
+            place = until - now > 0 ? hostPool.acquire(binding, binding + "@" + first.leader().hostId(), until) : null;
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted while dispatching", ie);
         }
+        if (place == null) {
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot " + slotIndex
+                    + " was admitted" + again);
+        }
+        return place;
     }
 
     /**
@@ -315,22 +335,26 @@ public final class Coordinator implements CallService {
      * way {@link RetryPolicy} allows are re-resolved (the pool place given up while they wait for a
      * leader) and sent again, grouped by their new leader.
      */
-    private List<SlotResult> runHost(CallRun call, List<ShardTarget> group) {
+    private List<SlotResult> runHost(CallRun call, List<ShardTarget> group, FairPlaces.Permit admitted) {
         Map<Integer, Integer> attempt = new HashMap<>();
         group.forEach(t -> attempt.put(t.slotIndex(), 1));
         List<SlotResult> results = new ArrayList<>();
         List<List<ShardTarget>> toSend = new ArrayList<>(List.of(group));
-        boolean holding = true;
+        FairPlaces.Permit place = admitted;
         while (!toSend.isEmpty()) {
             List<ShardTarget> targets = toSend.remove(0);
-            if (!holding) {
-                if (!admit(call)) {
-                    targets.forEach(t -> results.add(new SlotResult(t, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
-                            "deadline passed before slot " + t.slotIndex() + " was admitted again"))));
+            if (place == null) {
+                try {
+                    place = admit(call, targets.get(0), " again");
+                } catch (ThresherException e) {
+                    targets.forEach(t -> results.add(new SlotResult(t, e.code() == ErrorCode.DEADLINE_EXCEEDED
+                            ? new ThresherException(e.code(), "deadline passed before slot " + t.slotIndex()
+                                    + " was admitted again") : e)));
                     continue;
                 }
                 if (call.stopped()) {
-                    hostPool.release();
+                    place.close();
+                    place = null;
                     targets.forEach(t -> results.add(new SlotResult(t, call.stopCause(), true)));
                     continue;
                 }
@@ -342,8 +366,8 @@ public final class Coordinator implements CallService {
             try {
                 judge(call, send(call, targets, attempt), attempt, retry, results);
             } finally {
-                hostPool.release();
-                holding = false;
+                place.close();
+                place = null;
             }
             Map<String, List<ShardTarget>> regrouped = new LinkedHashMap<>();
             for (Map.Entry<ShardTarget, ThresherException> r : retry.entrySet()) {

@@ -11,6 +11,7 @@ import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
+import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.control.ControlStore.SlotFence;
 import dev.thresher.store.control.ControlStore.SlotPublication;
@@ -32,6 +33,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -75,6 +77,12 @@ public final class HostRunExecutor implements HostRunHandler {
     private final AtomicLong replays = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
     private final AtomicLong stopsReceived = new AtomicLong();
+    private final AtomicLong busy = new AtomicLong();
+    /** The shard pool's places, shared fairly among bindings; {@link #executor} has as many threads. */
+    private final FairPlaces places;
+    /** Host requests wait for a place here, one virtual thread each. */
+    private final ExecutorService admissions = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("shard-admission-", 0).factory());
     /** Calls whose coordinator stopped admitting, until when (nanoTime) to remember them. */
     private final ConcurrentHashMap<String, Long> stoppedCalls = new ConcurrentHashMap<>();
 
@@ -98,6 +106,7 @@ public final class HostRunExecutor implements HostRunHandler {
         this.cells = cells;
         this.limits = limits;
         this.executor = executor;
+        this.places = FairPlaces.of(limits);
         this.readers = readers;
         this.failpoints = failpoints;
     }
@@ -105,7 +114,60 @@ public final class HostRunExecutor implements HostRunHandler {
     @Override
     public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
         Deadline deadline = Deadline.afterMicros(receivedNanos, request.remainingBudgetMicros());
-        return CompletableFuture.supplyAsync(() -> execute(request, deadline), executor);
+        String key = request.tenant() + "/" + request.bindingName();
+        // A place of the shard pool first, in the binding's fair share, waited for on a virtual thread: the
+        // pool's threads only ever run admitted requests.
+        return CompletableFuture.supplyAsync(() -> admit(request, key, deadline), admissions).thenCompose(place -> {
+            if (place instanceof HostRunReply refused) {
+                return CompletableFuture.completedFuture(refused);
+            }
+            FairPlaces.Permit permit = (FairPlaces.Permit) place;
+            try {
+                return CompletableFuture.supplyAsync(() -> {
+                    try (permit) {
+                        return execute(request, deadline, null);
+                    }
+                }, executor);
+            } catch (RuntimeException e) { // the pool was shut down
+                permit.close();
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * A place of the shard pool for {@code request}, or the reply refusing all its slots before any guest
+     * code: {@code CELL_UNAVAILABLE} when none was free within {@code limits.admissionWaitMs}, the
+     * deadline when that came first.
+     */
+    private Object admit(HostRunRequest request, String key, Deadline deadline) {
+        long now = System.nanoTime();
+        long deadlineAt = now + deadline.remainingNanos();
+        long until = Math.min(deadlineAt, now + TimeUnit.MILLISECONDS.toNanos(limits.admissionWaitMs()));
+        FairPlaces.Permit place;
+        try {
+            place = until - now > 0 ? places.acquire(key, until) : null;
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            place = null;
+        }
+        if (place != null) {
+            return place;
+        }
+        busy.incrementAndGet();
+        ThresherException why = System.nanoTime() - deadlineAt >= 0
+                ? new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before " + hostId
+                        + " admitted the shard run")
+                : new ThresherException(ErrorCode.CELL_UNAVAILABLE, hostId + " busy: no shard place within "
+                        + limits.admissionWaitMs() + " ms (limits.admissionWaitMs); binding " + request.bindingName()
+                        + " " + places.describe(key, key));
+        // no guest code: journaled outcomes (a redelivery) are still replayed, the other slots refused
+        return execute(request, deadline, why);
+    }
+
+    /** Host requests refused because no shard place was free in time (busy or deadline), before any guest code. */
+    public long busyRefusals() {
+        return busy.get();
     }
 
     /** Slots refused before any guest code ran (stale target, deadline, failpoint, not run after an earlier failure, ...). */
@@ -158,7 +220,11 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    private HostRunReply execute(HostRunRequest request, Deadline deadline) {
+    /**
+     * @param refused when not null, the answer of every slot not journaled yet: no read, no guest (the request
+     *     was not admitted)
+     */
+    private HostRunReply execute(HostRunRequest request, Deadline deadline, ThresherException refused) {
         Map<String, JournalEntry> journaled;
         try {
             journaled = control.journaled(request.tenant(), request.slots().stream().map(SlotRun::wireId).toList());
@@ -172,7 +238,7 @@ public final class HostRunExecutor implements HostRunHandler {
         // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
         for (SlotRun slot : request.slots()) {
-            if (!journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
+            if (refused == null && !journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
                 reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
             }
         }
@@ -185,6 +251,10 @@ public final class HostRunExecutor implements HostRunHandler {
             Ran r;
             if (replay != null) {
                 r = replay(slot, replay);
+            } else if (refused != null) {
+                refusals.incrementAndGet();
+                ran.add(Ran.answered(SlotOutcome.failed(slot, refused, false), slot));
+                continue;
             } else if (stop != null) {
                 refusals.incrementAndGet();
                 ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "

@@ -20,6 +20,9 @@ import dev.thresher.wire.WireMessage.SlotOutcome;
 import dev.thresher.wire.WireMessage.SlotRun;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -407,11 +410,55 @@ class HostRunExecutorTest {
     }
 
     @Test
+    void aBindingHoldsItsShareOfTheShardPoolBesideAnotherAndANodeThatCannotAdmitInTimeAnswersBusy() throws Exception {
+        Limits limits = Limits.fromProperties(Map.of("limits.shardConcurrency", "3", "limits.bindingSharePercent", "33",
+                "limits.admissionWaitMs", "200"));
+        ExecutorService three = Executors.newFixedThreadPool(3);
+        executor = new HostRunExecutor("h1", journal, bindings, leases, reader, guests, limits, three, new Fakes.Direct(),
+                failpoints);
+        bindings.with(new Binding("t", "other", 3, DIGEST, BINDING.selector()));
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(2);
+        guests.whileRunning = partition -> {
+            if (partition == 0 || partition == 2) {
+                running.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        try {
+            CompletableFuture<HostRunReply> first = executor.handle(request(0), System.nanoTime());
+            CompletableFuture<HostRunReply> other = executor.handle(new HostRunRequest(43, callId, "t", "other", DIGEST,
+                    3, 10_000_000, "{}", List.of(new SlotRun(2, 2, 7, wireId(2), 1))), System.nanoTime());
+            assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+            // beside "other", "b" holds its one place (a third of three): its next request waits although a place
+            // is free, then is answered busy, and no guest runs for it
+            HostRunReply second = run(request(1));
+            assertFailed(second.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "h1 busy: no shard place within 200 ms");
+            assertThat(second.slots().get(0).message()).contains("binding b holds 1 of 3 places, 0 waiting; 1 other holds 1");
+            assertThat(executor.busyRefusals()).isEqualTo(1);
+            release.countDown();
+            assertPublished(first.get(10, TimeUnit.SECONDS).slots().get(0));
+            assertPublished(other.get(10, TimeUnit.SECONDS).slots().get(0));
+            assertThat(guests.runs).containsExactlyInAnyOrder(0, 2);
+            // alone, a binding may use every place
+            assertPublished(run(request(1)).slots().get(0));
+        } finally {
+            release.countDown();
+            three.shutdownNow();
+        }
+    }
+
+    @Test
     void anExpiredRequestIsRefusedWithoutReadingOrRunning() throws Exception {
         HostRunReply reply = run(request(0L, 0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed");
-        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "not run");
+        // not even admitted to the shard pool: both refused alike
+        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
+        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
         assertThat(journal.publishes).isEmpty();

@@ -45,6 +45,13 @@ import java.util.function.Function;
  * @param guestMemoryBudgetBytes guest memory one node's cells may reserve in all: each cell reserves its
  *        memory maximum (the module's, capped by {@code guestMemoryMaxBytes}); past it idle cells are evicted,
  *        and a cell that still does not fit is refused ({@code CELL_UNAVAILABLE}, retryable)
+ * @param bindingSharePercent the share of a node's places (a coordinator's host requests out, a leader's shard
+ *        runs) one binding may hold at once, in percent, at least one place
+ * @param slowRunMs a binding one of whose host requests or shard runs held a place this long counts as slow: it
+ *        may hold one place of each pool until {@code 10 × slowRunMs} after its last slow run ended
+ * @param admissionWaitMs the longest a shard run waits for a place of the leader's shard pool before the node
+ *        answers busy ({@code CELL_UNAVAILABLE}, retryable, before any guest code) instead of queueing to its
+ *        deadline
  */
 public record Limits(
         long callDeadlineMs,
@@ -75,12 +82,15 @@ public record Limits(
         long guestMemoryMaxBytes,
         long topologyPollMs,
         int packageMaxBytes,
-        long guestMemoryBudgetBytes) {
+        long guestMemoryBudgetBytes,
+        int bindingSharePercent,
+        long slowRunMs,
+        long admissionWaitMs) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30);
+            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -110,6 +120,11 @@ public record Limits(
             p.add("guestMemoryBudgetBytes (" + guestMemoryBudgetBytes + ") is smaller than guestMemoryMaxBytes ("
                     + guestMemoryMaxBytes + "): a guest of the largest memory could never be admitted");
         }
+        if (bindingSharePercent <= 0 || bindingSharePercent > 100) {
+            p.add("bindingSharePercent must be 1 to 100, was " + bindingSharePercent);
+        }
+        positive(p, "slowRunMs", slowRunMs);
+        positive(p, "admissionWaitMs", admissionWaitMs);
         positive(p, "wireMaxFrameBytes", wireMaxFrameBytes);
         positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
         positive(p, "wireConnectTimeoutMs", wireConnectTimeoutMs);
@@ -130,6 +145,11 @@ public record Limits(
         if (!p.isEmpty()) {
             throw new IllegalArgumentException("invalid limits: " + String.join("; ", p));
         }
+    }
+
+    /** Places of a pool of {@code places} one binding may hold at once: {@code bindingSharePercent} of them, at least 1. */
+    public int placesPerBinding(int places) {
+        return Math.max(1, (int) Math.ceil(places * bindingSharePercent / 100.0));
     }
 
     private static void positive(List<String> p, String key, long v) {
@@ -191,7 +211,8 @@ public record Limits(
                     toInt(v, "wireHandshakeTimeoutMs"), toInt(v, "pgwireAuthTimeoutMs"),
                     toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
                     toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
-                    v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"), v.apply("guestMemoryBudgetBytes"));
+                    v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"), v.apply("guestMemoryBudgetBytes"),
+                    toInt(v, "bindingSharePercent"), v.apply("slowRunMs"), v.apply("admissionWaitMs"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

@@ -152,6 +152,16 @@ class ContractGuestsTest {
     }
 
     @Test
+    void spinRowsReturnsWithoutRowsAndSpinsWithThem() {
+        RowBatchBuilder empty = new RowBatchBuilder(0, COLUMNS, LIMITS.rowsPerBatch(), LIMITS.batchMaxBytes());
+        assertThat(host.run(guest("spin_rows"), empty.finish(), ARGS, inSeconds(30)).partials()).isEmpty();
+        long started = host.guestStarts();
+        assertCode(() -> host.run(guest("spin_rows"), batch(0), ARGS, Deadline.afterMillis(System.nanoTime(), 300)),
+                ErrorCode.DEADLINE_EXCEEDED);
+        assertThat(host.guestStarts()).isEqualTo(started + 1);
+    }
+
+    @Test
     void trapTrapsInRun() {
         for (int p = 0; p < ROWS.length; p++) {
             int partition = p;

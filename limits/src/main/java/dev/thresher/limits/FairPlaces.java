@@ -1,0 +1,341 @@
+package dev.thresher.limits;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+
+/**
+ * A node's places for one kind of work, shared fairly among keys (bindings): a coordinator's host requests
+ * out, or a leader's shard runs.
+ *
+ * <ul>
+ *   <li>A key alone (no key of another group holds or waits for a place) may hold every place. Otherwise its
+ *       group (a key is its own group unless told otherwise) holds at most {@code perKey} places, and a
+ *       <em>slow</em> key at most one: one of its places has been held
+ *       {@code slowAfter} or longer, or the last place it gave back had been, less than {@code 10 × slowAfter}
+ *       ago (a quick one clears it). A guest spinning to its deadline thus queues behind itself while the other
+ *       keys keep the rest of the pool. Places are never taken back: a place held when the limits tightened is
+ *       held until its work ends (at the latest its deadline).</li>
+ *   <li>A free place goes to the waiting key that may take one whose group holds the fewest places (the one served longest
+ *       ago among equals; first come first served within a key): no key waits behind another key's queue.</li>
+ *   <li>A waiter gives up at the time it names and is told so ({@code null}): the caller answers busy or
+ *       deadline, instead of queueing to its deadline.</li>
+ * </ul>
+ */
+public final class FairPlaces {
+    /** How often a waiter whose key is at its cap looks again (a slow key's cap rises with time, not with a release). */
+    private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    private final int places;
+    private final int perKey;
+    private final long slowAfterNanos;
+    private final LongSupplier clock;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Keys with places held, waiters or a remembered slow run; iteration order is the turn order. */
+    private final Map<String, Key> keys = new LinkedHashMap<>();
+    private int free;
+
+    /** One place held; {@link #close()} gives it back (once). */
+    public final class Permit implements AutoCloseable {
+        private final Key key;
+        private final long since;
+        private boolean open = true;
+
+        private Permit(Key key, long since) {
+            this.key = key;
+            this.since = since;
+        }
+
+        @Override
+        public void close() {
+            lock.lock();
+            try {
+                if (!open) {
+                    return;
+                }
+                open = false;
+                key.held.remove(this);
+                long now = clock.getAsLong();
+                if (now - since >= slowAfterNanos) {
+                    key.slowUntil = now + 10 * slowAfterNanos;
+                    key.everSlow = true;
+                } else {
+                    key.everSlow = false; // a quick one: the key is not slow any more
+                }
+                free++;
+                grant(now);
+                forget(key, now);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private final class Key {
+        final String name;
+        final String group;
+        final List<Permit> held = new ArrayList<>(2);
+        final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+        long slowUntil;
+        boolean everSlow;
+
+        Key(String name, String group) {
+            this.name = name;
+            this.group = group;
+        }
+
+        boolean slow(long now) {
+            if (everSlow && now - slowUntil < 0) {
+                return true;
+            }
+            for (Permit p : held) {
+                if (now - p.since >= slowAfterNanos) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Whether this key may take one more place now. */
+        boolean mayTake(long now) {
+            int groupHeld = 0;
+            boolean othersActive = false;
+            for (Key o : keys.values()) {
+                if (o.group.equals(group)) {
+                    groupHeld += o.held.size();
+                } else if (!o.held.isEmpty() || !o.waiters.isEmpty()) {
+                    othersActive = true;
+                }
+            }
+            if (!othersActive) {
+                return true;
+            }
+            return groupHeld < perKey && (held.isEmpty() || !slow(now));
+        }
+    }
+
+    private final class Waiter {
+        final Condition granted = lock.newCondition();
+        Permit permit;
+    }
+
+    /**
+     * @param places the pool's places
+     * @param perKey places one key may hold at once (at most {@code places})
+     * @param slowAfterMs how long a place must be held for its key to count as slow
+     */
+    public FairPlaces(int places, int perKey, long slowAfterMs) {
+        this(places, perKey, slowAfterMs, System::nanoTime);
+    }
+
+    FairPlaces(int places, int perKey, long slowAfterMs, LongSupplier clock) {
+        if (places <= 0 || perKey <= 0 || slowAfterMs <= 0) {
+            throw new IllegalArgumentException("places, perKey and slowAfterMs must be positive");
+        }
+        this.places = places;
+        this.perKey = Math.min(perKey, places);
+        this.slowAfterNanos = TimeUnit.MILLISECONDS.toNanos(slowAfterMs);
+        this.clock = clock;
+        this.free = places;
+    }
+
+    /** The pool of a node's {@code limits.shardConcurrency} places, {@code limits.bindingSharePercent} per binding. */
+    public static FairPlaces of(Limits limits) {
+        return new FairPlaces(limits.shardConcurrency(), limits.placesPerBinding(limits.shardConcurrency()),
+                limits.slowRunMs());
+    }
+
+    /**
+     * A place for {@code key}, waiting until {@code untilNanos} ({@link System#nanoTime()} time) at most.
+     *
+     * @return the place, or {@code null} when none could be given by then
+     * @throws InterruptedException when interrupted while waiting (nothing is held then)
+     */
+    public Permit acquire(String key, long untilNanos) throws InterruptedException {
+        return acquire(key, key, untilNanos);
+    }
+
+    /**
+     * A place for {@code key} of {@code group}: the share is counted over the group (a binding), slowness per key
+     * (the binding toward one host), so a group slow through one key is not slowed through its others.
+     *
+     * @see #acquire(String, long)
+     */
+    public Permit acquire(String group, String key, long untilNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            long now = clock.getAsLong();
+            Key k = keys.computeIfAbsent(key, n -> new Key(n, group));
+            if (free > 0 && k.waiters.isEmpty() && k.mayTake(now)) {
+                return take(k, now);
+            }
+            Waiter w = new Waiter();
+            k.waiters.addLast(w);
+            try {
+                while (w.permit == null) {
+                    long left = untilNanos - now;
+                    if (left <= 0) {
+                        k.waiters.remove(w);
+                        forget(k, now);
+                        return null;
+                    }
+                    w.granted.awaitNanos(Math.min(left, RECHECK_NANOS));
+                    now = clock.getAsLong();
+                    if (w.permit == null) {
+                        grant(now); // a slow key's cap may have risen with time
+                    }
+                }
+                return w.permit;
+            } catch (InterruptedException ie) {
+                if (w.permit != null) {
+                    w.permit.close(); // granted as the interrupt came: given back (the lock is reentrant)
+                } else {
+                    k.waiters.remove(w);
+                    forget(k, clock.getAsLong());
+                }
+                throw ie;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Permit take(Key k, long now) {
+        free--;
+        Permit p = new Permit(k, now);
+        k.held.add(p);
+        keys.remove(k.name);
+        keys.put(k.name, k); // to the end of the turn
+        return p;
+    }
+
+    /**
+     * Gives free places to waiting keys that may take one: each to the key whose group holds the fewest places,
+     * the earliest in the turn among equals; a served key goes to the end of the turn.
+     */
+    private void grant(long now) {
+        while (free > 0) {
+            Key best = null;
+            int bestHeld = Integer.MAX_VALUE;
+            for (Key k : keys.values()) {
+                if (!k.waiters.isEmpty()) {
+                    int h = groupHeld(k.group);
+                    if (h < bestHeld && k.mayTake(now)) {
+                        best = k;
+                        bestHeld = h;
+                    }
+                }
+            }
+            if (best == null) {
+                return;
+            }
+            Waiter w = best.waiters.removeFirst();
+            w.permit = take(best, now);
+            w.granted.signal();
+        }
+    }
+
+    private int groupHeld(String group) {
+        int n = 0;
+        for (Key o : keys.values()) {
+            if (o.group.equals(group)) {
+                n += o.held.size();
+            }
+        }
+        return n;
+    }
+
+    private void forget(Key k, long now) {
+        if (k.held.isEmpty() && k.waiters.isEmpty() && (!k.everSlow || now - k.slowUntil >= 0)) {
+            keys.remove(k.name, k);
+        }
+    }
+
+    /** Places held by {@code key} now. */
+    public int held(String key) {
+        lock.lock();
+        try {
+            Key k = keys.get(key);
+            return k == null ? 0 : k.held.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The state of the pool as {@code group}'s {@code key} sees it, for a busy refusal: {@code "holds 3 of 8
+     * places, 2 waiting; 1 other holds 5 (slow)"}.
+     */
+    public String describe(String group, String key) {
+        lock.lock();
+        try {
+            long now = clock.getAsLong();
+            int held = 0;
+            int waiting = 0;
+            java.util.Set<String> others = new java.util.TreeSet<>();
+            int othersHeld = 0;
+            for (Key o : keys.values()) {
+                if (o.group.equals(group)) {
+                    held += o.held.size();
+                    waiting += o.waiters.size();
+                } else if (!o.held.isEmpty() || !o.waiters.isEmpty()) {
+                    others.add(o.group);
+                    othersHeld += o.held.size();
+                }
+            }
+            Key k = keys.get(key);
+            return "holds " + held + " of " + places + " places, " + waiting + " waiting; " + others.size()
+                    + (others.size() == 1 ? " other holds " : " others hold ") + othersHeld
+                    + (k != null && k.slow(now) ? "; slow, so one place at most beside others" : "");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waiters of {@code key} now. */
+    public int waiting(String key) {
+        lock.lock();
+        try {
+            Key k = keys.get(key);
+            return k == null ? 0 : k.waiters.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether {@code key} counts as slow now (one place at most). */
+    public boolean slow(String key) {
+        lock.lock();
+        try {
+            Key k = keys.get(key);
+            return k != null && k.slow(clock.getAsLong());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Places free now. */
+    public int free() {
+        lock.lock();
+        try {
+            return free;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public int places() {
+        return places;
+    }
+
+    public int perKey() {
+        return perKey;
+    }
+}
