@@ -11,9 +11,17 @@ import java.util.Objects;
  * @param version the binding version; a change of component or selector is a new version
  * @param componentDigest {@code sha256:<hex>} of the component's wasm bytes
  * @param selector the fixed selector
+ * @param budgets what its guest may use, from its manifest ({@link Budgets#NONE}: the node's limits)
  */
-public record Binding(String tenant, String name, int version, String componentDigest, Selector selector) {
+public record Binding(String tenant, String name, int version, String componentDigest, Selector selector,
+                      Budgets budgets) {
+    /** A binding version with no budgets of its own. */
+    public Binding(String tenant, String name, int version, String componentDigest, Selector selector) {
+        this(tenant, name, version, componentDigest, selector, Budgets.NONE);
+    }
+
     public Binding {
+        Objects.requireNonNull(budgets, "budgets");
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(componentDigest, "componentDigest");

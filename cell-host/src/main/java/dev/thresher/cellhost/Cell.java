@@ -2,6 +2,7 @@ package dev.thresher.cellhost;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.nio.charset.StandardCharsets;
@@ -134,18 +135,18 @@ final class Cell implements HostImports, AutoCloseable {
     }
 
     /** ABI v1: {@code run(batch_len, args_len)} over one batch. */
-    RunOutcome run(byte[] rowBatch, String argumentsJson, Deadline deadline) {
+    RunOutcome run(byte[] rowBatch, String argumentsJson, Deadline deadline, Budgets budgets) {
         byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
-        return invoke(Invocation.Kind.RUN, deadline, () -> {
+        return invoke(Invocation.Kind.RUN, deadline, budgets, () -> {
             io.begin(rowBatch, args);
             return new int[] {rowBatch.length, args.length};
         }, (inv, nanos) -> new RunOutcome(inv.partials(), inv.emitCount(), nanos));
     }
 
     /** ABI v2: {@code run(args_len)}, the batches streamed through fd 0 after the arguments. */
-    RunOutcome runPaged(RowBatchStream batches, String argumentsJson, Deadline deadline) {
+    RunOutcome runPaged(RowBatchStream batches, String argumentsJson, Deadline deadline, Budgets budgets) {
         byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
-        return invoke(Invocation.Kind.RUN, deadline, () -> {
+        return invoke(Invocation.Kind.RUN, deadline, budgets, () -> {
             io.beginPaged(args, batches);
             return new int[] {args.length};
         }, (inv, nanos) -> new RunOutcome(inv.partials(), inv.emitCount(), nanos));
@@ -153,7 +154,7 @@ final class Cell implements HostImports, AutoCloseable {
 
     ReduceOutcome reduce(byte[] partials, String argumentsJson, Deadline deadline) {
         byte[] args = argumentsJson.getBytes(StandardCharsets.UTF_8);
-        return invoke(Invocation.Kind.REDUCE, deadline, () -> {
+        return invoke(Invocation.Kind.REDUCE, deadline, Budgets.NONE, () -> {
             io.begin(partials, args);
             return new int[] {partials.length, args.length};
         }, (inv, nanos) -> new ReduceOutcome(inv.resultJson(), nanos));
@@ -177,8 +178,8 @@ final class Cell implements HostImports, AutoCloseable {
         int[] install();
     }
 
-    private <T> T invoke(Invocation.Kind kind, Deadline deadline, Input input, Outcome<T> outcome) {
-        Invocation inv = new Invocation(kind, limits, sandbox);
+    private <T> T invoke(Invocation.Kind kind, Deadline deadline, Budgets budgets, Input input, Outcome<T> outcome) {
+        Invocation inv = new Invocation(kind, limits, budgets, sandbox);
         String export = kind == Invocation.Kind.RUN ? "run" : "reduce";
         current = inv;
         int[] params = input.install();

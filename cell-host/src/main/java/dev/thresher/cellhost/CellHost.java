@@ -2,6 +2,7 @@ package dev.thresher.cellhost;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.util.Objects;
@@ -97,8 +98,8 @@ public final class CellHost implements AutoCloseable {
         Objects.requireNonNull(rowBatch, "rowBatch");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
         return withCell(c, Role.RUN, deadline, cell -> cell.abiVersion() == Cell.ABI_V1
-                ? cell.run(rowBatch, argumentsJson, deadline)
-                : cell.runPaged(RowBatchStream.of(rowBatch), argumentsJson, deadline));
+                ? cell.run(rowBatch, argumentsJson, deadline, Budgets.NONE)
+                : cell.runPaged(RowBatchStream.of(rowBatch), argumentsJson, deadline, Budgets.NONE));
     }
 
     /**
@@ -111,17 +112,27 @@ public final class CellHost implements AutoCloseable {
      *     {@code batches} threw for a batch it could not read (the guest had started)
      */
     public RunOutcome run(Component c, RowBatchStream batches, String argumentsJson, Deadline deadline) {
+        return run(c, batches, argumentsJson, deadline, Budgets.NONE);
+    }
+
+    /**
+     * As {@link #run(Component, RowBatchStream, String, Deadline)}, within a binding's budgets: its emits
+     * ({@code EMIT_LIMIT_EXCEEDED}) and its partials' bytes ({@code SLOT_TOO_LARGE}), each within the node's limits.
+     * (Its run time and input bytes are the caller's to bound: the deadline it passes, the batches it yields.)
+     */
+    public RunOutcome run(Component c, RowBatchStream batches, String argumentsJson, Deadline deadline, Budgets budgets) {
         Objects.requireNonNull(batches, "batches");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
+        Objects.requireNonNull(budgets, "budgets");
         return withCell(c, Role.RUN, deadline, cell -> {
             if (cell.abiVersion() == Cell.ABI_V2) {
-                return cell.runPaged(batches, argumentsJson, deadline);
+                return cell.runPaged(batches, argumentsJson, deadline, budgets);
             }
             byte[] only = batches.next();
             if (only == null || batches.next() != null) {
                 throw new IllegalArgumentException("a guest of ABI v1 takes exactly one batch");
             }
-            return cell.run(only, argumentsJson, deadline);
+            return cell.run(only, argumentsJson, deadline, budgets);
         });
     }
 

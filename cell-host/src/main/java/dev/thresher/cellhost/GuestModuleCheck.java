@@ -183,6 +183,23 @@ public final class GuestModuleCheck {
         }
     }
 
+    /**
+     * The largest maximum the module's memories declare, in bytes; -1 when one declares none (it may grow to
+     * whatever the host allows), 0 when it has no memory.
+     *
+     * @throws IllegalStateException or {@link IndexOutOfBoundsException} for a binary that cannot be read
+     */
+    public static long declaredMemoryMaximumBytes(byte[] wasm) {
+        long most = 0;
+        for (long[] m : Facts.read(wasm).memories) {
+            if (m[1] < 0) {
+                return -1;
+            }
+            most = Math.max(most, m[1] * WasmMemoryCap.PAGE_BYTES);
+        }
+        return most;
+    }
+
     /** The module's exported functions and their types, from its binary; malformed input throws unchecked. */
     static Map<String, WasmSignatures.FuncType> exportedFunctions(byte[] wasm) {
         return Facts.read(wasm).exports;

@@ -1,5 +1,6 @@
 package dev.thresher.cellhost;
 
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;
@@ -26,12 +27,18 @@ final class Invocation implements HostImports {
     private final List<Partial> partials = new ArrayList<>();
     private final ResultWriter result;
     private int emitCount;
+    /** Emits and partial bytes one run may make: the binding's budgets within the node's limits. */
+    private final int emitLimit;
+    private final long outputBytesLimit;
+    private long outputBytes;
     private ThresherException decided;
     private String failMessage;
 
-    Invocation(Kind kind, Limits limits, WasmEngine.WasmSandbox sandbox) {
+    Invocation(Kind kind, Limits limits, Budgets budgets, WasmEngine.WasmSandbox sandbox) {
         this.kind = kind;
         this.limits = limits;
+        this.emitLimit = budgets.emits(limits);
+        this.outputBytesLimit = budgets.outputBytes();
         this.sandbox = sandbox;
         this.result = kind == Kind.REDUCE ? new ResultWriter(limits.resultMaxBytes()) : null;
     }
@@ -63,10 +70,10 @@ final class Invocation implements HostImports {
             throw invalid("emit called during reduce");
         }
         emitCount++;
-        if (emitCount > limits.emitsPerInvocation()) {
+        if (emitCount > emitLimit) {
             if (decided == null) {
-                decided = new ThresherException(ErrorCode.EMIT_LIMIT_EXCEEDED,
-                        "run emitted more than " + limits.emitsPerInvocation() + " partials");
+                decided = new ThresherException(ErrorCode.EMIT_LIMIT_EXCEEDED, "run emitted more than " + emitLimit
+                        + " partials" + (emitLimit < limits.emitsPerInvocation() ? " (its binding's budgets.emits)" : ""));
             }
             return 1;
         }
@@ -74,6 +81,14 @@ final class Invocation implements HostImports {
         if (len == 0 || len > limits.partialKeyMaxBytes()) {
             throw new ThresherException(ErrorCode.PARTIAL_MALFORMED,
                     "partial key of " + len + " bytes; keys have 1 to " + limits.partialKeyMaxBytes() + " UTF-8 bytes");
+        }
+        outputBytes += len + 8;
+        if (outputBytes > outputBytesLimit) {
+            if (decided == null) {
+                decided = new ThresherException(ErrorCode.SLOT_TOO_LARGE, "run's partials passed " + outputBytesLimit
+                        + " bytes (its binding's budgets.outputBytes: each key's bytes and 8 per value)");
+            }
+            return 1;
         }
         String key = utf8(read(keyPtr, (int) len), ErrorCode.PARTIAL_MALFORMED, "partial key");
         partials.add(new Partial(key, value));

@@ -584,8 +584,12 @@ public final class Coordinator implements CallService {
     private JournalEntry reduce(CallRun call, List<Partial> merged) {
         CallPlan plan = call.plan();
         byte[] partials = PartialsCodec.encode(merged);
+        long runMs = plan.binding().budgets().runMs();
+        // the binding's run budget bounds reduce too, within the call's deadline
+        Deadline reduceDeadline = runMs > 0 ? call.deadline.earlier(Deadline.afterMillis(System.nanoTime(), runMs))
+                : call.deadline;
         CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> reducer.reduce(
-                plan.binding().componentDigest(), partials, call.request.argumentsJson(), call.deadline), guestExecutor);
+                plan.binding().componentDigest(), partials, call.request.argumentsJson(), reduceDeadline), guestExecutor);
         try {
             ReduceOutcome reduced = awaitReduce(running, call.deadline);
             byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
@@ -600,6 +604,10 @@ public final class Coordinator implements CallService {
                 throw ThresherException.of(e);
             }
             ThresherException te = ThresherException.of(e);
+            if (runMs > 0 && te.code() == ErrorCode.DEADLINE_EXCEEDED && !call.deadline.passed()) {
+                te = new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "reduce passed its binding's budget of " + runMs
+                        + " ms (budgets.runMs): " + te.getMessage(), te);
+            }
             return new JournalEntry(call.request.tenant(), plan.reduceWireId(), call.callId, JournalEntry.REDUCE, hostId,
                     -1, -1, false, te.code().code(), te.getMessage(), 0, 0, null, 0);
         }

@@ -1,5 +1,6 @@
 package dev.thresher.leader;
 
+import dev.thresher.bindings.Budgets;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.ComponentCache;
@@ -24,10 +25,11 @@ public interface GuestRunner {
     int load(String componentDigest);
 
     /**
-     * Runs the component's {@code run} (one batch for ABI v1, the stream for v2); throws a
-     * {@code ThresherException} as {@link CellHost#run(Component, RowBatchStream, String, Deadline)} does.
+     * Runs the component's {@code run} (one batch for ABI v1, the stream for v2) within its binding's budgets;
+     * throws a {@code ThresherException} as {@link CellHost#run(Component, RowBatchStream, String, Deadline, Budgets)} does.
      */
-    RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline);
+    RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline,
+                   Budgets budgets);
 
     /** Whether a failure of {@link #run} came before any guest code ran. */
     boolean refusedBeforeGuest(Throwable failure);
@@ -45,7 +47,8 @@ public interface GuestRunner {
             }
 
             @Override
-            public RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline) {
+            public RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline,
+                                  Budgets budgets) {
                 Component c;
                 try {
                     c = components.get(componentDigest);
@@ -53,7 +56,7 @@ public interface GuestRunner {
                     ThresherException te = ThresherException.of(e);
                     throw new ThresherException(te.code(), te.getMessage(), NOT_LOADED);
                 }
-                return cells.run(c, batches, argumentsJson, deadline);
+                return cells.run(c, batches, argumentsJson, deadline, budgets);
             }
 
             @Override

@@ -1,6 +1,7 @@
 package dev.thresher.leader;
 
 import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
@@ -24,6 +25,7 @@ import dev.thresher.wire.WireMessage.HostRunReply;
 import dev.thresher.wire.WireMessage.HostRunRequest;
 import dev.thresher.wire.WireMessage.SlotOutcome;
 import dev.thresher.wire.WireMessage.SlotRun;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -500,15 +502,30 @@ public final class HostRunExecutor implements HostRunHandler {
             return Ran.answered(refusal(slot, e), slot);
         }
         UUID callId = UUID.fromString(request.callId());
+        Budgets budgets = resolved.binding().budgets();
+        // The binding's budgets: its run time within the call's deadline, its input bytes (arguments and batches)
+        Deadline runDeadline = budgets.runMs() > 0
+                ? deadline.earlier(Deadline.afterMillis(System.nanoTime(), budgets.runMs())) : deadline;
+        long argumentBytes = request.argumentsJson().getBytes(StandardCharsets.UTF_8).length;
+        RowBatchStream batches = input.batches();
+        if (budgets.inputBytes() > 0) {
+            if (input.pages() == null && argumentBytes + input.batch().bytes().length > budgets.inputBytes()) {
+                input.close();
+                return Ran.answered(refusal(slot, inputOverBudget(argumentBytes + input.batch().bytes().length,
+                        budgets.inputBytes())), slot);
+            }
+            batches = budgeted(batches, budgets.inputBytes(), argumentBytes);
+        }
         try (input) {
-            RunOutcome out = cells.run(resolved.component(), input.batches(), request.argumentsJson(), deadline);
+            RunOutcome out = cells.run(resolved.component(), batches, request.argumentsJson(), runDeadline, budgets);
             failpoints.hit(Failpoint.AFTER_GUEST_START, site);
             long guestNanos = Math.max(0, out.guestNanos() - input.readNanosDuringGuest());
             return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), true, 0, null, input.rows(), out.emitCount(),
                     PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos)), input.readMicros(), null);
-        } catch (RuntimeException e) {
-            if (cells.refusedBeforeGuest(e)) {
+        } catch (RuntimeException thrown) {
+            RuntimeException e = overRunBudget(thrown, deadline, budgets);
+            if (cells.refusedBeforeGuest(thrown)) {
                 return Ran.answered(refusal(slot, e), slot);
             }
             ThresherException te = ThresherException.of(e);
@@ -520,6 +537,44 @@ public final class HostRunExecutor implements HostRunHandler {
                     partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), input.rows(), 0,
                     null, 0), input.readMicros(), null);
         }
+    }
+
+    /**
+     * A run stopped by its binding's run budget, not by the call's deadline, says so (the same code:
+     * {@code DEADLINE_EXCEEDED}); any other failure is itself.
+     */
+    private static RuntimeException overRunBudget(RuntimeException e, Deadline callDeadline, Budgets budgets) {
+        if (budgets.runMs() > 0 && e instanceof ThresherException te && te.code() == ErrorCode.DEADLINE_EXCEEDED
+                && !callDeadline.passed()) {
+            return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "run passed its binding's budget of "
+                    + budgets.runMs() + " ms (budgets.runMs): " + te.getMessage(), te);
+        }
+        return e;
+    }
+
+    private static ThresherException inputOverBudget(long bytes, long budget) {
+        return new ThresherException(ErrorCode.BATCH_TOO_LARGE, "run's input passed " + budget
+                + " bytes (its binding's budgets.inputBytes: the arguments and the batches), at " + bytes);
+    }
+
+    /** {@code batches}, ending in {@code BATCH_TOO_LARGE} at the batch that takes the input past {@code budget} bytes. */
+    private static RowBatchStream budgeted(RowBatchStream batches, long budget, long argumentBytes) {
+        return new RowBatchStream() {
+            long read = argumentBytes;
+
+            @Override
+            public byte[] next() {
+                byte[] b = batches.next();
+                if (b == null) {
+                    return null;
+                }
+                read += b.length;
+                if (read > budget) {
+                    throw inputOverBudget(read, budget);
+                }
+                return b;
+            }
+        };
     }
 
     /** A slot's input once read: one batch (ABI v1) or an open paged read (ABI v2). */

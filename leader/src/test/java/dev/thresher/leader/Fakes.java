@@ -1,6 +1,7 @@
 package dev.thresher.leader;
 
 import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.Selector;
 import dev.thresher.cellhost.RowBatchStream;
@@ -196,6 +197,9 @@ final class Fakes {
         final List<Integer> runs = new CopyOnWriteArrayList<>();
         /** Partition → what running its batch throws. */
         final Map<Integer, RuntimeException> failures = new ConcurrentHashMap<>();
+        /** The budgets and the deadline of the last run. */
+        volatile Budgets lastBudgets;
+        volatile Deadline lastDeadline;
         /** Called with the partition while its guest runs. */
         volatile IntConsumer whileRunning = partition -> {};
 
@@ -219,7 +223,10 @@ final class Fakes {
         final List<Integer> batchesPulled = new CopyOnWriteArrayList<>();
 
         @Override
-        public RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline) {
+        public RunOutcome run(String componentDigest, RowBatchStream batches, String argumentsJson, Deadline deadline,
+                              Budgets budgets) {
+            lastBudgets = budgets;
+            lastDeadline = deadline;
             byte[] batch = batches.next();
             int pulled = 1;
             while (abiVersion == 2 && batches.next() != null) {

@@ -3,6 +3,7 @@ package dev.thresher.leader;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.Selector;
 import dev.thresher.bindings.abi.PartialsCodec;
@@ -450,6 +451,29 @@ class HostRunExecutorTest {
             release.countDown();
             three.shutdownNow();
         }
+    }
+
+    @Test
+    void aBindingsBudgetsBoundItsRunTimeAndItsInput() throws Exception {
+        // "rows of 0" is 9 bytes, the arguments "{}" 2: 11 bytes of input
+        Budgets tight = new Budgets(50, 0, 10, 0, 3, 0);
+        bindings.with(new Binding("t", "b", 3, DIGEST, BINDING.selector(), tight));
+        HostRunReply refused = run(request(0));
+        assertFailed(refused.slots().get(0), ErrorCode.BATCH_TOO_LARGE, false, "budgets.inputBytes");
+        assertThat(guests.runs).isEmpty();
+
+        Budgets roomy = new Budgets(50, 0, 11, 0, 3, 0);
+        bindings.with(new Binding("t", "b", 3, DIGEST, BINDING.selector(), roomy));
+        long before = System.nanoTime();
+        assertPublished(run(request(0)).slots().get(0));
+        assertThat(guests.lastBudgets).as("the guest runs within its binding's emits and partial bytes").isEqualTo(roomy);
+        assertThat(guests.lastDeadline.atNanos() - before).as("the run budget, not the call's 10 s")
+                .isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(50) + (System.nanoTime() - before));
+
+        // a run the run budget stops says so, under the deadline's own code
+        guests.failures.put(1, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while the guest ran"));
+        HostRunReply stopped = run(request(1));
+        assertFailed(stopped.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, true, "run passed its binding's budget of 50 ms (budgets.runMs)");
     }
 
     @Test

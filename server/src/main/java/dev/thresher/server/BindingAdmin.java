@@ -2,11 +2,13 @@ package dev.thresher.server;
 
 import com.dylibso.chicory.wabt.Wat2Wasm;
 import dev.thresher.bindings.BindingService;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Selector;
 import dev.thresher.cellhost.GuestModuleCheck;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
+import dev.thresher.store.control.ControlStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,6 +25,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -87,11 +90,13 @@ public final class BindingAdmin implements BindingService {
         if (wasm.length > limits.packageMaxBytes()) {
             throw tooLarge(wasm.length);
         }
-        GuestModuleCheck.Problems problems = GuestModuleCheck.check(wasm, m.abiVersion(), limits.guestMemoryMaxBytes());
+        long memoryCap = m.budgets().memoryBytes() > 0 ? m.budgets().memoryBytes() : limits.guestMemoryMaxBytes();
+        GuestModuleCheck.Problems problems = GuestModuleCheck.check(wasm, m.abiVersion(), memoryCap);
         if (!problems.all().isEmpty()) {
             throw new ThresherException(problems.exports().isEmpty() ? ErrorCode.GUEST_INVALID_MODULE : ErrorCode.GUEST_ABI_MISMATCH,
                     "module: " + String.join("; ", problems.all()));
         }
+        checkBudgets(m.budgets(), wasm);
         Selector selector = checkSelector(tenant, m.selector());
         String packageDigest = sha256(wasm);
         String manifestDigest = sha256(manifestBytes);
@@ -119,6 +124,7 @@ public final class BindingAdmin implements BindingService {
                 }
                 int version = insertVersion(c, tenant, m.binding(), packageDigest, manifestDigest, m.abiVersion(),
                         selector.sql(), deployedBy, null);
+                setBudgets(c, tenant, m.binding(), version, m.budgets());
                 c.commit();
                 return new Deployed(m.binding(), version, packageDigest, manifestDigest, false);
             } catch (SQLException | RuntimeException e) {
@@ -153,6 +159,15 @@ public final class BindingAdmin implements BindingService {
                 checkSelector(tenant, target.selector());
                 int version = insertVersion(c, tenant, name, target.packageDigest(), target.manifestDigest(),
                         target.abiVersion(), target.selector(), deployedBy, "rollback to version " + to);
+                try (PreparedStatement copy = c.prepareStatement("UPDATE bindings b SET (" + ControlStore.BUDGET_COLUMNS
+                        + ") = (SELECT " + ControlStore.BUDGET_COLUMNS + " FROM bindings o WHERE o.tenant = b.tenant"
+                        + " AND o.name = b.name AND o.version = ?) WHERE b.tenant = ? AND b.name = ? AND b.version = ?")) {
+                    copy.setInt(1, to);
+                    copy.setString(2, tenant);
+                    copy.setString(3, name);
+                    copy.setInt(4, version);
+                    copy.executeUpdate();
+                }
                 c.commit();
                 return new Deployed(name, version, target.packageDigest(), target.manifestDigest(), false);
             } catch (SQLException | RuntimeException e) {
@@ -286,6 +301,64 @@ public final class BindingAdmin implements BindingService {
         try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
             lock.setString(1, tenant + "/" + name);
             lock.execute();
+        }
+    }
+
+    /**
+     * The manifest's budgets against the node's limits, the module's size and its memory: each no larger than
+     * its node limit; the module no larger than {@code moduleBytes}; with {@code memoryBytes}, the module's memory
+     * must declare a maximum no larger (so the engine itself holds the bound).
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} naming every problem by field path
+     */
+    private void checkBudgets(Budgets budgets, byte[] wasm) {
+        List<String> problems = new ArrayList<>();
+        Map<String, Long> caps = Budgets.caps(limits);
+        budgets.declared().forEach((name, value) -> {
+            if (value > caps.get(name)) {
+                problems.add("manifest.budgets." + name + ": at most " + caps.get(name) + " on this cluster (" + CAP_LIMITS.get(name)
+                        + "), was " + value);
+            }
+        });
+        if (budgets.moduleBytes() > 0 && wasm.length > budgets.moduleBytes()) {
+            problems.add("manifest.budgets.moduleBytes: the module has " + wasm.length + " bytes, more than "
+                    + budgets.moduleBytes());
+        }
+        if (budgets.memoryBytes() > 0) {
+            long declared = GuestModuleCheck.declaredMemoryMaximumBytes(wasm);
+            if (declared < 0) {
+                problems.add("manifest.budgets.memoryBytes: the module's memory declares no maximum; declare one of at most "
+                        + budgets.memoryBytes() / 65_536 + " pages (" + budgets.memoryBytes() + " bytes)");
+            } else if (declared > budgets.memoryBytes()) {
+                problems.add("manifest.budgets.memoryBytes: the module's memory may grow to " + declared + " bytes, more than "
+                        + budgets.memoryBytes());
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, String.join("; ", problems));
+        }
+    }
+
+    private static final Map<String, String> CAP_LIMITS = Map.of("runMs", "limits.maxCallDeadlineMs",
+            "memoryBytes", "limits.guestMemoryMaxBytes", "inputBytes", "no node limit",
+            "outputBytes", "limits.emitsPerInvocation × (limits.partialKeyMaxBytes + 8)",
+            "emits", "limits.emitsPerInvocation", "moduleBytes", "limits.packageMaxBytes");
+
+    private static void setBudgets(Connection c, String tenant, String name, int version, Budgets b) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE bindings SET (" + ControlStore.BUDGET_COLUMNS
+                + ") = (?, ?, ?, ?, ?, ?) WHERE tenant = ? AND name = ? AND version = ?")) {
+            long[] v = {b.runMs(), b.memoryBytes(), b.inputBytes(), b.outputBytes(), b.emits(), b.moduleBytes()};
+            for (int i = 0; i < v.length; i++) {
+                if (v[i] > 0) {
+                    ps.setLong(i + 1, v[i]);
+                } else {
+                    ps.setNull(i + 1, java.sql.Types.BIGINT);
+                }
+            }
+            ps.setString(7, tenant);
+            ps.setString(8, name);
+            ps.setInt(9, version);
+            ps.executeUpdate();
         }
     }
 

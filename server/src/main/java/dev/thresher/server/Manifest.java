@@ -3,6 +3,7 @@ package dev.thresher.server;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.util.ArrayList;
@@ -22,18 +23,24 @@ import java.util.regex.Pattern;
  *   "abiVersion": 2,                             required, the guest ABI version: 1 or 2
  *   "selector": "SELECT region, amount FROM orders",   required, the fixed selector
  *   "exports": {"run": "run", "reduce": "reduce"},     optional; in version 1 they are these names
- *   "description": "..."                         optional, at most 1,000 characters
+ *   "description": "...",                        optional, at most 1,000 characters
+ *   "budgets": {                                 optional, each optional (not declared: the node's limit), each a
+ *     "runMs": 5000, "memoryBytes": 16777216,    positive integer no larger than the node's limit
+ *     "inputBytes": 67108864, "outputBytes": 65536, "emits": 64, "moduleBytes": 1048576
+ *   }
  * }
  * </pre>
  *
  * Every problem is reported at once, each with its field path and reason ({@code manifest.abiVersion: must be
  * 1 or 2, was 3}); unknown fields are refused, so a misspelt one is not silently ignored.
  */
-record Manifest(String binding, String module, int abiVersion, String selector, String description) {
+record Manifest(String binding, String module, int abiVersion, String selector, String description, Budgets budgets) {
     static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final Pattern FILE = Pattern.compile("[A-Za-z0-9_.-]+\\.(wasm|wat)");
     private static final Set<String> FIELDS = Set.of("manifestVersion", "binding", "module", "abiVersion", "selector",
-            "exports", "description");
+            "exports", "description", "budgets");
+    private static final List<String> BUDGETS = List.of("runMs", "memoryBytes", "inputBytes", "outputBytes", "emits",
+            "moduleBytes");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} naming every problem with its field path */
@@ -103,10 +110,35 @@ record Manifest(String binding, String module, int abiVersion, String selector, 
                 description = d.asText();
             }
         }
+        Budgets budgets = budgets(root.get("budgets"), problems);
         if (!problems.isEmpty()) {
             throw problem(String.join("; ", problems));
         }
-        return new Manifest(binding, module, abiVersion, selector, description);
+        return new Manifest(binding, module, abiVersion, selector, description, budgets);
+    }
+
+    private static Budgets budgets(JsonNode b, List<String> problems) {
+        if (b == null || b.isNull()) {
+            return Budgets.NONE;
+        }
+        if (!b.isObject()) {
+            problems.add("manifest.budgets: must be an object of " + BUDGETS);
+            return Budgets.NONE;
+        }
+        long[] v = new long[BUDGETS.size()];
+        for (Iterator<String> it = b.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            int i = BUDGETS.indexOf(f);
+            JsonNode n = b.get(f);
+            if (i < 0) {
+                problems.add("manifest.budgets." + f + ": unknown budget; the budgets are " + BUDGETS);
+            } else if (!n.canConvertToLong() || !n.isIntegralNumber() || n.asLong() <= 0) {
+                problems.add("manifest.budgets." + f + ": must be a positive integer, was " + n);
+            } else {
+                v[i] = n.asLong();
+            }
+        }
+        return new Budgets(v[0], v[1], v[2], v[3], v[4], v[5]);
     }
 
     private static String text(JsonNode root, String field, List<String> problems) {

@@ -27,6 +27,7 @@ import javax.sql.DataSource;
  * constant_key   total = row count, from every partition      {"entries": number of partials}
  * spin           loops forever                                {}
  * spin_rows      loops forever if given a row, else no emits  {}
+ * recurse        recurses until the stack runs out            {}
  * trap           unreachable                                  {}
  * reduce_trap    as row_count                                 unreachable
  * </pre>
@@ -37,7 +38,7 @@ public final class ContractGuests {
 
     /** The guest names, each a {@code guests/<name>.wat} resource. */
     public static final List<String> NAMES =
-            List.of("row_count", "emit_65", "nan_partial", "constant_key", "spin", "spin_rows", "trap", "reduce_trap");
+            List.of("row_count", "emit_65", "nan_partial", "constant_key", "spin", "spin_rows", "recurse", "trap", "reduce_trap");
 
     private static final Map<String, byte[]> CACHE = new ConcurrentHashMap<>();
 

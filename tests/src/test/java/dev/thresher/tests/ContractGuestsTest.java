@@ -3,6 +3,7 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.abi.Column;
 import dev.thresher.bindings.abi.ColumnType;
@@ -10,6 +11,7 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.bindings.abi.RowBatchBuilder;
 import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.Component;
+import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -159,6 +161,29 @@ class ContractGuestsTest {
         assertCode(() -> host.run(guest("spin_rows"), batch(0), ARGS, Deadline.afterMillis(System.nanoTime(), 300)),
                 ErrorCode.DEADLINE_EXCEEDED);
         assertThat(host.guestStarts()).isEqualTo(started + 1);
+    }
+
+    @Test
+    void aBindingsBudgetsBoundItsEmitsAndItsPartialBytes() {
+        Budgets tenEmits = new Budgets(0, 0, 0, 0, 10, 0);
+        assertThatThrownBy(() -> host.run(guest("emit_65"), RowBatchStream.of(batch(0)), ARGS, inSeconds(30), tenEmits))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.EMIT_LIMIT_EXCEEDED);
+                    assertThat(e.getMessage()).contains("more than 10 partials (its binding's budgets.emits)");
+                });
+        // p0/k0 .. p0/k64: 5 or 6 key bytes and 8 per value, 13 or 14 each
+        Budgets hundredBytes = new Budgets(0, 0, 0, 100, 0, 0);
+        assertThatThrownBy(() -> host.run(guest("emit_65"), RowBatchStream.of(batch(0)), ARGS, inSeconds(30), hundredBytes))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SLOT_TOO_LARGE);
+                    assertThat(e.getMessage()).contains("passed 100 bytes (its binding's budgets.outputBytes");
+                });
+        // row_count emits p0/rows: 7 key bytes and 8 for its value
+        assertThat(host.run(guest("row_count"), RowBatchStream.of(batch(0)), ARGS, inSeconds(30), new Budgets(0, 0, 0, 15, 1, 0))
+                .partials()).hasSize(1);
+        assertThatThrownBy(() -> host.run(guest("row_count"), RowBatchStream.of(batch(0)), ARGS, inSeconds(30),
+                new Budgets(0, 0, 0, 14, 1, 0))).isInstanceOfSatisfying(ThresherException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.SLOT_TOO_LARGE));
     }
 
     @Test

@@ -142,7 +142,57 @@ class DeployIT {
                 ErrorCode.PAYLOAD_TOO_LARGE, "limits.packageMaxBytes");
 
         assertThat(bindings.list(DevCluster.TENANT)).extracting(BindingAdmin.Version::binding)
-                .doesNotContain("bad_sel", "bad_mod");
+                .doesNotContain("bad_sel", "bad_mod", "bad_budget");
+    }
+
+    private static String withBudgets(String binding, String budgets) {
+        return """
+                {"manifestVersion": 1, "binding": "%s", "module": "m.wasm", "abiVersion": 2,
+                 "selector": "SELECT region, amount FROM orders", "budgets": %s}""".formatted(binding, budgets);
+    }
+
+    @Test
+    void budgetsAreCheckedAtDeployAgainstTheNodesLimitsAndPinnedByEachVersion() throws Exception {
+        byte[] sample = ExampleComponents.revenueByRegionWasm(); // memory of at most 256 pages (16 MiB)
+        refused(withBudgets("bad_budget", "{\"cpu\": 1, \"runMs\": 0, \"emits\": 1.5}"), sample,
+                ErrorCode.INVALID_CONFIGURATION, "manifest.budgets.cpu: unknown budget",
+                "manifest.budgets.runMs: must be a positive integer, was 0", "manifest.budgets.emits: must be a positive integer");
+        refused(withBudgets("bad_budget", "[1]"), sample, ErrorCode.INVALID_CONFIGURATION, "manifest.budgets: must be an object");
+        refused(withBudgets("bad_budget", "{\"runMs\": 60000, \"emits\": 65}"), sample, ErrorCode.INVALID_CONFIGURATION,
+                "manifest.budgets.runMs: at most 30000 on this cluster (limits.maxCallDeadlineMs), was 60000",
+                "manifest.budgets.emits: at most 64 on this cluster (limits.emitsPerInvocation), was 65");
+        refused(withBudgets("bad_budget", "{\"memoryBytes\": 1048576, \"moduleBytes\": 100}"), sample,
+                ErrorCode.INVALID_CONFIGURATION, "manifest.budgets.memoryBytes: the module's memory may grow to 16777216 bytes,"
+                        + " more than 1048576", "manifest.budgets.moduleBytes: the module has " + sample.length + " bytes");
+        String noMaximum = """
+                (module
+                  (memory (export "memory") 1)
+                  (func (export "thresher_abi_version") (result i32) (i32.const 2))
+                  (func (export "run") (param i32) (result i32) (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""";
+        refused(withBudgets("bad_budget", "{\"memoryBytes\": 1048576}"), noMaximum.getBytes(StandardCharsets.UTF_8),
+                ErrorCode.INVALID_CONFIGURATION, "the module's memory declares no maximum; declare one of at most 16 pages");
+
+        BindingAdmin.Deployed budgeted = bindings.deploy(DevCluster.TENANT, "test", withBudgets("budgeted",
+                "{\"runMs\": 5000, \"memoryBytes\": 16777216, \"emits\": 64}").getBytes(StandardCharsets.UTF_8), sample);
+        BindingAdmin.Deployed open = bindings.deploy(DevCluster.TENANT, "test", withBudgets("budgeted", "{}")
+                .getBytes(StandardCharsets.UTF_8), sample);
+        bindings.rollback(DevCluster.TENANT, "budgeted", budgeted.version(), "test");
+        try (Connection c = java.sql.DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT version, budget_run_ms, budget_memory_bytes, budget_emits, budget_input_bytes"
+                     + " FROM bindings WHERE name = 'budgeted' ORDER BY version")) {
+            List<String> rows = new java.util.ArrayList<>();
+            while (rs.next()) {
+                rows.add(rs.getInt(1) + ":" + rs.getString(2) + "," + rs.getString(3) + "," + rs.getString(4) + "," + rs.getString(5));
+            }
+            assertThat(rows).containsExactly(budgeted.version() + ":5000,16777216,64,null", open.version() + ":null,null,null,null",
+                    (open.version() + 1) + ":5000,16777216,64,null");
+        }
+        // the budgeted binding answers as the sample does: its budgets leave room for it
+        try (Connection c = Cluster.connect(1); Statement s = c.createStatement()) {
+            assertThat(total(s, "budgeted")).isEqualTo(Cluster.sqlReference().values().stream().mapToLong(t -> (long) t[1]).sum());
+        }
     }
 
     @Test

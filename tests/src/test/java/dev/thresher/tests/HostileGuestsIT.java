@@ -50,10 +50,128 @@ class HostileGuestsIT {
     }
 
     private static void deploy(String binding, int abi, String selector, byte[] wasm) {
+        deploy(binding, abi, selector, "{}", wasm);
+    }
+
+    private static void deploy(String binding, int abi, String selector, String budgets, byte[] wasm) {
         String manifest = """
-                {"manifestVersion": 1, "binding": "%s", "module": "m.wasm", "abiVersion": %d, "selector": "%s"}"""
-                .formatted(binding, abi, selector);
+                {"manifestVersion": 1, "binding": "%s", "module": "m.wasm", "abiVersion": %d, "selector": "%s",
+                 "budgets": %s}""".formatted(binding, abi, selector, budgets);
         bindings.deploy(DevCluster.TENANT, "test", manifest.getBytes(StandardCharsets.UTF_8), wasm);
+    }
+
+    /** The sample's answer through node {@code node} equals the SQL reference: the node serves the next call correctly. */
+    private static void sampleIsRight(int node) throws Exception {
+        long rows = Cluster.sqlReference().values().stream().mapToLong(t -> (long) t[1]).sum();
+        try (Connection c = Cluster.connect(node); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
+            assertThat(rs.next()).isTrue();
+            long n = 0;
+            for (var region : new com.fasterxml.jackson.databind.ObjectMapper().readTree(rs.getString(1))) {
+                n += region.get("count").asLong();
+            }
+            assertThat(n).isEqualTo(rows);
+        }
+    }
+
+    private record Ended(String sqlState, String message, long millis) {
+    }
+
+    /** Calls {@code binding} through node 0 once (it must fail) and says how and how fast. */
+    private static Ended fails(String binding, String deadlineMs) throws Exception {
+        try (Connection c = Cluster.connect(0); Statement s = c.createStatement()) {
+            s.execute("SET thresher.call_deadline_ms = " + deadlineMs);
+            long t0 = System.nanoTime();
+            try {
+                s.executeQuery("CALL BINDING " + binding + "()").close();
+            } catch (SQLException e) {
+                return new Ended(e.getSQLState(), e.getMessage(), (System.nanoTime() - t0) / 1_000_000);
+            }
+            throw new AssertionError(binding + " answered");
+        }
+    }
+
+    @Test
+    void everyHostileGuestEndsTypedWithinItsBudgetAndTheNodeServesTheNextCall() throws Exception {
+        String orders = "SELECT region, amount FROM orders";
+        // each declares its run budget: every failure, typed, must come within it plus 100 ms
+        deploy("h_spin", 1, orders, "{\"runMs\": 300}", ContractGuests.wasm("spin"));
+        deploy("h_trap", 1, orders, "{\"runMs\": 2000}", ContractGuests.wasm("trap"));
+        deploy("h_recurse", 1, orders, "{\"runMs\": 2000}", ContractGuests.wasm("recurse"));
+        deploy("h_emits", 1, orders, "{\"runMs\": 2000, \"emits\": 10}", ContractGuests.wasm("emit_65"));
+        deploy("h_input", 1, orders, "{\"runMs\": 2000, \"inputBytes\": 64}", ContractGuests.wasm("row_count"));
+        deploy("h_output", 1, orders, "{\"runMs\": 2000, \"outputBytes\": 20}", ContractGuests.wasm("emit_65"));
+        record Case(String binding, String sqlState, String says, long budgetMs) {
+        }
+        List<Case> cases = List.of(
+                new Case("h_spin", "57014", "budgets.runMs", 300),
+                new Case("h_trap", "38000", "thresher_code=4001", 2000),
+                new Case("h_recurse", "38000", "call stack exhausted", 2000),
+                new Case("h_emits", "53400", "budgets.emits", 2000),
+                new Case("h_input", "53400", "budgets.inputBytes", 2000),
+                new Case("h_output", "53400", "budgets.outputBytes", 2000));
+        for (int round = 0; round < 2; round++) { // the second round with every cell warm
+            for (Case c : cases) {
+                Ended e = fails(c.binding(), "5000");
+                String summary = c + " ended " + e;
+                assertThat(e.message()).as(summary).contains(c.says());
+                assertThat(e.sqlState()).as(summary).isEqualTo(c.sqlState());
+                if (round == 1) {
+                    assertThat(e.millis()).as(summary).isLessThanOrEqualTo(c.budgetMs() + 100);
+                }
+                sampleIsRight(0);
+            }
+        }
+    }
+
+    /** A guest that grows its memory to {@code pages} pages and writes its last word; distinct by {@code n}. */
+    private static byte[] hog(int n, int pages) {
+        return ("""
+                (module
+                  (import "thresher" "json_begin_object" (func $jb))
+                  (import "thresher" "json_end_object" (func $je))
+                  (memory (export "memory") 1 %d)
+                  (data (i32.const 16) "hog %d")
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32 i32) (result i32)
+                    (drop (memory.grow (i32.sub (i32.const %d) (memory.size))))
+                    (i32.store (i32.const %d) (i32.const 7))
+                    (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (call $jb) (call $je) (i32.const 0)))
+                """.formatted(pages, n, pages, pages * 65_536 - 4)).getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void twentyComponentsEachUsingTheirWholeMemoryBudgetNeverExhaustTheNode() throws Exception {
+        int pages = 1_024; // 64 MiB each: twenty would take 1.25 GiB on a node, past its 1 GiB guest memory budget
+        for (int i = 0; i < 20; i++) {
+            deploy("hog_" + i, 1, "SELECT region, amount FROM orders", "{\"memoryBytes\": " + pages * 65_536L + "}",
+                    hog(i, pages));
+        }
+        long evictionsBefore = cluster.nodes().stream().mapToLong(n -> n.cells().evictions()).sum();
+        List<String> outcomes = new ArrayList<>();
+        try (Connection c = Cluster.connect(0); Statement s = c.createStatement()) {
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 20; i++) {
+                    try (ResultSet rs = s.executeQuery("CALL BINDING hog_" + i + "()")) {
+                        rs.next();
+                        outcomes.add(rs.getString(1));
+                    } catch (SQLException e) {
+                        outcomes.add(e.getSQLState() + " " + e.getMessage().lines().findFirst().orElse(""));
+                    }
+                }
+            }
+        }
+        String summary = "outcomes " + outcomes + "; reserved " + cluster.nodes().stream().map(n -> n.cells().reservedBytes()).toList();
+        assertThat(outcomes).as(summary).allSatisfy(o -> assertThat(o).matches("\\{}|57P03 .*"));
+        assertThat(outcomes).as(summary).contains("{}");
+        assertThat(cluster.nodes().stream().mapToLong(n -> n.cells().evictions()).sum() - evictionsBefore)
+                .as("idle cells were evicted to admit others; " + summary).isPositive();
+        for (var n : cluster.nodes()) {
+            assertThat(n.cells().reservedBytes()).as(summary).isLessThanOrEqualTo(Limits.DEFAULTS.guestMemoryBudgetBytes());
+        }
+        sampleIsRight(0);
+        sampleIsRight(2);
     }
 
     /** An order id stored on shard {@code shard}: a selector matching it alone reads rows on that shard's node only. */

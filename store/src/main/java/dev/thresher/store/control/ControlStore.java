@@ -1,6 +1,7 @@
 package dev.thresher.store.control;
 
 import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Selector;
 import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
@@ -101,26 +102,38 @@ public final class ControlStore {
 
     /** One immutable version of a binding, whether or not it is still the current one. */
     public Optional<Binding> binding(String tenant, String name, int version) {
-        return queryOne("""
-                SELECT package_digest, selector_sql FROM bindings
+        return queryOne("SELECT package_digest, selector_sql, " + BUDGET_COLUMNS + """
+                 FROM bindings
                 WHERE tenant = ? AND name = ? AND version = ?""",
-                rs -> new Binding(tenant, name, version, rs.getString(1), Selector.parse(rs.getString(2))),
+                rs -> new Binding(tenant, name, version, rs.getString(1), Selector.parse(rs.getString(2)), budgets(rs, 3)),
                 tenant, name, version);
     }
 
     private static Optional<Binding> currentBinding(Connection c, String tenant, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                SELECT version, package_digest, selector_sql FROM bindings
-                WHERE tenant = ? AND name = ? ORDER BY version DESC LIMIT 1""")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT version, package_digest, selector_sql, " + BUDGET_COLUMNS
+                + " FROM bindings WHERE tenant = ? AND name = ? ORDER BY version DESC LIMIT 1")) {
             ps.setString(1, tenant);
             ps.setString(2, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new Binding(tenant, name, rs.getInt(1), rs.getString(2), Selector.parse(rs.getString(3))));
+                return Optional.of(new Binding(tenant, name, rs.getInt(1), rs.getString(2), Selector.parse(rs.getString(3)),
+                        budgets(rs, 4)));
             }
         }
+    }
+
+    /** A binding version's budget columns (migration V7), in {@link Budgets}' order; NULL is not declared. */
+    public static final String BUDGET_COLUMNS = "budget_run_ms, budget_memory_bytes, budget_input_bytes, "
+            + "budget_output_bytes, budget_emits, budget_module_bytes";
+
+    private static Budgets budgets(ResultSet rs, int first) throws SQLException {
+        long[] v = new long[6];
+        for (int i = 0; i < 6; i++) {
+            v[i] = rs.getLong(first + i); // NULL reads 0: not declared
+        }
+        return new Budgets(v[0], v[1], v[2], v[3], v[4], v[5]);
     }
 
     public void putShard(int shardId, String jdbcUrl) {
