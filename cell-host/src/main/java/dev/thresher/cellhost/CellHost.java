@@ -45,6 +45,8 @@ public final class CellHost implements AutoCloseable {
     /** Guest memory the live cells reserve, against {@code limits.guestMemoryBudgetBytes}; guarded by {@link #budget}. */
     private long reserved;
     private final Object budget = new Object();
+    /** Cells instantiated. */
+    private final java.util.concurrent.atomic.AtomicLong instantiations = new java.util.concurrent.atomic.AtomicLong();
     private final AtomicLong evictions = new AtomicLong();
     private final java.util.concurrent.ScheduledExecutorService sweeper =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -208,6 +210,7 @@ public final class CellHost implements AutoCloseable {
                 try {
                     seat.cell = Cell.open(engine, c, limits, watchdog, deadline);
                     seat.reserved = reservation;
+                    instantiations.incrementAndGet();
                 } catch (RuntimeException | Error e) {
                     release(reservation);
                     throw e;
@@ -238,15 +241,17 @@ public final class CellHost implements AutoCloseable {
         synchronized (budget) {
             while (reserved + bytes > limits.guestMemoryBudgetBytes()) {
                 CellSeat victim = null;
+                long now = System.nanoTime();
                 for (CellSeat s : seats.values()) {
                     if (s != admitting && s.cell != null && (victim == null || s.lastUsedNanos - victim.lastUsedNanos < 0)
-                            && !s.lock.isLocked()) {
+                            && !s.lock.isLocked() && !s.pinned(now)) {
                         victim = s;
                     }
                 }
                 if (victim == null) {
                     throw notStarted(ErrorCode.CELL_UNAVAILABLE, "this node's guest memory budget is full: " + reserved
-                            + " of " + limits.guestMemoryBudgetBytes() + " bytes reserved by cells in use, and a cell of this"
+                            + " of " + limits.guestMemoryBudgetBytes() + " bytes reserved by cells in use or pinned by"
+                            + " calls in flight, and a cell of this"
                             + " component needs " + bytes + " (limits.guestMemoryBudgetBytes); retry, or declare a smaller"
                             + " memory maximum");
                 }
@@ -295,10 +300,19 @@ public final class CellHost implements AutoCloseable {
         long now = System.nanoTime();
         long idle = TimeUnit.MILLISECONDS.toNanos(limits.activationLeaseMs());
         for (CellSeat s : seats.values()) {
-            if (s.cell != null && now - s.lastUsedNanos > idle) {
+            boolean pinned;
+            synchronized (budget) {
+                pinned = s.pinned(now);
+            }
+            if (s.cell != null && now - s.lastUsedNanos > idle && !pinned) {
                 evict(s);
             }
         }
+    }
+
+    /** Cells instantiated so far. */
+    public long instantiations() {
+        return instantiations.get();
     }
 
     /** Cells evicted so far, for the budget or for idleness. */
@@ -367,5 +381,47 @@ public final class CellHost implements AutoCloseable {
         long reserved;
         /** When the cell last served (nanoTime), for least-recently-used eviction. */
         volatile long lastUsedNanos;
+        /** Demand leases held on the seat, and when the latest of them lapses (nanoTime); guarded by {@code budget}. */
+        int demands;
+        long demandUntilNanos;
+
+        /** Whether a demand lease pins the seat's cell now; the caller holds {@code budget}. */
+        boolean pinned(long now) {
+            return demands > 0 && now - demandUntilNanos < 0;
+        }
+    }
+
+    /** A demand lease: {@link #close()} gives it up (once). */
+    public interface Demand extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /**
+     * A demand lease on the component's {@code run} cell on this node: until it is closed, or
+     * {@code limits.activationLeaseMs} pass, the cell (once activated) is not evicted, neither to admit
+     * another cell nor for being idle. A leader holds one over a host request, so a call's slots on a node
+     * run on one activation however other components come and go between them.
+     */
+    public Demand demand(String componentDigest) {
+        CellSeat seat = seats.computeIfAbsent(componentDigest, d -> new CellSeat());
+        synchronized (budget) {
+            seat.demands++;
+            seat.demandUntilNanos = Math.max(seat.demandUntilNanos,
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(limits.activationLeaseMs()));
+        }
+        return new Demand() {
+            private boolean open = true;
+
+            @Override
+            public void close() {
+                synchronized (budget) {
+                    if (open) {
+                        open = false;
+                        seat.demands--;
+                    }
+                }
+            }
+        };
     }
 }

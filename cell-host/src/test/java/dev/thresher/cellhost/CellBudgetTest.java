@@ -63,6 +63,57 @@ class CellBudgetTest {
     }
 
     @Test
+    void aDemandLeasePinsACellAgainstEvictionUntilItIsClosedOrLapses() {
+        Map<String, String> p = new HashMap<>();
+        p.put("limits.guestMemoryMaxBytes", Long.toString(64 * MIB));
+        p.put("limits.guestMemoryBudgetBytes", Long.toString(128 * MIB));
+        p.put("limits.activationLeaseMs", "60000");
+        try (CellHost host = CellHost.create(Limits.fromProperties(p))) {
+            Component a = guest(1, 1024, false);
+            Component b = guest(2, 1024, false);
+            Component c = guest(3, 1024, false);
+            CellHost.Demand demand = host.demand(a.digest());
+            host.run(a, RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            host.run(b, RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            // a is the least recently used, but pinned: b makes room for c
+            host.run(c, RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            assertThat(host.evictions()).isEqualTo(1);
+            long starts = host.instantiations();
+            host.run(a, RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            assertThat(host.instantiations()).as("a kept its activation").isEqualTo(starts);
+            // with a and c live and a pinned, c is the only one to make room; pinning c too leaves none
+            CellHost.Demand demandC = host.demand(c.digest());
+            assertThatThrownBy(() -> host.run(b, RowBatchStream.of(new byte[8]), "{}", seconds(30)))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
+                        assertThat(e.getMessage()).contains("pinned by calls in flight");
+                    });
+            demand.close();
+            demand.close(); // once
+            host.run(b, RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            assertThat(host.instantiations()).isEqualTo(starts + 1);
+            demandC.close();
+        }
+    }
+
+    @Test
+    void aDemandLeaseLapsesAfterTheActivationLease() throws Exception {
+        Map<String, String> p = new HashMap<>();
+        p.put("limits.guestMemoryMaxBytes", Long.toString(64 * MIB));
+        p.put("limits.guestMemoryBudgetBytes", Long.toString(64 * MIB));
+        p.put("limits.activationLeaseMs", "1");
+        try (CellHost host = CellHost.create(Limits.fromProperties(p))) {
+            Component a = guest(1, 1024, false);
+            CellHost.Demand never = host.demand(a.digest()); // never closed: its holder died, say
+            host.run(a, RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            Thread.sleep(5); // past the 1 ms lease, so the pin no longer holds
+            host.run(guest(2, 1024, false), RowBatchStream.of(new byte[8]), "{}", seconds(30));
+            assertThat(host.evictions()).isGreaterThanOrEqualTo(1);
+            never.close();
+        }
+    }
+
+    @Test
     void aCellThatCannotBeAdmittedBecauseEveryCellIsBusyIsRefusedRetryablyBeforeItsGuest() throws Exception {
         try (CellHost host = CellHost.create(limits(64 * MIB))) {
             CountDownLatch running = new CountDownLatch(1);

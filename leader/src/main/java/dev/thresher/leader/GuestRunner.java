@@ -34,6 +34,12 @@ public interface GuestRunner {
     /** Whether a failure of {@link #run} came before any guest code ran. */
     boolean refusedBeforeGuest(Throwable failure);
 
+    /**
+     * Pins the component's run cell on this node until closed (at most {@code limits.activationLeaseMs}):
+     * {@link CellHost#demand}.
+     */
+    CellHost.Demand demand(String componentDigest);
+
     /** The node's run cells, components loaded through its component cache. */
     static GuestRunner of(CellHost cells, ComponentCache components) {
         return new GuestRunner() {
@@ -57,6 +63,11 @@ public interface GuestRunner {
                     throw new ThresherException(te.code(), te.getMessage(), NOT_LOADED);
                 }
                 return cells.run(c, batches, argumentsJson, deadline, budgets);
+            }
+
+            @Override
+            public CellHost.Demand demand(String componentDigest) {
+                return cells.demand(componentDigest);
             }
 
             @Override

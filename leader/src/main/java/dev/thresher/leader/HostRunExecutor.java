@@ -3,6 +3,7 @@ package dev.thresher.leader;
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.abi.PartialsCodec;
+import dev.thresher.cellhost.CellHost;
 import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
@@ -235,6 +236,15 @@ public final class HostRunExecutor implements HostRunHandler {
             return HostRunReply.failed(request, ThresherException.of(e), false);
         }
         Resolved resolved = new Resolved(request);
+        // The component's run cell stays activated here until this request is done: no other component's
+        // admission and no idle sweep evicts it between the request's slots (docs/contract.md, demand leases).
+        try (CellHost.Demand demand = refused == null ? cells.demand(request.componentDigest()) : () -> { }) {
+            return executeSlots(request, deadline, refused, journaled, resolved);
+        }
+    }
+
+    private HostRunReply executeSlots(HostRunRequest request, Deadline deadline, ThresherException refused,
+                                      Map<String, JournalEntry> journaled, Resolved resolved) {
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.

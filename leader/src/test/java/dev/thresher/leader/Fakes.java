@@ -246,6 +246,22 @@ final class Fakes {
             return new RunOutcome(List.of(new Partial("p" + partition, partition)), 1, 2_000_000);
         }
 
+        /** Demand leases taken, and those still open. */
+        final java.util.concurrent.atomic.AtomicInteger demands = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger openDemands = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public dev.thresher.cellhost.CellHost.Demand demand(String componentDigest) {
+            demands.incrementAndGet();
+            openDemands.incrementAndGet();
+            java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean(true);
+            return () -> {
+                if (open.getAndSet(false)) {
+                    openDemands.decrementAndGet();
+                }
+            };
+        }
+
         @Override
         public boolean refusedBeforeGuest(Throwable failure) {
             for (Throwable t = failure; t != null; t = t.getCause()) {

@@ -441,12 +441,15 @@ class HostRunExecutorTest {
             assertFailed(second.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "h1 busy: no shard place within 200 ms");
             assertThat(second.slots().get(0).message()).contains("binding b holds 1 of 3 places, 0 waiting; 1 other holds 1");
             assertThat(executor.busyRefusals()).isEqualTo(1);
+            assertThat(guests.demands).as("a refused request pins no cell").hasValue(2);
             release.countDown();
             assertPublished(first.get(10, TimeUnit.SECONDS).slots().get(0));
             assertPublished(other.get(10, TimeUnit.SECONDS).slots().get(0));
             assertThat(guests.runs).containsExactlyInAnyOrder(0, 2);
             // alone, a binding may use every place
             assertPublished(run(request(1)).slots().get(0));
+            assertThat(guests.demands).hasValue(3);
+            assertThat(guests.openDemands).as("each request's demand lease ends with it").hasValue(0);
         } finally {
             release.countDown();
             three.shutdownNow();
