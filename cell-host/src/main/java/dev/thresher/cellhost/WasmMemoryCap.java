@@ -9,11 +9,14 @@ import java.io.ByteArrayOutputStream;
  * (WebAssembly core specification, sections 5.3.8 and 5.5.8): a memory without a maximum, or with
  * one above the cap, gets the cap as its maximum, so {@code memory.grow} past it returns -1 inside
  * the guest instead of taking host heap. A memory whose initial size is already above the cap
- * makes the module invalid. Every other byte of the module is kept as it is.
+ * makes the module invalid. Tables are bounded the same way: each defined table's maximum becomes at
+ * most {@link GuestModuleCheck#TABLE_ELEMENTS_MAX} elements, so {@code table.grow} past it returns -1, and
+ * a table starting above it makes the module invalid. Every other byte of the module is kept as it is.
  */
 final class WasmMemoryCap {
     static final int PAGE_BYTES = 65_536;
     private static final int MEMORY_SECTION = 5;
+    private static final int TABLE_SECTION = 4;
     private static final int IMPORT_SECTION = 2;
 
     private final WasmReader r;
@@ -57,6 +60,11 @@ final class WasmMemoryCap {
             if (id == IMPORT_SECTION) {
                 refuseImportedMemory(end);
                 out.write(b, sectionStart, end - sectionStart);
+            } else if (id == TABLE_SECTION) {
+                byte[] section = tableSection(end, GuestModuleCheck.TABLE_ELEMENTS_MAX);
+                out.write(TABLE_SECTION);
+                writeU32(out, section.length);
+                out.write(section, 0, section.length);
             } else if (id == MEMORY_SECTION) {
                 byte[] section = memorySection(end, capPages);
                 out.write(MEMORY_SECTION);
@@ -91,6 +99,38 @@ final class WasmMemoryCap {
         }
         if (r.pos != end) {
             throw new IllegalStateException("memory section has " + (end - r.pos) + " bytes after its memories");
+        }
+        return section.toByteArray();
+    }
+
+    private byte[] tableSection(int end, long capElements) {
+        ByteArrayOutputStream section = new ByteArrayOutputStream();
+        int count = r.u32();
+        writeU32(section, count);
+        for (int i = 0; i < count; i++) {
+            int refType = r.u8();
+            if (refType == 0x40) {
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "table " + i
+                        + " has an initializer expression; tables of the WebAssembly core specification 2.0 only");
+            }
+            int flags = r.u8();
+            if ((flags & ~0x01) != 0) {
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "table " + i + " has limits flags " + flags
+                        + "; 32-bit tables only");
+            }
+            long min = r.u32() & 0xffff_ffffL;
+            long max = (flags & 0x01) != 0 ? r.u32() & 0xffff_ffffL : Long.MAX_VALUE;
+            if (min > capElements) {
+                throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "table " + i + " starts at " + min
+                        + " elements; a guest's tables hold at most " + capElements);
+            }
+            section.write(refType);
+            section.write(0x01);
+            writeU32(section, min);
+            writeU32(section, Math.min(max, capElements));
+        }
+        if (r.pos != end) {
+            throw new IllegalStateException("table section has " + (end - r.pos) + " bytes after its tables");
         }
         return section.toByteArray();
     }

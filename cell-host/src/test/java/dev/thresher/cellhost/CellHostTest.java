@@ -284,6 +284,31 @@ class CellHostTest {
     }
 
     @Test
+    void guestTablesAreBoundedLikeMemories() {
+        // run emits what table.grow by %s elements returned: the old size, or -1
+        String growing = """
+                (module (import "thresher" "emit" (func $emit (param i32 i32 f64) (result i32)))
+                  (memory (export "memory") 1) (data (i32.const 0) "t")
+                  (table %s funcref)
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32 i32) (result i32)
+                    (drop (call $emit (i32.const 0) (i32.const 1)
+                      (f64.convert_i32_s (table.grow (ref.null func) (i32.const %d)))))
+                    (i32.const 0))
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""";
+        try (CellHost host = CellHost.create(Limits.DEFAULTS)) {
+            assertThat(host.run(TestGuests.compile(growing.formatted("1", 99_999)), new Script().bytes(), "{}", inSeconds(30))
+                    .partials().get(0).value()).as("to the bound: granted").isEqualTo(1.0);
+            assertThat(host.run(TestGuests.compile(growing.formatted("1", 100_000)), new Script().bytes(), "{}", inSeconds(30))
+                    .partials().get(0).value()).as("past the bound, with no maximum declared: refused in the guest").isEqualTo(-1.0);
+            assertThat(host.run(TestGuests.compile(growing.formatted("1 10", 20)), new Script().bytes(), "{}", inSeconds(30))
+                    .partials().get(0).value()).as("a smaller declared maximum is kept").isEqualTo(-1.0);
+            assertCode(() -> host.run(TestGuests.compile(growing.formatted("100001", 1)), new Script().bytes(), "{}",
+                    inSeconds(30)), ErrorCode.GUEST_INVALID_MODULE);
+        }
+    }
+
+    @Test
     void anErrorOutOfTheGuestDiscardsTheInstance() {
         java.util.concurrent.atomic.AtomicInteger closedSandboxes = new java.util.concurrent.atomic.AtomicInteger();
         WasmEngine failing = new WasmEngine() {
