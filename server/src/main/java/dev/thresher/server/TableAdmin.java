@@ -222,6 +222,14 @@ public final class TableAdmin implements AutoCloseable {
                 .distinct().sorted().toList();
         try (Connection c = controlDb.getConnection()) {
             c.setAutoCommit(false);
+            // The partitions' rows first, locked: a lease keeper taking leases skips locked rows, so no lease
+            // appears between deleting the leases and deleting the partitions.
+            try (PreparedStatement lock = c.prepareStatement(
+                    "SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ? FOR UPDATE")) {
+                lock.setString(1, tenant);
+                lock.setString(2, table);
+                lock.executeQuery().close();
+            }
             try (PreparedStatement leases = c.prepareStatement("""
                     DELETE FROM partition_leases WHERE partition_id IN
                       (SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ?)""");

@@ -223,7 +223,8 @@ public final class ControlStore {
 
     /**
      * Takes or renews leadership of every partition on the host's shard whose lease is free,
-     * expired, or already the host's own; a live lease of another host is left alone.
+     * expired, or already the host's own; a live lease of another host is left alone. A partition whose
+     * row is being deleted (a table dropped, its row locked for update) is skipped, not waited for.
      *
      * @return the partition ids the host leads afterwards
      */
@@ -237,6 +238,7 @@ public final class ControlStore {
                     INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until)
                     SELECT p.partition_id, ?, p.epoch, now() + make_interval(secs => ? / 1000.0)
                     FROM partitions p WHERE p.shard_id = ?
+                    FOR KEY SHARE OF p SKIP LOCKED
                     ON CONFLICT (partition_id) DO UPDATE
                       SET host_id = EXCLUDED.host_id, epoch = EXCLUDED.epoch, lease_until = EXCLUDED.lease_until
                       WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()

@@ -154,6 +154,37 @@ class ControlStoreTest {
     }
 
     @Test
+    void aPartitionBeingDeletedIsSkippedNotWaitedForNorLeased() throws Exception {
+        // a table being dropped locks its partitions' rows first: a lease keeper meanwhile neither waits for them
+        // nor takes a lease that would then stop their deletion
+        Partition kept = partition();
+        Partition dropped = partition();
+        try (java.sql.Connection drop = pool.getConnection()) {
+            drop.setAutoCommit(false);
+            try (java.sql.PreparedStatement lock = drop.prepareStatement(
+                    "SELECT partition_id FROM partitions WHERE partition_id = ? FOR UPDATE")) {
+                lock.setInt(1, dropped.id());
+                lock.executeQuery().close();
+            }
+            // bounded: a keeper that waited for the locked row would hang here until the drop ends
+            java.util.concurrent.CompletableFuture<List<Integer>> taken =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> store.acquireLeadership(hostA, shard, LEASE_MS));
+            try {
+                assertThat(taken.get(10, java.util.concurrent.TimeUnit.SECONDS)).containsExactly(kept.id());
+            } catch (java.util.concurrent.TimeoutException e) {
+                drop.rollback();
+                throw new AssertionError("the lease keeper waited for a partition row locked for deletion", e);
+            }
+            try (java.sql.PreparedStatement del = drop.prepareStatement("DELETE FROM partitions WHERE partition_id = ?")) {
+                del.setInt(1, dropped.id());
+                assertThat(del.executeUpdate()).isEqualTo(1);
+            }
+            drop.commit();
+        }
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).containsExactly(kept.id());
+    }
+
+    @Test
     void aLiveLeaseOfAnotherHostIsLeftAlone() {
         // kills: acquireLeadership's ON CONFLICT ... WHERE (without it any host takes a live lease)
         Partition p = partition();
