@@ -203,8 +203,18 @@ final class Cell implements HostImports, AutoCloseable {
         // A guest that did not return normally may have left its heap half-updated; so may one that was
         // interrupted just as it returned. Neither instance is reused.
         broken = thrown != null || fired;
+        RuntimeException failure = failure(inv, inputFailure, thrown, fired, export, guestNanos, status);
+        if (failure != null) {
+            throw withOutput(failure, printed);
+        }
+        return outcome.of(inv, guestNanos);
+    }
+
+    /** How the invocation failed, or null when it did not. */
+    private static RuntimeException failure(Invocation inv, RuntimeException inputFailure, Throwable thrown, boolean fired,
+                                            String export, long guestNanos, int status) {
         if (inv.decided() != null) {
-            throw inv.decided();
+            return inv.decided();
         }
         if (inputFailure != null) {
             // The guest saw its input end early; what ended it is the run's outcome, whatever the guest did next.
@@ -212,23 +222,48 @@ final class Cell implements HostImports, AutoCloseable {
             if (thrown != null) {
                 failed.addSuppressed(thrown);
             }
-            throw failed;
+            return failed;
         }
         if (thrown != null) {
             if (fired) {
-                throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                return new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "guest " + export + " stopped at its deadline after " + guestNanos / 1_000_000 + " ms", thrown);
             }
             if (thrown instanceof Error error) {
                 throw error;
             }
-            throw ThresherException.of(thrown);
+            return ThresherException.of(thrown);
         }
         if (status != 0) {
             String message = inv.failMessage() != null ? inv.failMessage() : "guest " + export + " returned status " + status;
-            throw new ThresherException(ErrorCode.GUEST_REPORTED_FAILURE, message);
+            return new ThresherException(ErrorCode.GUEST_REPORTED_FAILURE, message);
         }
-        return outcome.of(inv, guestNanos);
+        return null;
+    }
+
+    /** What a guest printed that a failure carries, at most this many characters. */
+    static final int OUTPUT_IN_FAILURE_CHARS = 2_048;
+
+    /**
+     * The failure with what the guest printed (stdout and stderr, bounded) after its message, so a caller and
+     * the journal see it; control characters other than newline and tab become U+FFFD (a NUL cannot be stored).
+     */
+    static RuntimeException withOutput(RuntimeException failure, String printed) {
+        if (printed.isEmpty() || !(failure instanceof ThresherException te)) {
+            return failure;
+        }
+        String shown = printed.length() > OUTPUT_IN_FAILURE_CHARS
+                ? printed.substring(0, OUTPUT_IN_FAILURE_CHARS) + "... (" + (printed.length() - OUTPUT_IN_FAILURE_CHARS)
+                        + " more characters)"
+                : printed;
+        StringBuilder clean = new StringBuilder(shown.length());
+        shown.stripTrailing().codePoints().forEach(c -> clean.appendCodePoint(
+                c < 0x20 && c != '\n' && c != '\t' || c == 0x7f ? 0xFFFD : c));
+        ThresherException with = new ThresherException(te.code(), te.getMessage() + "\nguest output:\n" + clean, te);
+        for (Throwable t : te.getSuppressed()) {
+            with.addSuppressed(t);
+        }
+        return with;
     }
 
     private Invocation current(String call) {

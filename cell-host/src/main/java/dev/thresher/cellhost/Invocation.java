@@ -102,7 +102,8 @@ final class Invocation implements HostImports {
         }
         int len = (int) Math.min(Integer.toUnsignedLong(msgLen), FAIL_MESSAGE_MAX_BYTES);
         // Lenient on purpose: a message about a failure should survive bad bytes.
-        failMessage = new String(read(msgPtr, len), StandardCharsets.UTF_8);
+        // NUL cannot be stored in the journal's text: it reads as U+FFFD
+        failMessage = new String(read(msgPtr, len), StandardCharsets.UTF_8).replace('\u0000', '\uFFFD');
     }
 
     @Override

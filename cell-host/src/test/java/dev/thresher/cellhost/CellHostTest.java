@@ -284,6 +284,41 @@ class CellHostTest {
     }
 
     @Test
+    void aFailingGuestsOutputComesWithItsFailure() {
+        // run writes "checking row 7", NUL, "!", newline to stderr, then traps or fails as told by its data
+        String printing = """
+                (module
+                  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+                  (import "thresher" "fail" (func $fail (param i32 i32)))
+                  (memory (export "memory") 1)
+                  (data (i32.const 16) "checking row 7\\00!\\n")
+                  (data (i32.const 64) "bad\\00row")
+                  (func (export "thresher_abi_version") (result i32) (i32.const 1))
+                  (func (export "run") (param i32 i32) (result i32)
+                    (i32.store (i32.const 0) (i32.const 16))
+                    (i32.store (i32.const 4) (i32.const 17))
+                    (drop (call $fd_write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8)))
+                    %s)
+                  (func (export "reduce") (param i32 i32) (result i32) (i32.const 0)))""";
+        try (CellHost host = CellHost.create(Limits.DEFAULTS)) {
+            assertThatThrownBy(() -> host.run(TestGuests.compile(printing.formatted("unreachable")), new Script().bytes(), "{}",
+                    inSeconds(30))).isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
+                        assertThat(e.getMessage()).endsWith("\nguest output:\nchecking row 7\uFFFD!");
+                    });
+            assertThatThrownBy(() -> host.run(TestGuests.compile(printing.formatted(
+                    "(call $fail (i32.const 64) (i32.const 7)) (i32.const 1)")), new Script().bytes(), "{}", inSeconds(30)))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_REPORTED_FAILURE);
+                        assertThat(e.getMessage()).isEqualTo("bad\uFFFDrow\nguest output:\nchecking row 7\uFFFD!");
+                    });
+            // a run that succeeds keeps its output to itself
+            assertThat(host.run(TestGuests.compile(printing.formatted("(i32.const 0)")), new Script().bytes(), "{}",
+                    inSeconds(30)).partials()).isEmpty();
+        }
+    }
+
+    @Test
     void guestTablesAreBoundedLikeMemories() {
         // run emits what table.grow by %s elements returned: the old size, or -1
         String growing = """
