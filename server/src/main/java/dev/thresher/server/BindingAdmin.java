@@ -57,6 +57,24 @@ public final class BindingAdmin implements BindingService {
 
     /** Deploys the package in {@code dir}: its {@code thresher.json} and the module it names. */
     public Deployed deployDir(String tenant, String deployedBy, Path dir) throws IOException {
+        Package p = read(dir, limits);
+        return deploy(tenant, deployedBy, p.manifest(), p.module());
+    }
+
+    /** A package as read from its directory: the manifest's bytes and the module's (wasm or text). */
+    record Package(byte[] manifest, byte[] module) {
+    }
+
+    /** A package whose manifest and module passed every check that needs no database. */
+    record Checked(Manifest manifest, byte[] wasm) {
+    }
+
+    /**
+     * Reads the package in {@code dir}: its {@code thresher.json} and the module it names.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when either is missing, as {@link Manifest#parse}
+     */
+    static Package read(Path dir, Limits limits) throws IOException {
         Path manifestFile = dir.resolve("thresher.json");
         if (!Files.isRegularFile(manifestFile)) {
             throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, dir + " holds no thresher.json (the manifest)");
@@ -68,9 +86,33 @@ public final class BindingAdmin implements BindingService {
             throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "manifest.module: " + moduleFile + " does not exist");
         }
         if (Files.size(moduleFile) > limits.packageMaxBytes()) {
-            throw tooLarge(Files.size(moduleFile));
+            throw tooLarge(Files.size(moduleFile), limits);
         }
-        return deploy(tenant, deployedBy, manifest, Files.readAllBytes(moduleFile));
+        return new Package(manifest, Files.readAllBytes(moduleFile));
+    }
+
+    /**
+     * Every check of a package that needs no database: the manifest, the module's size, the module against the
+     * declared ABI version (exports and imports with their exact types, memory, tables), the budgets against
+     * {@code limits}. The selector against its table is checked at deploy.
+     */
+    static Checked check(byte[] manifestBytes, byte[] module, Limits limits) {
+        Manifest m = Manifest.parse(manifestBytes);
+        if (module.length > limits.packageMaxBytes()) {
+            throw tooLarge(module.length, limits);
+        }
+        byte[] wasm = wasm(module);
+        if (wasm.length > limits.packageMaxBytes()) {
+            throw tooLarge(wasm.length, limits);
+        }
+        long memoryCap = m.budgets().memoryBytes() > 0 ? m.budgets().memoryBytes() : limits.guestMemoryMaxBytes();
+        GuestModuleCheck.Problems problems = GuestModuleCheck.check(wasm, m.abiVersion(), memoryCap);
+        if (!problems.all().isEmpty()) {
+            throw new ThresherException(problems.exports().isEmpty() ? ErrorCode.GUEST_INVALID_MODULE : ErrorCode.GUEST_ABI_MISMATCH,
+                    "module: " + String.join("; ", problems.all()));
+        }
+        checkBudgets(m.budgets(), wasm, limits);
+        return new Checked(m, wasm);
     }
 
     /**
@@ -82,21 +124,9 @@ public final class BindingAdmin implements BindingService {
      */
     @Override
     public Deployed deploy(String tenant, String deployedBy, byte[] manifestBytes, byte[] module) {
-        Manifest m = Manifest.parse(manifestBytes);
-        if (module.length > limits.packageMaxBytes()) {
-            throw tooLarge(module.length);
-        }
-        byte[] wasm = wasm(module);
-        if (wasm.length > limits.packageMaxBytes()) {
-            throw tooLarge(wasm.length);
-        }
-        long memoryCap = m.budgets().memoryBytes() > 0 ? m.budgets().memoryBytes() : limits.guestMemoryMaxBytes();
-        GuestModuleCheck.Problems problems = GuestModuleCheck.check(wasm, m.abiVersion(), memoryCap);
-        if (!problems.all().isEmpty()) {
-            throw new ThresherException(problems.exports().isEmpty() ? ErrorCode.GUEST_INVALID_MODULE : ErrorCode.GUEST_ABI_MISMATCH,
-                    "module: " + String.join("; ", problems.all()));
-        }
-        checkBudgets(m.budgets(), wasm);
+        Checked checked = check(manifestBytes, module, limits);
+        Manifest m = checked.manifest();
+        byte[] wasm = checked.wasm();
         Selector selector = checkSelector(tenant, m.selector());
         String packageDigest = sha256(wasm);
         String manifestDigest = sha256(manifestBytes);
@@ -311,7 +341,7 @@ public final class BindingAdmin implements BindingService {
      *
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} naming every problem by field path
      */
-    private void checkBudgets(Budgets budgets, byte[] wasm) {
+    private static void checkBudgets(Budgets budgets, byte[] wasm, Limits limits) {
         List<String> problems = new ArrayList<>();
         Map<String, Long> caps = Budgets.caps(limits);
         budgets.declared().forEach((name, value) -> {
@@ -471,7 +501,7 @@ public final class BindingAdmin implements BindingService {
         }
     }
 
-    private ThresherException tooLarge(long bytes) {
+    private static ThresherException tooLarge(long bytes, Limits limits) {
         return new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "module: " + bytes + " bytes; limits.packageMaxBytes is "
                 + limits.packageMaxBytes());
     }

@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "thresher", mixinStandardHelpOptions = true, version = "thresher 0.1.0",
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
         subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class,
-                Main.Deploy.class, Main.BindingCommand.class})
+                Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Main())
@@ -440,6 +440,86 @@ public final class Main implements Runnable {
                     throw e; // says itself what was committed
                 }
                 throw new ThresherException(e.code(), e.getMessage() + "; nothing was loaded", e);
+            }
+        }
+    }
+
+    @Command(name = "component", description = "Work on a component package without a cluster: test.",
+            subcommands = {ComponentCommand.Test.class})
+    static final class ComponentCommand implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        @Command(name = "test", description = "Run a package's run on every simulated partition of a CSV file's rows and"
+                + " its reduce on the merged partials, on the real host code, without a cluster or PostgreSQL; print the"
+                + " partials per partition and the result.")
+        static final class Test implements Callable<Integer> {
+            @Parameters(index = "0", description = "The package directory (thresher.json and its module).")
+            Path dir;
+
+            @Option(names = "--table", description = "Read the rows of this table of a running cluster instead, partition by"
+                    + " partition, with the selector's columns and filter (reach the cluster as the admin commands do).")
+            String table;
+
+            @CommandLine.Mixin
+            ClusterOptions cluster;
+
+            @Option(names = "--csv", description = "The rows the selector selects: a header naming its"
+                    + " columns (name or name:type, type one of int8, float8, text, bool, bytea; a trailing ? makes a column"
+                    + " nullable), then one record per row; an unquoted empty field is NULL.")
+            Path csv;
+
+            @Option(names = "--partitions", defaultValue = "1", description = "Partitions to deal the rows to, in order"
+                    + " (default ${DEFAULT-VALUE}).")
+            int partitions;
+
+            @Option(names = "--args", defaultValue = "{}", description = "The call's JSON arguments (default ${DEFAULT-VALUE}).")
+            String args;
+
+            @Override
+            public Integer call() throws IOException {
+                if (partitions < 1 || partitions > dev.thresher.limits.Limits.DEFAULTS.coordinationSlots()) {
+                    throw new IllegalArgumentException("--partitions: 1 to " + dev.thresher.limits.Limits.DEFAULTS.coordinationSlots()
+                            + " (limits.coordinationSlots), was " + partitions);
+                }
+                try {
+                    new com.fasterxml.jackson.databind.ObjectMapper().readTree(args);
+                } catch (IOException e) {
+                    throw new ThresherException(dev.thresher.errors.ErrorCode.INVALID_ARGUMENTS, "--args: not JSON: " + args);
+                }
+                var limits = dev.thresher.limits.Limits.DEFAULTS;
+                BindingAdmin.Package pkg = BindingAdmin.read(dir, limits);
+                BindingAdmin.Checked checked = BindingAdmin.check(pkg.manifest(), pkg.module(), limits);
+                dev.thresher.bindings.Selector selector = dev.thresher.bindings.Selector.parse(checked.manifest().selector());
+                if ((csv == null) == (table == null)) {
+                    throw new IllegalArgumentException("pass --csv FILE, or --table NAME to read a running cluster's table");
+                }
+                ComponentHarness harness = new ComponentHarness(limits);
+                java.util.Map<String, String> heading = new java.util.LinkedHashMap<>();
+                heading.put("component", checked.manifest().binding() + " (guest ABI " + checked.manifest().abiVersion()
+                        + ", " + BindingAdmin.sha256(checked.wasm()) + ")");
+                java.util.List<ComponentHarness.PartitionInput> inputs;
+                if (csv != null) {
+                    ComponentHarness.Rows rows;
+                    try (var reader = java.nio.file.Files.newBufferedReader(csv)) {
+                        rows = ComponentHarness.readCsv(reader, selector);
+                    }
+                    heading.put("rows", rows.rows().size() + " from " + csv + " as " + rows.columns().stream()
+                            .map(c -> c.name() + " " + c.type().name().toLowerCase(java.util.Locale.ROOT) + (c.nullable() ? "" : " not null"))
+                            .toList() + (selector.where().isPresent() ? "; the selector's WHERE is not applied" : ""));
+                    inputs = harness.deal(rows, partitions, checked.manifest().abiVersion());
+                } else {
+                    try (TableAdmin admin = cluster.admin()) {
+                        inputs = harness.fromTable(admin, cluster.tenant, table, selector, checked.manifest().abiVersion());
+                    }
+                    heading.put("rows", inputs.stream().mapToLong(ComponentHarness.PartitionInput::rows).sum() + " from table "
+                            + table + " in " + inputs.size() + " partitions, with the selector's filter");
+                }
+                ComponentHarness.Outcome outcome = harness.run(checked, inputs, args);
+                System.out.print(ComponentHarness.describe(outcome, heading));
+                return outcome.succeeded() ? 0 : 1;
             }
         }
     }

@@ -509,6 +509,15 @@ public final class TableAdmin implements AutoCloseable {
                 .orElseThrow(() -> invalid("there is no table " + table));
     }
 
+    /** The database user this admin connects as (to the control and shard databases). */
+    String user() {
+        return user;
+    }
+
+    String password() {
+        return password;
+    }
+
     public ControlStore control() {
         return control;
     }
