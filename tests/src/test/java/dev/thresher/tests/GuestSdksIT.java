@@ -1,0 +1,217 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.thresher.bindings.Partial;
+import dev.thresher.bindings.abi.Column;
+import dev.thresher.bindings.abi.ColumnType;
+import dev.thresher.bindings.abi.RowBatch;
+import dev.thresher.cellhost.CellHost;
+import dev.thresher.cellhost.Component;
+import dev.thresher.cellhost.RowBatchStream;
+import dev.thresher.limits.Deadline;
+import dev.thresher.limits.Limits;
+import dev.thresher.server.BindingAdmin;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.TableAdmin;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The guest SDKs of {@code sdk/}, built from source with their toolchains ({@code .ci/run} installs them): each
+ * sample builds to the same bytes twice and, deployed to the real cluster, answers exactly what the WebAssembly
+ * text sample answers; each SDK reads the host's golden batch vectors as the host decodes them.
+ */
+class GuestSdksIT {
+    private static final Path REPO = Path.of(System.getProperty("thresher.repo", "..")).toAbsolutePath().normalize();
+    private static final Path GOLDEN = REPO.resolve("bindings/src/test/resources/golden/abi/v1");
+
+    @TempDir
+    Path tmp;
+
+    /** Runs a build command in {@code dir}; fails with its output when it fails or the tool is missing. */
+    private static void build(Path dir, String... command) throws Exception {
+        Process p;
+        try {
+            p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            throw new AssertionError(command[0] + " is not installed; .ci/run installs the SDK toolchains (clang, lld, make)", e);
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as(String.join(" ", command) + "\n" + out).isZero();
+    }
+
+    private static void copy(Path from, Path to) throws IOException {
+        Files.createDirectories(to);
+        try (Stream<Path> files = Files.list(from)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                Files.copy(f, to.resolve(f.getFileName()));
+            }
+        }
+    }
+
+    private static String call(String binding) throws Exception {
+        try (Connection c = Cluster.connect(1); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING " + binding + "('{}')")) {
+            assertThat(rs.next()).isTrue();
+            return rs.getString(1);
+        }
+    }
+
+    @Test
+    void theCSampleBuildsToTheSameBytesTwiceAndAnswersExactlyAsTheWatSample() throws Exception {
+        Path sdk = REPO.resolve("sdk/c");
+        List<byte[]> builds = new ArrayList<>();
+        for (String name : List.of("a", "b")) {
+            Path dir = tmp.resolve(name);
+            copy(sdk.resolve("examples/revenue_by_region"), dir);
+            build(dir, "make", "-s", "SDK=" + sdk);
+            builds.add(Files.readAllBytes(dir.resolve("revenue_by_region.wasm")));
+        }
+        assertThat(builds.get(1)).as("reproducible: the same source gives the same bytes").isEqualTo(builds.get(0));
+
+        DevCluster cluster = Cluster.get();
+        try (TableAdmin tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+                new PrintStream(PrintStream.nullOutputStream()))) {
+            new BindingAdmin(tables, Limits.DEFAULTS).deployDir(DevCluster.TENANT, "test", tmp.resolve("a"));
+        }
+        assertThat(call("revenue_by_region_c")).isEqualTo(call("revenue_by_region"));
+    }
+
+    @Test
+    void theCTemplateBuildsAndRunsInTheHarness() throws Exception {
+        Path sdk = REPO.resolve("sdk/c");
+        Path dir = tmp.resolve("mine");
+        copy(sdk.resolve("template"), dir);
+        build(dir, "make", "-s", "SDK=" + sdk);
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        PrintStream old = System.out;
+        int exit;
+        try {
+            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+            exit = new picocli.CommandLine(new dev.thresher.server.Main()).execute("component", "test", dir.toString(),
+                    "--csv", dir.resolve("rows.csv").toString(), "--partitions", "2");
+        } finally {
+            System.setOut(old);
+        }
+        assertThat(exit).as(printed.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("p0/rows = 1.0", "p1/rows = 2.0", "result: {\"rows\":3}");
+    }
+
+    // ---- golden batches ------------------------------------------------------------------------------
+
+    private static byte[] vector(String name) throws IOException {
+        StringBuilder hex = new StringBuilder();
+        for (String line : Files.readAllLines(GOLDEN.resolve(name))) {
+            int hash = line.indexOf('#');
+            hex.append((hash < 0 ? line : line.substring(0, hash)).replaceAll("\\s", ""));
+        }
+        return HexFormat.of().parseHex(hex);
+    }
+
+    private static long fnv(long h, byte[] bytes) {
+        for (byte b : bytes) {
+            h ^= b & 0xff;
+            h = (h * 16777619L) & 0xffffffffL;
+        }
+        return h;
+    }
+
+    /** The low {@code n} bytes of {@code v}, little-endian. */
+    private static byte[] le(long v, int n) {
+        return java.util.Arrays.copyOf(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array(), n);
+    }
+
+    /** The probe's view, computed from the host's own decoding of the batch (see sdk/c/tests/batch_probe.c). */
+    private static Map<String, Double> hostView(byte[] batch, int batches) {
+        RowBatch b = RowBatch.decode(batch);
+        Map<String, Double> v = new TreeMap<>();
+        v.put("partition", (double) Integer.toUnsignedLong(b.partitionId()));
+        v.put("rows", (double) b.rowCount());
+        v.put("columns", (double) b.columns().size());
+        for (int c = 0; c < b.columns().size(); c++) {
+            Column col = b.columns().get(c);
+            long h = 2166136261L;
+            int nulls = 0;
+            for (int r = 0; r < b.rowCount(); r++) {
+                if (b.isNull(c, r)) {
+                    nulls++;
+                    h = fnv(h, new byte[] {(byte) 0xFF});
+                    continue;
+                }
+                byte[] bytes = switch (col.type()) {
+                    case INT64 -> le(b.getLong(c, r), 8);
+                    case FLOAT64 -> le(Double.doubleToRawLongBits(b.getDouble(c, r)), 8);
+                    case BOOL -> new byte[] {(byte) (b.getBool(c, r) ? 1 : 0)};
+                    case TEXT, BYTES -> {
+                        byte[] p = col.type() == ColumnType.TEXT ? b.getText(c, r).getBytes(StandardCharsets.UTF_8) : b.getBytes(c, r);
+                        byte[] out = new byte[4 + p.length];
+                        System.arraycopy(le(p.length, 4), 0, out, 0, 4);
+                        System.arraycopy(p, 0, out, 4, p.length);
+                        yield out;
+                    }
+                };
+                h = fnv(h, bytes);
+            }
+            v.put("c" + c + "/type", (double) col.type().tag());
+            v.put("c" + c + "/nullable", col.nullable() ? 1.0 : 0.0);
+            v.put("c" + c + "/name", (double) fnv(2166136261L, col.name().getBytes(StandardCharsets.UTF_8)));
+            v.put("c" + c + "/nulls", (double) nulls);
+            v.put("c" + c + "/values", (double) h);
+        }
+        v.put("batches", (double) batches);
+        return v;
+    }
+
+    private static Map<String, Double> view(CellHost host, Component probe, byte[]... batches) {
+        Map<String, Double> v = new TreeMap<>();
+        for (Partial p : host.run(probe, RowBatchStream.of(batches), "{}",
+                Deadline.afterMillis(System.nanoTime(), 30_000), dev.thresher.bindings.Budgets.NONE).partials()) {
+            v.put(p.key(), p.value());
+        }
+        return v;
+    }
+
+    /** Checks an SDK's probe against every golden batch vector, and against a partition of two batches. */
+    static void probeReadsTheGoldenBatches(byte[] probeWasm) throws Exception {
+        Component probe = Component.of(probeWasm);
+        try (CellHost host = CellHost.create(Limits.DEFAULTS)) {
+            Map<String, byte[]> vectors = new LinkedHashMap<>();
+            for (String name : List.of("row_batch_revenue.hex", "row_batch_all_types_nullable.hex", "row_batch_empty.hex")) {
+                vectors.put(name, vector(name));
+            }
+            for (var e : vectors.entrySet()) {
+                assertThat(view(host, probe, e.getValue())).as(e.getKey()).isEqualTo(hostView(e.getValue(), 1));
+            }
+            byte[] revenue = vectors.get("row_batch_revenue.hex");
+            assertThat(view(host, probe, revenue, revenue)).as("two batches").isEqualTo(hostView(revenue, 2));
+        }
+    }
+
+    @Test
+    void theCSdkReadsTheGoldenBatchesAsTheHostDecodesThem() throws Exception {
+        Path out = tmp.resolve("probe.wasm");
+        build(REPO, "clang", "--target=wasm32", "-O2", "-nostdlib", "-fno-builtin", "-Isdk/c", "-Wl,--no-entry",
+                "-Wl,--strip-all", "-o", out.toString(), "sdk/c/tests/batch_probe.c");
+        probeReadsTheGoldenBatches(Files.readAllBytes(out));
+    }
+}
