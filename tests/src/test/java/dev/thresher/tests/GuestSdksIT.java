@@ -60,11 +60,20 @@ class GuestSdksIT {
         assertThat(p.exitValue()).as(String.join(" ", command) + "\n" + out).isZero();
     }
 
+    /** Copies a project's sources, leaving out what a build made (modules, build and target directories). */
     private static void copy(Path from, Path to) throws IOException {
-        Files.createDirectories(to);
-        try (Stream<Path> files = Files.list(from)) {
-            for (Path f : files.filter(Files::isRegularFile).toList()) {
-                Files.copy(f, to.resolve(f.getFileName()));
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path f : files.toList()) {
+                Path rel = from.relativize(f);
+                String first = rel.getNameCount() == 0 ? "" : rel.getName(0).toString();
+                if (first.equals("build") || first.equals("target") || f.toString().endsWith(".wasm")) {
+                    continue;
+                }
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(to.resolve(rel.toString()));
+                } else {
+                    Files.copy(f, to.resolve(rel.toString()));
+                }
             }
         }
     }
@@ -77,14 +86,25 @@ class GuestSdksIT {
         }
     }
 
-    @Test
-    void theCSampleBuildsToTheSameBytesTwiceAndAnswersExactlyAsTheWatSample() throws Exception {
-        Path sdk = REPO.resolve("sdk/c");
+    /** Debian's rustc (with its wasm32 standard library) when installed, else the one on the PATH. */
+    private static final String RUSTC = Files.isExecutable(Path.of("/usr/bin/rustc")) ? "/usr/bin/rustc" : "rustc";
+
+    /** The make arguments that build SDK {@code sdk}'s projects against its sources in the repository. */
+    private static String[] make(String sdk) {
+        return switch (sdk) {
+            case "c" -> new String[] {"make", "-s", "SDK=" + REPO.resolve("sdk/c")};
+            case "rust" -> new String[] {"make", "-s", "RUSTC=" + RUSTC, "SDK=" + REPO.resolve("sdk/rust/thresher-guest")};
+            default -> throw new IllegalArgumentException(sdk);
+        };
+    }
+
+    /** Builds SDK {@code sdk}'s sample twice (the same bytes), deploys it, and calls it beside the WAT sample. */
+    private void sampleAnswersAsTheWatSample(String sdk, String binding) throws Exception {
         List<byte[]> builds = new ArrayList<>();
         for (String name : List.of("a", "b")) {
-            Path dir = tmp.resolve(name);
-            copy(sdk.resolve("examples/revenue_by_region"), dir);
-            build(dir, "make", "-s", "SDK=" + sdk);
+            Path dir = tmp.resolve(sdk + "-" + name);
+            copy(REPO.resolve("sdk/" + sdk + "/examples/revenue_by_region"), dir);
+            build(dir, make(sdk));
             builds.add(Files.readAllBytes(dir.resolve("revenue_by_region.wasm")));
         }
         assertThat(builds.get(1)).as("reproducible: the same source gives the same bytes").isEqualTo(builds.get(0));
@@ -92,17 +112,25 @@ class GuestSdksIT {
         DevCluster cluster = Cluster.get();
         try (TableAdmin tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
                 new PrintStream(PrintStream.nullOutputStream()))) {
-            new BindingAdmin(tables, Limits.DEFAULTS).deployDir(DevCluster.TENANT, "test", tmp.resolve("a"));
+            new BindingAdmin(tables, Limits.DEFAULTS).deployDir(DevCluster.TENANT, "test", tmp.resolve(sdk + "-a"));
         }
-        assertThat(call("revenue_by_region_c")).isEqualTo(call("revenue_by_region"));
+        assertThat(call(binding)).isEqualTo(call("revenue_by_region"));
     }
 
     @Test
-    void theCTemplateBuildsAndRunsInTheHarness() throws Exception {
-        Path sdk = REPO.resolve("sdk/c");
-        Path dir = tmp.resolve("mine");
-        copy(sdk.resolve("template"), dir);
-        build(dir, "make", "-s", "SDK=" + sdk);
+    void theCSampleBuildsToTheSameBytesTwiceAndAnswersExactlyAsTheWatSample() throws Exception {
+        sampleAnswersAsTheWatSample("c", "revenue_by_region_c");
+    }
+
+    @Test
+    void theRustSampleBuildsToTheSameBytesTwiceAndAnswersExactlyAsTheWatSample() throws Exception {
+        sampleAnswersAsTheWatSample("rust", "revenue_by_region_rust");
+    }
+
+    private void templateRunsInTheHarness(String sdk) throws Exception {
+        Path dir = tmp.resolve(sdk + "-mine");
+        copy(REPO.resolve("sdk/" + sdk + "/template"), dir);
+        build(dir, make(sdk));
         java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
         PrintStream old = System.out;
         int exit;
@@ -115,6 +143,12 @@ class GuestSdksIT {
         }
         assertThat(exit).as(printed.toString(StandardCharsets.UTF_8)).isZero();
         assertThat(printed.toString(StandardCharsets.UTF_8)).contains("p0/rows = 1.0", "p1/rows = 2.0", "result: {\"rows\":3}");
+    }
+
+    @Test
+    void theTemplatesBuildAndRunInTheHarness() throws Exception {
+        templateRunsInTheHarness("c");
+        templateRunsInTheHarness("rust");
     }
 
     // ---- golden batches ------------------------------------------------------------------------------
@@ -212,6 +246,18 @@ class GuestSdksIT {
         Path out = tmp.resolve("probe.wasm");
         build(REPO, "clang", "--target=wasm32", "-O2", "-nostdlib", "-fno-builtin", "-Isdk/c", "-Wl,--no-entry",
                 "-Wl,--strip-all", "-o", out.toString(), "sdk/c/tests/batch_probe.c");
+        probeReadsTheGoldenBatches(Files.readAllBytes(out));
+    }
+
+    @Test
+    void theRustSdkReadsTheGoldenBatchesAsTheHostDecodesThem() throws Exception {
+        Path rlib = tmp.resolve("libthresher_guest.rlib");
+        Path out = tmp.resolve("probe.wasm");
+        build(REPO, RUSTC, "--target", "wasm32-unknown-unknown", "--edition", "2021", "-C", "opt-level=2", "--crate-type",
+                "rlib", "--crate-name", "thresher_guest", "-o", rlib.toString(), "sdk/rust/thresher-guest/src/lib.rs");
+        build(REPO, RUSTC, "--target", "wasm32-unknown-unknown", "--edition", "2021", "-C", "opt-level=2", "--crate-type",
+                "cdylib", "--crate-name", "batch_probe", "-L", tmp.toString(), "--extern", "thresher_guest=" + rlib,
+                "-o", out.toString(), "sdk/rust/tests/batch_probe.rs");
         probeReadsTheGoldenBatches(Files.readAllBytes(out));
     }
 }
