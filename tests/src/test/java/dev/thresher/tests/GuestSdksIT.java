@@ -66,7 +66,8 @@ class GuestSdksIT {
             for (Path f : files.toList()) {
                 Path rel = from.relativize(f);
                 String first = rel.getNameCount() == 0 ? "" : rel.getName(0).toString();
-                if (first.equals("build") || first.equals("target") || f.toString().endsWith(".wasm")) {
+                if (first.equals("build") || first.equals("target") || first.equals("node_modules")
+                        || f.toString().endsWith(".wasm")) {
                     continue;
                 }
                 if (Files.isDirectory(f)) {
@@ -94,6 +95,7 @@ class GuestSdksIT {
         return switch (sdk) {
             case "c" -> new String[] {"make", "-s", "SDK=" + REPO.resolve("sdk/c")};
             case "rust" -> new String[] {"make", "-s", "RUSTC=" + RUSTC, "SDK=" + REPO.resolve("sdk/rust/thresher-guest")};
+            case "assemblyscript" -> new String[] {"make", "-s", "SDK=" + REPO.resolve("sdk/assemblyscript")};
             default -> throw new IllegalArgumentException(sdk);
         };
     }
@@ -127,6 +129,11 @@ class GuestSdksIT {
         sampleAnswersAsTheWatSample("rust", "revenue_by_region_rust");
     }
 
+    @Test
+    void theAssemblyScriptSampleBuildsToTheSameBytesTwiceAndAnswersExactlyAsTheWatSample() throws Exception {
+        sampleAnswersAsTheWatSample("assemblyscript", "revenue_by_region_as");
+    }
+
     private void templateRunsInTheHarness(String sdk) throws Exception {
         Path dir = tmp.resolve(sdk + "-mine");
         copy(REPO.resolve("sdk/" + sdk + "/template"), dir);
@@ -149,6 +156,7 @@ class GuestSdksIT {
     void theTemplatesBuildAndRunInTheHarness() throws Exception {
         templateRunsInTheHarness("c");
         templateRunsInTheHarness("rust");
+        templateRunsInTheHarness("assemblyscript");
     }
 
     // ---- golden batches ------------------------------------------------------------------------------
@@ -258,6 +266,19 @@ class GuestSdksIT {
         build(REPO, RUSTC, "--target", "wasm32-unknown-unknown", "--edition", "2021", "-C", "opt-level=2", "--crate-type",
                 "cdylib", "--crate-name", "batch_probe", "-L", tmp.toString(), "--extern", "thresher_guest=" + rlib,
                 "-o", out.toString(), "sdk/rust/tests/batch_probe.rs");
+        probeReadsTheGoldenBatches(Files.readAllBytes(out));
+    }
+
+    @Test
+    void theAssemblyScriptSdkReadsTheGoldenBatchesAsTheHostDecodesThem() throws Exception {
+        Path asc = tmp.resolve("asc");
+        Files.createDirectories(asc);
+        Files.writeString(asc.resolve("package.json"), "{\"private\": true}");
+        build(asc, "npm", "install", "--no-audit", "--no-fund", "--silent", "assemblyscript@0.27.37");
+        Path out = tmp.resolve("probe.wasm");
+        build(REPO.resolve("sdk/assemblyscript/tests"), asc.resolve("node_modules/.bin/asc").toString(), "batch_probe.ts",
+                "--path", "..", "--use", "abort=~lib/thresher-guest/index/abort", "-O3", "--runtime", "incremental",
+                "-o", out.toString());
         probeReadsTheGoldenBatches(Files.readAllBytes(out));
     }
 }
