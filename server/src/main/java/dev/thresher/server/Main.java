@@ -177,12 +177,31 @@ public final class Main implements Runnable {
         @Option(names = "--tenant", defaultValue = DevCluster.TENANT, description = "Tenant (default ${DEFAULT-VALUE}).")
         String tenant;
 
+        /**
+         * The dev cluster's endpoints file: under {@code --dev}; when that is the default and holds none, under the
+         * nearest directory above the working one that has a running dev cluster's, so the commands work from a
+         * project directory inside the repository too.
+         */
+        Path devEndpoints() {
+            Path endpoints = dev.resolve("endpoints.json");
+            if (Files.exists(endpoints) || dev.isAbsolute() || !dev.equals(Path.of(".thresher/dev"))) {
+                return endpoints;
+            }
+            for (Path d = Path.of("").toAbsolutePath().getParent(); d != null; d = d.getParent()) {
+                Path up = d.resolve(dev).resolve("endpoints.json");
+                if (Files.exists(up)) {
+                    return up;
+                }
+            }
+            return endpoints;
+        }
+
         TableAdmin admin() throws IOException {
             String url = controlUrl;
             String u = user;
             String pw = password;
             if (url == null || url.isBlank()) {
-                Path endpoints = dev.resolve("endpoints.json");
+                Path endpoints = devEndpoints();
                 if (!Files.exists(endpoints)) {
                     throw new IllegalArgumentException("no control database: pass --control-url, or start ./thresher dev"
                             + " (no " + endpoints + ")");
