@@ -116,7 +116,21 @@ class GuestSdksIT {
                 new PrintStream(PrintStream.nullOutputStream()))) {
             new BindingAdmin(tables, Limits.DEFAULTS).deployDir(DevCluster.TENANT, "test", tmp.resolve(sdk + "-a"));
         }
-        assertThat(call(binding)).isEqualTo(call("revenue_by_region"));
+        String called = call(binding);
+        assertThat(called).isEqualTo(call("revenue_by_region"));
+        // the harness over the same rows (the cluster's table) answers the same
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        PrintStream old = System.out;
+        try {
+            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+            assertThat(new picocli.CommandLine(new dev.thresher.server.Main()).execute("component", "test",
+                    tmp.resolve(sdk + "-a").toString(), "--table", "orders", "--dev",
+                    cluster.endpointsFile().getParent().toString())).isZero();
+        } finally {
+            System.setOut(old);
+        }
+        assertThat(printed.toString(StandardCharsets.UTF_8).lines().filter(l -> l.startsWith("result: ")))
+                .containsExactly("result: " + called);
     }
 
     @Test
