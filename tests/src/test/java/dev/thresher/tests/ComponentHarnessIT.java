@@ -34,7 +34,7 @@ class ComponentHarnessIT {
     Path tmp;
 
     /** What {@code thresher args...} printed and its exit code, as "code:output". */
-    private static String thresher(String... args) {
+    static String thresher(String... args) {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream old = System.out;
         int exit;

@@ -119,17 +119,10 @@ class GuestSdksIT {
         String called = call(binding);
         assertThat(called).isEqualTo(call("revenue_by_region"));
         // the harness over the same rows (the cluster's table) answers the same
-        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
-        PrintStream old = System.out;
-        try {
-            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
-            assertThat(new picocli.CommandLine(new dev.thresher.server.Main()).execute("component", "test",
-                    tmp.resolve(sdk + "-a").toString(), "--table", "orders", "--dev",
-                    cluster.endpointsFile().getParent().toString())).isZero();
-        } finally {
-            System.setOut(old);
-        }
-        assertThat(printed.toString(StandardCharsets.UTF_8).lines().filter(l -> l.startsWith("result: ")))
+        String out = ComponentHarnessIT.thresher("component", "test", tmp.resolve(sdk + "-a").toString(), "--table",
+                "orders", "--dev", cluster.endpointsFile().getParent().toString());
+        assertThat(out).startsWith("0:");
+        assertThat(out.lines().filter(l -> l.startsWith("result: ")))
                 .containsExactly("result: " + called);
     }
 
@@ -152,18 +145,9 @@ class GuestSdksIT {
         Path dir = tmp.resolve(sdk + "-mine");
         copy(REPO.resolve("sdk/" + sdk + "/template"), dir);
         build(dir, make(sdk));
-        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
-        PrintStream old = System.out;
-        int exit;
-        try {
-            System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
-            exit = new picocli.CommandLine(new dev.thresher.server.Main()).execute("component", "test", dir.toString(),
-                    "--csv", dir.resolve("rows.csv").toString(), "--partitions", "2");
-        } finally {
-            System.setOut(old);
-        }
-        assertThat(exit).as(printed.toString(StandardCharsets.UTF_8)).isZero();
-        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("p0/rows = 1.0", "p1/rows = 2.0", "result: {\"rows\":3}");
+        String out = ComponentHarnessIT.thresher("component", "test", dir.toString(), "--csv",
+                dir.resolve("rows.csv").toString(), "--partitions", "2");
+        assertThat(out).startsWith("0:").contains("p0/rows = 1.0", "p1/rows = 2.0", "result: {\"rows\":3}");
     }
 
     @Test
