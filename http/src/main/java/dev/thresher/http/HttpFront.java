@@ -69,6 +69,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * GET  /livez                         200 while the process serves
  * GET  /readyz                        200 once the node leads its partitions and serves calls, else 503
+ * GET  /admin/topology                the node's view of the topology, byte-stable JSON (sorted keys)
  * POST /v1/bindings/{name}/call       body: the JSON arguments; header Thresher-Deadline-Ms optional
  *      200 {"call_id": "...", "result": &lt;the reduced JSON&gt;}
  *      4xx/5xx {"error": {"code": 1003, "name": "UNKNOWN_BINDING", "category": "...", "retry": "TERMINAL",
@@ -130,6 +131,16 @@ public final class HttpFront implements AutoCloseable {
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready, TableService tables, BindingService bindings) throws InterruptedException {
+        return start(host, port, tenant, limits, calls, ready, tables, bindings, null);
+    }
+
+    /**
+     * As above, serving {@code GET /admin/topology} too when {@code topology} is given: the node's view of the
+     * topology as a byte-stable JSON document.
+     */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  BooleanSupplier ready, TableService tables, BindingService bindings,
+                                  java.util.function.Supplier<String> topology) throws InterruptedException {
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
@@ -147,7 +158,7 @@ public final class HttpFront implements AutoCloseable {
                             connections.add(c); // the group forgets a channel when it closes
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, ready, open, admin));
+                                    new Handler(tenant, limits, calls, ready, open, admin, topology));
                         }
                     })
                     .bind(host, port).sync().channel();
@@ -218,11 +229,20 @@ public final class HttpFront implements AutoCloseable {
 
         private final Admin admin;
 
+        /** The node's topology view for {@code GET /admin/topology}, or null when not served. */
+        private final java.util.function.Supplier<String> topology;
+
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this(tenant, limits, calls, ready, open, null);
         }
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open, Admin admin) {
+            this(tenant, limits, calls, ready, open, admin, null);
+        }
+
+        Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open, Admin admin,
+                java.util.function.Supplier<String> topology) {
+            this.topology = topology;
             this.admin = admin;
             this.tenant = tenant;
             this.limits = limits;
@@ -359,6 +379,14 @@ public final class HttpFront implements AutoCloseable {
                     boolean r = ready.getAsBoolean();
                     send(ctx, keepAlive, r ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
                             r ? "{\"status\":\"ready\"}" : "{\"status\":\"not ready\"}");
+                }
+                return;
+            }
+            if (path.equals("/admin/topology") && topology != null) {
+                if (!method.equals(HttpMethod.GET)) {
+                    wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+                } else {
+                    send(ctx, keepAlive, HttpResponseStatus.OK, topology.get());
                 }
                 return;
             }

@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "thresher", mixinStandardHelpOptions = true, version = "thresher 0.1.0",
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
         subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class,
-                Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class})
+                Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class, Main.TopologyCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Main())
@@ -459,6 +459,25 @@ public final class Main implements Runnable {
                     throw e; // says itself what was committed
                 }
                 throw new ThresherException(e.code(), e.getMessage() + "; nothing was loaded", e);
+            }
+        }
+    }
+
+    @Command(name = "topology", description = "The topology: show.", subcommands = {TopologyCommand.Show.class})
+    static final class TopologyCommand implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        @Command(name = "show", description = "The topology as the control database holds it: byte-stable JSON (sorted"
+                + " keys), the same document a node serves at GET /admin/topology, so the two can be compared with diff.")
+        static final class Show extends AdminCommand {
+            @Override
+            void run(TableAdmin admin) {
+                var control = admin.control();
+                long version = control.readTopologyVersion();
+                System.out.print(TopologyView.render(version, control.readTopology()));
             }
         }
     }

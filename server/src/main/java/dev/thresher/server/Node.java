@@ -207,7 +207,8 @@ public final class Node implements AutoCloseable {
         tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings());
-        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get, tableService, tableService.bindings());
+        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get, tableService, tableService.bindings(),
+                () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()));
 
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
                 pgwireAddress(), httpAddress());

@@ -1,0 +1,67 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.Node;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The topology view: every node's {@code GET /admin/topology} and {@code thresher topology show} are the same
+ * bytes once the nodes have read the same topology version, so views can be compared with diff.
+ */
+class TopologyViewIT {
+    private static String get(HttpClient http, Node n) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/admin/topology")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return r.body();
+    }
+
+    @Test
+    void everyNodesViewAndTheControlDatabasesAreTheSameBytes() throws Exception {
+        DevCluster cluster = Cluster.get();
+        String cli = ComponentHarnessIT.thresher("topology", "show", "--dev", cluster.endpointsFile().getParent().toString());
+        assertThat(cli).startsWith("0:");
+        String fromControl = cli.substring(2);
+        HttpClient http = HttpClient.newHttpClient();
+        // the nodes converge on the control database's version (push, and the poll as the bound)
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        List<String> views;
+        do {
+            views = new ArrayList<>();
+            for (Node n : cluster.nodes()) {
+                views.add(get(http, n));
+            }
+            fromControl = ComponentHarnessIT.thresher("topology", "show", "--dev",
+                    cluster.endpointsFile().getParent().toString()).substring(2);
+            if (views.stream().allMatch(fromControl::equals)) {
+                break;
+            }
+            Thread.sleep(100);
+        } while (System.nanoTime() - until < 0);
+        String expected = fromControl;
+        assertThat(views).as("every node's view equals the control database's").allSatisfy(v -> assertThat(v).isEqualTo(expected));
+
+        JsonNode doc = new ObjectMapper().readTree(expected);
+        assertThat(doc.fieldNames()).toIterable().containsExactly("hosts", "partitions", "version");
+        assertThat(doc.get("partitions")).isNotEmpty();
+        JsonNode first = doc.get("partitions").get(0);
+        assertThat(first.fieldNames()).toIterable().containsExactly("epoch", "id", "leader", "shard", "slots", "table", "tenant");
+        int previous = -1;
+        for (JsonNode p : doc.get("partitions")) {
+            assertThat(p.get("id").asInt()).isGreaterThan(previous);
+            previous = p.get("id").asInt();
+        }
+        assertThat(doc.get("hosts")).extracting(h -> h.get("id").asText()).containsExactly("node-1", "node-2", "node-3");
+    }
+}
