@@ -1,5 +1,8 @@
 package dev.thresher.bindings;
 
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -66,6 +69,32 @@ public record Budgets(long runMs, long memoryBytes, long inputBytes, long output
     /** The partial bytes a run may produce, or {@link Long#MAX_VALUE} when not declared. */
     public long outputBytes() {
         return outputBytes == 0 ? Long.MAX_VALUE : outputBytes;
+    }
+
+    /** The deadline of one invocation starting now: the call's, or {@code runMs} from now when that comes first. */
+    public Deadline runDeadline(Deadline callDeadline) {
+        return runMs > 0 ? callDeadline.earlier(Deadline.afterMillis(System.nanoTime(), runMs)) : callDeadline;
+    }
+
+    /**
+     * An invocation stopped by the run budget, not by the call's deadline, says so under the same code
+     * ({@code DEADLINE_EXCEEDED}); any other failure is itself.
+     *
+     * @param what the invocation, as the message names it: "run" or "reduce"
+     */
+    public RuntimeException overRunBudget(RuntimeException e, Deadline callDeadline, String what) {
+        if (runMs > 0 && e instanceof ThresherException te && te.code() == ErrorCode.DEADLINE_EXCEEDED
+                && !callDeadline.passed()) {
+            return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, what + " passed its binding's budget of "
+                    + runMs + " ms (budgets.runMs): " + te.getMessage(), te);
+        }
+        return e;
+    }
+
+    /** The failure of a run whose input (the arguments and the batches) came to {@code bytes}, past {@code inputBytes}. */
+    public ThresherException inputOverBudget(long bytes) {
+        return new ThresherException(ErrorCode.BATCH_TOO_LARGE, "run's input passed " + inputBytes
+                + " bytes (its binding's budgets.inputBytes: the arguments and the batches), at " + bytes);
     }
 
     /** The input bytes a run may read, or {@link Long#MAX_VALUE} when not declared. */

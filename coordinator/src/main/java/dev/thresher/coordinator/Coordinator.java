@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.Binding;
+import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
@@ -160,7 +161,7 @@ public final class Coordinator implements CallService {
             throw new ThresherException(ErrorCode.INVALID_DEADLINE, "a call deadline is 1.." + limits.maxCallDeadlineMs()
                     + " ms, was " + deadlineMs);
         }
-        checkArguments(request.argumentsJson());
+        checkArguments(request.argumentsJson(), limits);
         CallRun call = new CallRun(request, UUID.randomUUID(), startNanos, deadlineMs);
         record(call);
         call.addPhase(Phase.PLAN, System.nanoTime() - startNanos);
@@ -584,10 +585,9 @@ public final class Coordinator implements CallService {
     private JournalEntry reduce(CallRun call, List<Partial> merged) {
         CallPlan plan = call.plan();
         byte[] partials = PartialsCodec.encode(merged);
-        long runMs = plan.binding().budgets().runMs();
+        Budgets budgets = plan.binding().budgets();
         // the binding's run budget bounds reduce too, within the call's deadline
-        Deadline reduceDeadline = runMs > 0 ? call.deadline.earlier(Deadline.afterMillis(System.nanoTime(), runMs))
-                : call.deadline;
+        Deadline reduceDeadline = budgets.runDeadline(call.deadline);
         CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> reducer.reduce(
                 plan.binding().componentDigest(), partials, call.request.argumentsJson(), reduceDeadline), guestExecutor);
         try {
@@ -603,11 +603,7 @@ public final class Coordinator implements CallService {
             if (reducer.refusedBeforeGuest(e) || !running.isDone() || running.isCancelled()) {
                 throw ThresherException.of(e);
             }
-            ThresherException te = ThresherException.of(e);
-            if (runMs > 0 && te.code() == ErrorCode.DEADLINE_EXCEEDED && !call.deadline.passed()) {
-                te = new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "reduce passed its binding's budget of " + runMs
-                        + " ms (budgets.runMs): " + te.getMessage(), te);
-            }
+            ThresherException te = ThresherException.of(budgets.overRunBudget(e, call.deadline, "reduce"));
             return new JournalEntry(call.request.tenant(), plan.reduceWireId(), call.callId, JournalEntry.REDUCE, hostId,
                     -1, -1, false, te.code().code(), te.getMessage(), 0, 0, null, 0);
         }
@@ -635,7 +631,13 @@ public final class Coordinator implements CallService {
         return "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + ")";
     }
 
-    private void checkArguments(String argumentsJson) {
+    /**
+     * A call's arguments as the coordinator accepts them: one JSON value of at most
+     * {@code limits.directCallPayloadBytes} UTF-8 bytes.
+     *
+     * @throws ThresherException {@code PAYLOAD_TOO_LARGE} or {@code INVALID_ARGUMENTS}
+     */
+    public static void checkArguments(String argumentsJson, Limits limits) {
         int bytes = argumentsJson.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > limits.directCallPayloadBytes()) {
             throw new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "arguments are " + bytes + " bytes; the limit is "

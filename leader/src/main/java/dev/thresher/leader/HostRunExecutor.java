@@ -514,17 +514,16 @@ public final class HostRunExecutor implements HostRunHandler {
         UUID callId = UUID.fromString(request.callId());
         Budgets budgets = resolved.binding().budgets();
         // The binding's budgets: its run time within the call's deadline, its input bytes (arguments and batches)
-        Deadline runDeadline = budgets.runMs() > 0
-                ? deadline.earlier(Deadline.afterMillis(System.nanoTime(), budgets.runMs())) : deadline;
+        Deadline runDeadline = budgets.runDeadline(deadline);
         long argumentBytes = request.argumentsJson().getBytes(StandardCharsets.UTF_8).length;
         RowBatchStream batches = input.batches();
         if (budgets.inputBytes() > 0) {
             if (input.pages() == null && argumentBytes + input.batch().bytes().length > budgets.inputBytes()) {
                 input.close();
-                return Ran.answered(refusal(slot, inputOverBudget(argumentBytes + input.batch().bytes().length,
-                        budgets.inputBytes())), slot);
+                return Ran.answered(refusal(slot, budgets.inputOverBudget(argumentBytes + input.batch().bytes().length)),
+                        slot);
             }
-            batches = budgeted(batches, budgets.inputBytes(), argumentBytes);
+            batches = budgeted(batches, budgets, argumentBytes);
         }
         try (input) {
             RunOutcome out = cells.run(resolved.component(), batches, request.argumentsJson(), runDeadline, budgets);
@@ -534,7 +533,7 @@ public final class HostRunExecutor implements HostRunHandler {
                     partition.id(), partition.epoch(), true, 0, null, input.rows(), out.emitCount(),
                     PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos)), input.readMicros(), null);
         } catch (RuntimeException thrown) {
-            RuntimeException e = overRunBudget(thrown, deadline, budgets);
+            RuntimeException e = budgets.overRunBudget(thrown, deadline, "run");
             if (cells.refusedBeforeGuest(thrown)) {
                 return Ran.answered(refusal(slot, e), slot);
             }
@@ -549,26 +548,8 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    /**
-     * A run stopped by its binding's run budget, not by the call's deadline, says so (the same code:
-     * {@code DEADLINE_EXCEEDED}); any other failure is itself.
-     */
-    private static RuntimeException overRunBudget(RuntimeException e, Deadline callDeadline, Budgets budgets) {
-        if (budgets.runMs() > 0 && e instanceof ThresherException te && te.code() == ErrorCode.DEADLINE_EXCEEDED
-                && !callDeadline.passed()) {
-            return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "run passed its binding's budget of "
-                    + budgets.runMs() + " ms (budgets.runMs): " + te.getMessage(), te);
-        }
-        return e;
-    }
-
-    private static ThresherException inputOverBudget(long bytes, long budget) {
-        return new ThresherException(ErrorCode.BATCH_TOO_LARGE, "run's input passed " + budget
-                + " bytes (its binding's budgets.inputBytes: the arguments and the batches), at " + bytes);
-    }
-
-    /** {@code batches}, ending in {@code BATCH_TOO_LARGE} at the batch that takes the input past {@code budget} bytes. */
-    private static RowBatchStream budgeted(RowBatchStream batches, long budget, long argumentBytes) {
+    /** {@code batches}, ending in {@code BATCH_TOO_LARGE} at the batch that takes the input past {@code budgets.inputBytes}. */
+    private static RowBatchStream budgeted(RowBatchStream batches, Budgets budgets, long argumentBytes) {
         return new RowBatchStream() {
             long read = argumentBytes;
 
@@ -579,8 +560,8 @@ public final class HostRunExecutor implements HostRunHandler {
                     return null;
                 }
                 read += b.length;
-                if (read > budget) {
-                    throw inputOverBudget(read, budget);
+                if (read > budgets.inputBytes()) {
+                    throw budgets.inputOverBudget(read);
                 }
                 return b;
             }

@@ -256,15 +256,13 @@ final class ComponentHarness {
                     if (in.failure() != null) {
                         throw in.failure();
                     }
-                    Deadline runDeadline = budgets.runMs() > 0
-                            ? deadline.earlier(Deadline.afterMillis(System.nanoTime(), budgets.runMs())) : deadline;
+                    Deadline runDeadline = budgets.runDeadline(deadline);
                     long input = argumentsJson.getBytes(StandardCharsets.UTF_8).length;
                     for (byte[] b : in.batches()) {
                         input += b.length;
                     }
                     if (budgets.inputBytes() > 0 && input > budgets.inputBytes()) {
-                        throw new ThresherException(ErrorCode.BATCH_TOO_LARGE, "run's input passed " + budgets.inputBytes()
-                                + " bytes (its binding's budgets.inputBytes: the arguments and the batches), at " + input);
+                        throw budgets.inputOverBudget(input);
                     }
                     RunOutcome out = host.run(component, RowBatchStream.of(in.batches().toArray(byte[][]::new)), argumentsJson,
                             runDeadline, budgets);
@@ -284,8 +282,7 @@ final class ComponentHarness {
             String result;
             try {
                 merged = SlotValidator.validate(targets, slots, limits);
-                Deadline reduceDeadline = budgets.runMs() > 0
-                        ? deadline.earlier(Deadline.afterMillis(System.nanoTime(), budgets.runMs())) : deadline;
+                Deadline reduceDeadline = budgets.runDeadline(deadline);
                 result = host.reduce(component, PartialsCodec.encode(merged), argumentsJson, reduceDeadline).resultJson();
                 int bytes = result.getBytes(StandardCharsets.UTF_8).length;
                 if (bytes > limits.resultMaxBytes()) {

@@ -522,12 +522,8 @@ public final class Main implements Runnable {
                     throw new IllegalArgumentException("--partitions: 1 to " + dev.thresher.limits.Limits.DEFAULTS.coordinationSlots()
                             + " (limits.coordinationSlots), was " + partitions);
                 }
-                try {
-                    new com.fasterxml.jackson.databind.ObjectMapper().readTree(args);
-                } catch (IOException e) {
-                    throw new ThresherException(dev.thresher.errors.ErrorCode.INVALID_ARGUMENTS, "--args: not JSON: " + args);
-                }
                 var limits = dev.thresher.limits.Limits.DEFAULTS;
+                dev.thresher.coordinator.Coordinator.checkArguments(args, limits); // as a cluster checks a call's
                 BindingAdmin.Package pkg = BindingAdmin.read(dir, limits);
                 BindingAdmin.Checked checked = BindingAdmin.check(pkg.manifest(), pkg.module(), limits);
                 dev.thresher.bindings.Selector selector = dev.thresher.bindings.Selector.parse(checked.manifest().selector());
