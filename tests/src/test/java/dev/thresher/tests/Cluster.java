@@ -18,6 +18,7 @@ import java.util.TreeMap;
  */
 final class Cluster {
     private static DevCluster cluster;
+    private static dev.thresher.server.TableAdmin admin;
 
     private Cluster() {}
 
@@ -28,6 +29,17 @@ final class Cluster {
             Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "it-cluster-stop"));
         }
         return cluster;
+    }
+
+    /** Deploys and rolls back on the cluster as its admin commands do; one control-database pool shared by the tests. */
+    static synchronized dev.thresher.server.BindingAdmin bindings() throws Exception {
+        if (admin == null) {
+            DevCluster c = get();
+            admin = new dev.thresher.server.TableAdmin(c.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+                    new java.io.PrintStream(java.io.PrintStream.nullOutputStream()));
+            Runtime.getRuntime().addShutdownHook(new Thread(admin::close, "it-admin-close"));
+        }
+        return new dev.thresher.server.BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS);
     }
 
     static Connection connect(int nodeIndex) throws Exception {

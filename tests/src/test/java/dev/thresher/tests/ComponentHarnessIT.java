@@ -3,11 +3,8 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.limits.Limits;
-import dev.thresher.server.BindingAdmin;
 import dev.thresher.server.DevCluster;
 import dev.thresher.server.Main;
-import dev.thresher.server.TableAdmin;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -91,10 +88,7 @@ class ComponentHarnessIT {
                 .startsWith("1:").contains("guest output:\namount out of range in row 3");
 
         DevCluster cluster = Cluster.get();
-        try (TableAdmin tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
-                new PrintStream(PrintStream.nullOutputStream()))) {
-            new BindingAdmin(tables, Limits.DEFAULTS).deployDir(DevCluster.TENANT, "test", tmp);
-        }
+        Cluster.bindings().deployDir(DevCluster.TENANT, "test", tmp);
         Process p = new ProcessBuilder(List.of("psql", "-X", "-At", "postgresql://" + DevCluster.USER + ":"
                 + DevCluster.PASSWORD + "@" + cluster.nodes().get(0).pgwireAddress() + "/thresher", "-c", "CALL BINDING noisy()"))
                 .redirectErrorStream(true).start();

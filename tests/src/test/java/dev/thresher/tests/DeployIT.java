@@ -12,8 +12,6 @@ import dev.thresher.limits.Limits;
 import dev.thresher.server.BindingAdmin;
 import dev.thresher.server.DevCluster;
 import dev.thresher.server.Main;
-import dev.thresher.server.TableAdmin;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +28,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -45,20 +42,12 @@ class DeployIT {
     private static final Path SAMPLE = Path.of(System.getProperty("thresher.repo", "..")).toAbsolutePath().normalize()
             .resolve("examples/revenue_by_region");
     private static DevCluster cluster;
-    private static TableAdmin tables;
     private static BindingAdmin bindings;
 
     @BeforeAll
     static void open() throws Exception {
         cluster = Cluster.get();
-        tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
-                new PrintStream(PrintStream.nullOutputStream()));
-        bindings = new BindingAdmin(tables, Limits.DEFAULTS);
-    }
-
-    @AfterAll
-    static void close() {
-        tables.close();
+        bindings = Cluster.bindings();
     }
 
     private static String manifest(String binding, int abi, String selector) {

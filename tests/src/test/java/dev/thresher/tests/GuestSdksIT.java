@@ -11,11 +11,8 @@ import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
-import dev.thresher.server.BindingAdmin;
 import dev.thresher.server.DevCluster;
-import dev.thresher.server.TableAdmin;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -112,10 +109,7 @@ class GuestSdksIT {
         assertThat(builds.get(1)).as("reproducible: the same source gives the same bytes").isEqualTo(builds.get(0));
 
         DevCluster cluster = Cluster.get();
-        try (TableAdmin tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
-                new PrintStream(PrintStream.nullOutputStream()))) {
-            new BindingAdmin(tables, Limits.DEFAULTS).deployDir(DevCluster.TENANT, "test", tmp.resolve(sdk + "-a"));
-        }
+        Cluster.bindings().deployDir(DevCluster.TENANT, "test", tmp.resolve(sdk + "-a"));
         String called = call(binding);
         assertThat(called).isEqualTo(call("revenue_by_region"));
         // the harness over the same rows (the cluster's table) answers the same

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.thresher.limits.Limits;
 import dev.thresher.server.BindingAdmin;
 import dev.thresher.server.DevCluster;
-import dev.thresher.server.TableAdmin;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -22,7 +20,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -33,20 +30,12 @@ import org.junit.jupiter.api.Test;
 class HostileGuestsIT {
     private static final int SPINNER_CALLERS = Integer.getInteger("spinners", 8);
     private static DevCluster cluster;
-    private static TableAdmin tables;
     private static BindingAdmin bindings;
 
     @BeforeAll
     static void open() throws Exception {
         cluster = Cluster.get();
-        tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
-                new PrintStream(PrintStream.nullOutputStream()));
-        bindings = new BindingAdmin(tables, Limits.DEFAULTS);
-    }
-
-    @AfterAll
-    static void close() {
-        tables.close();
+        bindings = Cluster.bindings();
     }
 
     private static void deploy(String binding, int abi, String selector, byte[] wasm) {
