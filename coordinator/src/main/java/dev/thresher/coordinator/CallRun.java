@@ -33,6 +33,8 @@ final class CallRun {
     private final AtomicBoolean guestMayHaveRun = new AtomicBoolean();
     private final AtomicReference<ThresherException> stop = new AtomicReference<>();
     private final AtomicBoolean stopSent = new AtomicBoolean();
+    /** Set when a slot's partition was split or dropped under the call: its plan no longer covers the table. */
+    private final AtomicBoolean planSuperseded = new AtomicBoolean();
     /** Targets as finally dispatched (a retry may re-plan one), by slot index. */
     private final Map<Integer, ShardTarget> dispatched = new TreeMap<>();
     private final Map<Phase, LongAdder> phaseNanos = new EnumMap<>(Phase.class);
@@ -43,7 +45,9 @@ final class CallRun {
         this.startNanos = startNanos;
         this.deadlineMs = deadlineMs;
         this.deadline = Deadline.afterMillis(startNanos, deadlineMs);
-        this.deadlineEpochMs = System.currentTimeMillis() + deadlineMs;
+        // from the deadline's remaining time: a re-planned call keeps its first start's deadline
+        this.deadlineEpochMs = System.currentTimeMillis() + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
+                Math.max(0, deadline.remainingNanos()));
         for (Phase p : Phase.values()) {
             phaseNanos.put(p, new LongAdder());
         }
@@ -99,6 +103,15 @@ final class CallRun {
     }
 
     /** True once, for the one thread that tells the other hosts the call stopped. */
+    void planSuperseded() {
+        planSuperseded.set(true);
+    }
+
+    /** Whether the plan no longer matches the table's partitions (a split or drop under the call). */
+    boolean isPlanSuperseded() {
+        return planSuperseded.get();
+    }
+
     boolean markStopSent() {
         return stopSent.compareAndSet(false, true);
     }

@@ -90,6 +90,8 @@ public final class Coordinator implements CallService {
     private final FairPlaces hostPool;
     private final AtomicLong requestIds = new AtomicLong();
     private final AtomicLong shardRetries = new AtomicLong();
+    private final AtomicLong replans = new AtomicLong();
+    private final AtomicLong supersededRequests = new AtomicLong();
     private final AtomicLong failedSlots = new AtomicLong();
     private final AtomicInteger callsInFlight = new AtomicInteger();
     private final CallPhases phases = new CallPhases();
@@ -150,6 +152,16 @@ public final class Coordinator implements CallService {
         return shardRetries.get();
     }
 
+    /** Calls planned again because a partition was split or dropped under them. */
+    public long replans() {
+        return replans.get();
+    }
+
+    /** Host requests given up because their partitions' epochs moved on while they were out (a leader replaced). */
+    public long supersededRequests() {
+        return supersededRequests.get();
+    }
+
     /** Slots of calls coordinated here that failed for good. */
     public long failedSlots() {
         return failedSlots.get();
@@ -162,7 +174,25 @@ public final class Coordinator implements CallService {
                     + " ms, was " + deadlineMs);
         }
         checkArguments(request.argumentsJson(), limits);
-        CallRun call = new CallRun(request, UUID.randomUUID(), startNanos, deadlineMs);
+        for (int plans = 1; ; plans++) {
+            CallRun call = new CallRun(request, UUID.randomUUID(), startNanos, deadlineMs);
+            try {
+                return run(call);
+            } catch (ThresherException e) {
+                // A partition split (or dropped) under the call: its plan no longer tiles the table. Nothing of it
+                // is published; the call is planned again, as a new invocation, while attempts and time remain.
+                if (!call.isPlanSuperseded() || plans >= limits.attemptBudget() || call.deadline.passed()) {
+                    throw e;
+                }
+                replans.incrementAndGet();
+                log.debug("call {} of {} re-planned: {}", call.callId, request.bindingName(), e.getMessage());
+            }
+        }
+    }
+
+    private CallResult run(CallRun call) {
+        CallRequest request = call.request;
+        long startNanos = System.nanoTime();
         record(call);
         call.addPhase(Phase.PLAN, System.nanoTime() - startNanos);
         try {
@@ -172,7 +202,7 @@ public final class Coordinator implements CallService {
             String visible = reduceAndPublish(call);
             phases.record(call.phaseNanos());
             log.debug("call {} of {} published after {} µs", call.callId, request.bindingName(),
-                    TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos));
+                    TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - call.startNanos));
             return new CallResult(call.callId.toString(), visible);
         } catch (RuntimeException e) {
             ThresherException te = ThresherException.of(e);
@@ -466,7 +496,14 @@ public final class Coordinator implements CallService {
         CompletableFuture<HostRunReply> sent = wire.send(leader.wireHost(), leader.wirePort(), req);
         HostRunReply reply;
         try {
-            reply = sent.get(Math.max(1, call.deadline.remainingMicros()), TimeUnit.MICROSECONDS);
+            reply = awaitReply(call, sent, targets);
+            if (reply == null) {
+                sent.cancel(false);
+                supersededRequests.incrementAndGet();
+                return failAll(targets, new ThresherException(ErrorCode.TARGET_STALE, "slots on " + leader.hostId()
+                        + ": their partitions moved to a new epoch (a new leader) while the request was out; the old"
+                        + " leader can no longer publish them"), false);
+            }
         } catch (TimeoutException e) {
             sent.cancel(false); // frees the request's place on the connection; a late reply is dropped
             return failAll(targets, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for "
@@ -503,6 +540,46 @@ public final class Coordinator implements CallService {
         return out;
     }
 
+    /** How often a coordinator waiting for a host's reply looks whether its partitions moved on. */
+    private static final long SUPERSEDED_CHECK_MICROS = 250_000;
+
+    /**
+     * Waits for a host's reply within the deadline, looking every {@value #SUPERSEDED_CHECK_MICROS} µs at the
+     * node's cached topology: when a target's partition is at another epoch than the one dispatched (its leader
+     * was replaced: died, froze, or handed over), the reply can no longer carry a publication and waiting for
+     * it would only wait for a frozen or dead host.
+     *
+     * @return the reply, or null when the request was superseded
+     * @throws TimeoutException when the deadline passed first
+     */
+    private HostRunReply awaitReply(CallRun call, CompletableFuture<HostRunReply> sent, List<ShardTarget> targets)
+            throws TimeoutException, ExecutionException, InterruptedException {
+        while (true) {
+            long remaining = call.deadline.remainingMicros();
+            if (remaining <= 0) {
+                throw new TimeoutException();
+            }
+            try {
+                return sent.get(Math.max(1, Math.min(remaining, SUPERSEDED_CHECK_MICROS)), TimeUnit.MICROSECONDS);
+            } catch (TimeoutException e) {
+                if (superseded(targets)) {
+                    return null;
+                }
+            }
+        }
+    }
+
+    private boolean superseded(List<ShardTarget> targets) {
+        Topology t = catalog.topology();
+        for (ShardTarget target : targets) {
+            Optional<Partition> p = t.partition(target.partition().id());
+            if (p.isEmpty() || p.get().epoch() > target.partition().epoch()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static List<SlotOutcomeAt> failAll(List<ShardTarget> targets, ThresherException e, boolean provablyNotStarted) {
         return targets.stream().map(t -> new SlotOutcomeAt(t, e, provablyNotStarted)).toList();
     }
@@ -520,8 +597,15 @@ public final class Coordinator implements CallService {
                 return null;
             }
             Topology topology = catalog.refreshTopology();
-            Partition p = topology.partition(t.partition().id()).orElseThrow(() -> new ThresherException(
-                    ErrorCode.TARGET_STALE, "partition " + t.partition().id() + " no longer exists"));
+            Optional<Partition> now = topology.partition(t.partition().id());
+            if (now.isEmpty() || now.get().slotLo() != t.partition().slotLo() || now.get().slotHi() != t.partition().slotHi()) {
+                call.planSuperseded();
+                throw new ThresherException(ErrorCode.TARGET_STALE, "partition " + t.partition().id()
+                        + (now.isEmpty() ? " no longer exists" : " was split (slots " + t.partition().slotLo() + ".."
+                        + t.partition().slotHi() + " are now " + now.get().slotLo() + ".." + now.get().slotHi() + ")")
+                        + "; the call is planned again");
+            }
+            Partition p = now.get();
             Optional<Host> leader = topology.leaderOf(p);
             if (leader.isPresent()) {
                 return new ShardTarget(t.slotIndex(), p, leader.get(), t.wireId());

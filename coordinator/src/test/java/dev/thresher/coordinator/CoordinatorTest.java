@@ -341,11 +341,62 @@ class CoordinatorTest {
         assertThat(List.of(leaders.nextStopped(), leaders.nextStopped())).containsExactlyInAnyOrder("h1", "h3");
         leaders.complete(running, Map.of());
 
+        // The partition is gone: the call is planned again, and the table no longer tiles.
         ThresherException e = failure(call);
-        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
-        assertThat(e.getMessage()).contains("partition 99 no longer exists");
+        assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE);
+        assertThat(coordinator.replans()).isEqualTo(1);
         assertThat(leaders.carrying(1)).hasSize(1);
         assertThat(coordinator.failedSlots()).isEqualTo(1);
+    }
+
+    @Test
+    void aRequestToALeaderThatWasReplacedIsGivenUpWhenTheCacheSeesTheNewEpochNotAtTheDeadline() throws Exception {
+        // h2 froze holding partition 99's slot; another host took its lease over, moving the partition to epoch 8
+        leaders.answer = (host, req) -> host.equals("h2") ? leaders.hold(host, req) : done(leaders.reply(host, req, Map.of()));
+        Coordinator coordinator = coordinator();
+        long started = System.nanoTime();
+        CompletableFuture<CallResult> call = coordinator.call(request(20_000));
+        Sent frozen = leaders.nextHeld();
+        control.topology(moved(Plans.topology(3), 99, "h3", 8));
+
+        ThresherException e = failure(call);
+        assertThat(e.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(e.getMessage()).contains("new epoch");
+        assertThat(e.guestCodeRan()).as("the frozen leader may have started its guest").isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(10_000);
+        assertThat(frozen.reply().isCancelled()).isTrue();
+        assertThat(coordinator.supersededRequests()).isEqualTo(1);
+        assertThat(control.publishes).hasValue(0);
+    }
+
+    @Test
+    void aSlotWhosePartitionWasSplitIsPlannedAgainAsANewInvocationThatCoversBothHalves() throws Exception {
+        Topology three = Plans.topology(3);
+        Partition p99 = three.partition(99).orElseThrow();
+        int mid = (p99.slotLo() + p99.slotHi()) / 2;
+        List<Partition> split = new java.util.ArrayList<>(three.partitions().stream().filter(p -> p.id() != 99).toList());
+        split.add(new Partition(99, p99.tenant(), p99.table(), p99.slotLo(), mid, p99.shardId(), 8));
+        split.add(new Partition(50, p99.tenant(), p99.table(), mid + 1, p99.slotHi(), p99.shardId(), 8));
+        Map<Integer, Leadership> leads = new HashMap<>(three.leaders());
+        leads.put(99, new Leadership(99, "h2", 8, Plans.NOW.plusSeconds(30)));
+        leads.put(50, new Leadership(50, "h2", 8, Plans.NOW.plusSeconds(30)));
+        control.dbTopology(new Topology(split, leads, three.hosts(), three.readAt()));
+        // the first plan's slot 1 (partition 99 at epoch 7) is refused by h2: it leads 99 at epoch 8 only
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, req.slots().stream()
+                .filter(sl -> sl.epoch() == 7 && sl.partitionId() == 99)
+                .collect(java.util.stream.Collectors.toMap(SlotRun::slotIndex, sl -> notStarted(ErrorCode.TARGET_STALE)))));
+        Coordinator coordinator = coordinator();
+
+        CallResult r = result(coordinator.call(request()));
+
+        assertThat(coordinator.replans()).isEqualTo(1);
+        assertThat(control.invocations).hasSize(2);
+        assertThat(control.invocations.get(UUID.fromString(r.callId())).state).isEqualTo("succeeded");
+        assertThat(control.invocations.values()).filteredOn(i -> i.state.equals("failed")).singleElement()
+                .satisfies(i -> assertThat(i.error).isEqualTo(ErrorCode.TARGET_STALE));
+        assertThat(leaders.sent.stream().filter(sn -> sn.request().callId().equals(r.callId()))
+                .flatMap(sn -> sn.request().slots().stream()).map(SlotRun::partitionId))
+                .containsExactlyInAnyOrder(100, 99, 50, 98);
     }
 
     @Test

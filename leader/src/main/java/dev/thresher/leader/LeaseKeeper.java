@@ -5,7 +5,6 @@ import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.topology.Partition;
-import dev.thresher.topology.Topology;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -34,17 +33,15 @@ public final class LeaseKeeper implements AutoCloseable {
 
     private final ControlStore control;
     private final String hostId;
-    private final int shardId;
     private final long leaseMs;
     private final Map<Integer, Held> held = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private final Failpoints failpoints;
 
-    public LeaseKeeper(ControlStore control, String hostId, int shardId, long leaseMs, Failpoints failpoints) {
+    public LeaseKeeper(ControlStore control, String hostId, long leaseMs, Failpoints failpoints) {
         this.control = control;
         this.failpoints = failpoints;
         this.hostId = hostId;
-        this.shardId = shardId;
         this.leaseMs = leaseMs;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "lease-keeper-" + hostId);
@@ -61,22 +58,22 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     /**
-     * Also renews as soon as the partitions of this node's shard change (a table created, a partition
-     * added), instead of at the next period: {@code partitionsOfShard} is read every {@code everyMs}
-     * (from the node's topology cache, so without a database read unless the topology changed).
+     * Also renews as soon as the topology changes (a partition added, split or moved, a candidate added, a
+     * transfer asked for, a lease released), instead of at the next period: {@code topologyFingerprint} is read
+     * every {@code everyMs} (from the node's topology cache, so without a database read).
      */
-    public void followPartitions(java.util.function.Supplier<java.util.Set<Integer>> partitionsOfShard, long everyMs) {
-        java.util.concurrent.atomic.AtomicReference<java.util.Set<Integer>> seen =
-                new java.util.concurrent.atomic.AtomicReference<>(java.util.Set.copyOf(held.keySet()));
+    public void followTopology(java.util.function.Supplier<Object> topologyFingerprint, long everyMs) {
+        java.util.concurrent.atomic.AtomicReference<Object> seen =
+                new java.util.concurrent.atomic.AtomicReference<>(topologyFingerprint.get());
         timer.scheduleWithFixedDelay(() -> {
             try {
-                java.util.Set<Integer> now = partitionsOfShard.get();
+                Object now = topologyFingerprint.get();
                 if (!now.equals(seen.get())) {
                     seen.set(now);
                     renewQuietly();
                 }
             } catch (RuntimeException e) {
-                log.debug("{}: cannot read the partitions of shard {} now: {}", hostId, shardId, e.toString());
+                log.debug("{}: cannot read the topology version now: {}", hostId, e.toString());
             }
         }, everyMs, everyMs, TimeUnit.MILLISECONDS);
     }
@@ -88,15 +85,25 @@ public final class LeaseKeeper implements AutoCloseable {
     public synchronized List<Integer> renew() {
         failpoints.hit(Failpoint.LEASE_RENEW, Site.of(hostId));
         long sent = System.nanoTime();
-        List<Integer> led = control.acquireLeadership(hostId, shardId, leaseMs);
-        Topology topology = control.readTopology();
+        List<ControlStore.Held> led = control.acquireLeadership(hostId, leaseMs);
         long validUntil = sent + TimeUnit.MILLISECONDS.toNanos(leaseMs);
-        var ledSet = new HashSet<>(led);
-        held.keySet().removeIf(id -> !ledSet.contains(id));
-        for (int id : led) {
-            topology.partition(id).ifPresent(p -> held.put(id, new Held(p, validUntil)));
+        var ledSet = new HashSet<Integer>();
+        led.forEach(h -> ledSet.add(h.partition().id()));
+        List<Integer> dropped = held.keySet().stream().filter(id -> !ledSet.contains(id)).toList();
+        held.keySet().removeAll(dropped);
+        for (ControlStore.Held h : led) {
+            held.put(h.partition().id(), new Held(h.partition(), validUntil));
         }
-        return led;
+        if (!dropped.isEmpty()) {
+            // No longer led here (handed over, draining, failback, or taken): the local view is gone first, then the
+            // database's lease ends, so the next holder starts at once and never beside this node.
+            try {
+                control.releaseLeases(hostId, dropped);
+            } catch (RuntimeException e) {
+                log.debug("{}: could not end the leases of {} early; they end on their own: {}", hostId, dropped, e.toString());
+            }
+        }
+        return led.stream().map(h -> h.partition().id()).toList();
     }
 
     private void renewQuietly() {

@@ -37,15 +37,36 @@ public interface PartitionReader {
 
     /** The node's shard database. */
     static PartitionReader of(ShardReader reader) {
+        return of(partition -> reader);
+    }
+
+    /**
+     * The shard databases a node is a candidate for, by id: a partition is read from its own shard; one
+     * on a shard the node does not read is a stale target (nothing ran).
+     */
+    static PartitionReader of(java.util.Map<Integer, ShardReader> byShard) {
+        java.util.Map<Integer, ShardReader> readers = java.util.Map.copyOf(byShard);
+        return of(partition -> {
+            ShardReader r = readers.get(partition.shardId());
+            if (r == null) {
+                throw new dev.thresher.errors.ThresherException(dev.thresher.errors.ErrorCode.TARGET_STALE,
+                        "partition " + partition.id() + " is on shard " + partition.shardId()
+                                + ", which this node does not read (it reads " + new java.util.TreeSet<>(readers.keySet()) + ")");
+            }
+            return r;
+        });
+    }
+
+    private static PartitionReader of(java.util.function.Function<Partition, ShardReader> readerOf) {
         return new PartitionReader() {
             @Override
             public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
-                return reader.read(partition, selector, maxRows, maxBytes, deadline);
+                return readerOf.apply(partition).read(partition, selector, maxRows, maxBytes, deadline);
             }
 
             @Override
             public Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
-                ShardPages pages = reader.openPages(partition, selector, maxRows, maxBytes, deadline);
+                ShardPages pages = readerOf.apply(partition).openPages(partition, selector, maxRows, maxBytes, deadline);
                 return new Pages() {
                     @Override
                     public ShardBatch next() {

@@ -52,6 +52,8 @@ import java.util.function.Function;
  * @param admissionWaitMs the longest a shard run waits for a place of the leader's shard pool before the node
  *        answers busy ({@code CELL_UNAVAILABLE}, retryable, before any guest code) instead of queueing to its
  *        deadline
+ * @param partitionLeaseMs a partition leadership lease: renewed every third of it, so a leader that died or froze
+ *        is replaced by another candidate about this long (plus one renewal period) after its last renewal
  */
 public record Limits(
         long callDeadlineMs,
@@ -85,12 +87,13 @@ public record Limits(
         long guestMemoryBudgetBytes,
         int bindingSharePercent,
         long slowRunMs,
-        long admissionWaitMs) {
+        long admissionWaitMs,
+        long partitionLeaseMs) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000);
+            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -125,6 +128,9 @@ public record Limits(
         }
         positive(p, "slowRunMs", slowRunMs);
         positive(p, "admissionWaitMs", admissionWaitMs);
+        if (partitionLeaseMs < 300) {
+            p.add("partitionLeaseMs must be at least 300 (renewed every third of it), was " + partitionLeaseMs);
+        }
         positive(p, "wireMaxFrameBytes", wireMaxFrameBytes);
         positive(p, "pgwireMaxMessageBytes", pgwireMaxMessageBytes);
         positive(p, "wireConnectTimeoutMs", wireConnectTimeoutMs);
@@ -212,7 +218,8 @@ public record Limits(
                     toInt(v, "pgwireStatementsPerConnection"), toInt(v, "httpRequestTimeoutMs"),
                     toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
                     v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"), v.apply("guestMemoryBudgetBytes"),
-                    toInt(v, "bindingSharePercent"), v.apply("slowRunMs"), v.apply("admissionWaitMs"));
+                    toInt(v, "bindingSharePercent"), v.apply("slowRunMs"), v.apply("admissionWaitMs"),
+                    v.apply("partitionLeaseMs"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

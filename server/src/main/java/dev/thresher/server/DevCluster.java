@@ -18,6 +18,8 @@ import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -55,27 +57,39 @@ public final class DevCluster implements AutoCloseable {
      * @param shards shard databases, one node each
      * @param seed the sample data's seed
      * @param limits the limits every node runs with
+     * @param startNodes whether to start the nodes in this process; without, the databases are prepared and the nodes
+     *     are someone else's to start (separate processes, say), one per shard, each standing by for the next shard
      */
     public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
-                          boolean failpoints) {
+                          boolean failpoints, boolean startNodes) {
+        public Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
+                       boolean failpoints) {
+            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true);
+        }
+
         public static Options defaults(Path workDir) {
             return new Options(workDir, 5433, 50_000, 16, 3, 42, Limits.DEFAULTS, false);
         }
 
+        /** The databases only: control and shard databases seeded, no node started. */
+        public Options withoutNodes() {
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false);
+        }
+
         public Options withPgwirePort(int port) {
-            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints);
+            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes);
         }
 
         public Options withRows(int n) {
-            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints);
+            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes);
         }
 
         public Options withLimits(Limits l) {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes);
         }
 
         public Options withPartitions(int n) {
-            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints);
+            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes);
         }
 
         /**
@@ -87,7 +101,7 @@ public final class DevCluster implements AutoCloseable {
 
         /** Nodes whose failpoints tests can arm. */
         public Options withFailpoints() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes);
         }
     }
 
@@ -136,14 +150,54 @@ public final class DevCluster implements AutoCloseable {
             ControlStore control = new ControlStore(controlDb);
             seed(control);
         }
-        for (int i = 1; i <= options.shards(); i++) {
+        for (int i = 1; options.startNodes() && i <= options.shards(); i++) {
             int pg = options.pgwirePort() == 0 ? 0 : options.pgwirePort() + i - 1;
             // Node-to-node and HTTP ports are ephemeral; endpoints.json and the banner name them.
+            // Each node stands by for the next node's shard database, so every partition has two candidates.
+            List<Integer> standby = standbyShards(i);
             nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", 0, pg, 0, controlUrl(), shardUrl(i),
-                    USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits(), options.failpoints())));
+                    USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits(), options.failpoints(),
+                    standby)));
+        }
+        if (options.startNodes()) {
+            awaitHomeLeadership();
         }
         writeEndpoints();
         log.info("dev cluster ready in {} ms", (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /**
+     * Waits (up to a minute) until every partition is led by a home node of its shard, as the nodes settle: a node
+     * that started before another may have taken the other's partitions as a standby, and hands them back.
+     */
+    private void awaitHomeLeadership() throws SQLException, InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        try (Connection c = java.sql.DriverManager.getConnection(controlUrl(), USER, PASSWORD);
+             PreparedStatement ps = c.prepareStatement("""
+                     SELECT count(*) FROM partitions p WHERE NOT EXISTS (
+                       SELECT 1 FROM partition_leases l JOIN host_shards hs ON hs.host_id = l.host_id AND hs.home
+                       WHERE l.partition_id = p.partition_id AND l.epoch = p.epoch AND l.lease_until > now()
+                         AND hs.shard_id = p.shard_id)""")) {
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    long waiting = rs.getLong(1);
+                    if (waiting == 0) {
+                        return;
+                    }
+                    if (System.nanoTime() - until > 0) {
+                        log.warn("{} partitions are not led by a home node after a minute", waiting);
+                        return;
+                    }
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /** The shard databases node {@code i} (of shard {@code i}) stands by for: the next one, round the ring. */
+    public List<Integer> standbyShards(int i) {
+        return options.shards() > 1 ? List.of(i % options.shards() + 1) : List.of();
     }
 
     private void seed(ControlStore control) throws SQLException, IOException {

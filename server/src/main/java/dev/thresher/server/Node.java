@@ -32,6 +32,7 @@ import dev.thresher.topology.Host;
 import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireServer;
 import java.sql.DriverManager;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -72,6 +73,8 @@ public final class Node implements AutoCloseable {
     private HikariDataSource backgroundControlDb;
     private ControlCache catalog;
     private HikariDataSource shardDb;
+    /** Read-only pools of every shard database this node is a candidate for, its own included. */
+    private final Map<Integer, HikariDataSource> shardDbs = new java.util.TreeMap<>();
     private CellHost cells;
     private ExecutorService shardExecutor;
     private ExecutorService readExecutor;
@@ -149,22 +152,44 @@ public final class Node implements AutoCloseable {
         }
         new ConnectionBudget("control database", controlPerNode, otherNodes + 1,
                 ConnectionBudget.available(backgroundControlDb)).check(log);
-        new ConnectionBudget("shard database " + config.shardId(), shardPool, otherNodesOnShard + 1,
-                ConnectionBudget.available(shardDb)).check(log);
+        for (var e : shardDbs.entrySet()) {
+            new ConnectionBudget("shard database " + e.getKey(), shardPool,
+                    (e.getKey() == config.shardId() ? otherNodesOnShard : otherNodes) + 1,
+                    ConnectionBudget.available(e.getValue())).check(log);
+        }
     }
 
     private void startParts() throws InterruptedException {
         var limits = config.limits();
         // Calls and the node's own upkeep (leases, janitor, cache) use separate pools, so a lease renewal never
         // waits behind call traffic and the call path's statements can be counted alone.
-        controlDb = Pools.open(config.hostId() + "-control", config.controlJdbcUrl(), config.dbUser(),
-                config.dbPassword(), 8);
-        backgroundControlDb = Pools.open(config.hostId() + "-control-upkeep", config.controlJdbcUrl(), config.dbUser(),
-                config.dbPassword(), 3);
+        // Every coordination statement runs under statement, lock and idle-in-transaction timeouts, so neither a
+        // frozen holder of a lock nor a stalled statement holds a takeover or a call past them (Pools.ControlSessions).
+        controlDb = Pools.openControl(config.hostId() + "-control", config.controlJdbcUrl(), config.dbUser(),
+                config.dbPassword(), 8, Pools.ControlSessions.callPath(limits.maxCallDeadlineMs()));
+        backgroundControlDb = Pools.openControl(config.hostId() + "-control-upkeep", config.controlJdbcUrl(),
+                config.dbUser(), config.dbPassword(), 3, Pools.ControlSessions.upkeep(limits.partitionLeaseMs()));
         // The call path only reads shard databases: their sessions are read-only (docs/contract.md).
         shardDb = Pools.openReadOnly(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
                 config.dbPassword(), limits.shardConcurrency());
-        ControlStore.migrate(backgroundControlDb);
+        shardDbs.put(config.shardId(), shardDb);
+        // Migrations may wait for another node's (Flyway's lock), longer than the upkeep's lock timeout allows.
+        try (HikariDataSource migrations = Pools.open(config.hostId() + "-migrate", config.controlJdbcUrl(),
+                config.dbUser(), config.dbPassword(), 2)) {
+            ControlStore.migrate(migrations);
+        }
+        if (!config.standbyShards().isEmpty()) {
+            Map<Integer, String> urls = new ControlStore(backgroundControlDb).shardUrls();
+            for (int standby : config.standbyShards()) {
+                String url = urls.get(standby);
+                if (url == null) {
+                    throw new IllegalArgumentException("node.standbyShards names shard " + standby
+                            + ", which the control database does not know; the shards are " + urls.keySet());
+                }
+                shardDbs.put(standby, Pools.openReadOnly(config.hostId() + "-shard-" + standby, url, config.dbUser(),
+                        config.dbPassword(), limits.shardConcurrency()));
+            }
+        }
         checkConnectionBudget(limits.shardConcurrency());
         callPathControlDb = new CountingDataSource(controlDb);
         control = new ControlStore(callPathControlDb);
@@ -185,10 +210,10 @@ public final class Node implements AutoCloseable {
         // Partition reads have their own threads, as many as the shard pool has connections.
         readExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
-        leases = new LeaseKeeper(upkeep, config.hostId(), config.shardId(), limits.activationLeaseMs(), failpoints);
+        leases = new LeaseKeeper(upkeep, config.hostId(), limits.partitionLeaseMs(), failpoints);
         ComponentCache components = new ComponentCache(control::packageBytes);
         shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
-                Leadership.of(leases), PartitionReader.of(new ShardReader(shardDb)), GuestRunner.of(cells, components),
+                Leadership.of(leases), PartitionReader.of(shardReaders()), GuestRunner.of(cells, components),
                 limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
@@ -211,12 +236,10 @@ public final class Node implements AutoCloseable {
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()));
 
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
-                pgwireAddress(), httpAddress());
+                pgwireAddress(), httpAddress(), config.standbyShards());
         leasesStarted = true;
         leases.start();
-        int shard = config.shardId();
-        leases.followPartitions(() -> catalog.topology().partitions().stream().filter(p -> p.shardId() == shard)
-                .map(dev.thresher.topology.Partition::id).collect(java.util.stream.Collectors.toSet()), 500);
+        leases.followTopology(this::leadershipFingerprint, 200);
         janitor = new CoordinationJanitor(upkeep, config.hostId(), limits.coordinationRetentionMs());
         janitor.start();
         if (limits.reduceLeaseMs() < limits.maxCallDeadlineMs()) {
@@ -225,12 +248,31 @@ public final class Node implements AutoCloseable {
                     limits.reduceLeaseMs(), limits.maxCallDeadlineMs());
         }
         ready.set(true);
-        log.info("node {} ready: pgwire {}, http {}, wire {}:{}, shard {}, leading {} partitions", config.hostId(),
-                pgwireAddress(), httpAddress(), config.bindHost(), wireServer.port(), config.shardId(), leases.ledCount());
+        log.info("node {} ready: pgwire {}, http {}, wire {}:{}, shard {}{}, leading {} partitions", config.hostId(),
+                pgwireAddress(), httpAddress(), config.bindHost(), wireServer.port(), config.shardId(),
+                config.standbyShards().isEmpty() ? "" : " (standby for " + config.standbyShards() + ")", leases.ledCount());
     }
 
     public String hostId() {
         return config.hostId();
+    }
+
+    /**
+     * What a change of leadership changes in the node's cached topology: its version, and each partition's holder,
+     * epoch and whether its lease is live (not its lease end, which moves with every renewal).
+     */
+    private Object leadershipFingerprint() {
+        var t = catalog.topology();
+        Map<Integer, String> leaders = new java.util.TreeMap<>();
+        t.leaders().forEach((id, l) -> leaders.put(id, l.hostId() + "@" + l.epoch() + (l.leaseUntil().isAfter(t.readAt())
+                ? "" : " ended")));
+        return java.util.List.of(catalog.topologyVersion(), leaders);
+    }
+
+    private Map<Integer, ShardReader> shardReaders() {
+        Map<Integer, ShardReader> readers = new java.util.TreeMap<>();
+        shardDbs.forEach((id, pool) -> readers.put(id, new ShardReader(pool)));
+        return readers;
     }
 
     public String pgwireAddress() {
@@ -366,7 +408,10 @@ public final class Node implements AutoCloseable {
 
         t = System.nanoTime();
         closeQuietly(cells, "cells");
-        closeQuietly(shardDb, "shard database pool");
+        shardDbs.forEach((shard, pool) -> closeQuietly(pool, "shard database " + shard + " pool"));
+        if (shardDbs.isEmpty()) {
+            closeQuietly(shardDb, "shard database pool");
+        }
         closeQuietly(controlDb, "control database pool");
         closeQuietly(backgroundControlDb, "control database upkeep pool");
         log.info("node {}: stopping 6/6: cells and database pools closed ({} ms); stopped in {} ms", id, msSince(t),

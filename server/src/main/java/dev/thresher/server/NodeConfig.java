@@ -17,13 +17,14 @@ import java.util.TreeMap;
  * {@code node.bindHost}, {@code node.wirePort}, {@code node.pgwirePort}, {@code node.httpPort},
  * {@code control.jdbcUrl}, {@code shard.jdbcUrl}, {@code db.user}, {@code db.password},
  * {@code pgwire.auth} ({@code trust} or {@code password}), {@code pgwire.user}, {@code pgwire.password},
- * {@code tenant}, {@code failpoints.enabled} (tests only; default false), and every {@code limits.*} key of
- * {@link Limits}.
+ * {@code tenant}, {@code failpoints.enabled} (tests only; default false), {@code node.standbyShards} (the shard
+ * databases besides its own this node stands by for, comma separated ids; their URLs come from the control
+ * database), and every {@code limits.*} key of {@link Limits}.
  */
 public record NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
                          String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
                          AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
-                         boolean failpointsEnabled) {
+                         boolean failpointsEnabled, List<Integer> standbyShards) {
     public NodeConfig {
         Objects.requireNonNull(hostId, "hostId");
         Objects.requireNonNull(bindHost, "bindHost");
@@ -32,6 +33,16 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         Objects.requireNonNull(pgwireAuth, "pgwireAuth");
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(limits, "limits");
+        standbyShards = standbyShards.stream().filter(s -> s != shardId).distinct().sorted().toList();
+    }
+
+    /** A node standing by for no shard database but its own. */
+    public NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
+                      String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
+                      AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
+                      boolean failpointsEnabled) {
+        this(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl, dbUser, dbPassword,
+                pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled, List.of());
     }
 
     /** Prefix of the environment variables that override configuration keys. */
@@ -48,7 +59,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
     public static Set<String> keys() {
         Set<String> keys = new LinkedHashSet<>(List.of("node.id", "node.shardId", "node.bindHost", "node.wirePort",
                 "node.pgwirePort", "node.httpPort", "control.jdbcUrl", "shard.jdbcUrl", "db.user", "db.password",
-                "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled"));
+                "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled", "node.standbyShards"));
         Limits.DEFAULTS.asMap().keySet().forEach(k -> keys.add("limits." + k));
         return keys;
     }
@@ -135,6 +146,17 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         } catch (IllegalArgumentException e) {
             problems.add("pgwire.auth must be trust or password, was '" + authText + "'");
         }
+        List<Integer> standby = new ArrayList<>();
+        for (String part : p.getOrDefault("node.standbyShards", "").split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            try {
+                standby.add(Integer.parseInt(part.trim()));
+            } catch (NumberFormatException e) {
+                problems.add("node.standbyShards is a comma-separated list of shard ids, had '" + part.trim() + "'");
+            }
+        }
         Limits limits = null;
         try {
             limits = Limits.fromProperties(p);
@@ -147,7 +169,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         return new NodeConfig(id, shardId, p.getOrDefault("node.bindHost", "127.0.0.1"), wirePort, pgPort, httpPort,
                 control, shard, p.get("db.user"), p.get("db.password"), auth, p.getOrDefault("pgwire.user", "thresher"),
                 p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits,
-                Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")));
+                Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")), standby);
     }
 
     private static String required(Map<String, String> p, String key, List<String> problems) {

@@ -23,8 +23,9 @@ import java.util.TreeMap;
  * database).
  *
  * <pre>
- * {"hosts": [{"id", "shard", "wire"}...],
- *  "partitions": [{"epoch", "id", "leader": {"epoch", "host"} | null, "shard", "slots": [lo, hi], "table", "tenant"}...],
+ * {"hosts": [{"draining", "id", "shard", "standby": [shard...], "wire"}...],
+ *  "partitions": [{"candidates": [host...], "epoch", "id", "leader": {"epoch", "host"} | null, "shard",
+ *                  "slots": [lo, hi], "table", "tenant"}...],
  *  "version": n}
  * </pre>
  *
@@ -49,6 +50,8 @@ final class TopologyView {
             m.put("id", h.hostId());
             m.put("shard", h.shardId());
             m.put("wire", h.wireHost() + ":" + h.wirePort());
+            m.put("standby", t.shardsOf(h.hostId()).stream().filter(s -> s != h.shardId()).sorted().toList());
+            m.put("draining", t.draining().contains(h.hostId()));
             hosts.add(m);
         }
         root.put("hosts", hosts);
@@ -61,6 +64,7 @@ final class TopologyView {
             m.put("slots", List.of(p.slotLo(), p.slotHi()));
             m.put("shard", p.shardId());
             m.put("epoch", p.epoch());
+            m.put("candidates", t.candidatesOf(p.shardId()).stream().map(dev.thresher.topology.Candidate::hostId).toList());
             Leadership l = t.leaders().get(p.id());
             if (l == null) {
                 m.put("leader", null);

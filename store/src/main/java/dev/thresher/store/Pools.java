@@ -31,6 +31,43 @@ public final class Pools {
         return new HikariDataSource(c);
     }
 
+    /**
+     * The session timeouts of a control-database pool, set as startup options of every connection, so the
+     * server enforces them whatever the client does (a client frozen in a transaction included).
+     *
+     * @param statementTimeoutMs a statement running longer is cancelled
+     * @param lockTimeoutMs a statement waiting longer for a lock fails instead of waiting behind its holder
+     * @param idleInTransactionMs a session idle inside a transaction longer is ended by the server, its locks released
+     */
+    public record ControlSessions(long statementTimeoutMs, long lockTimeoutMs, long idleInTransactionMs) {
+        /** The call path's: statements bounded by the longest call, locks by 2 s, an idle transaction by 5 s. */
+        public static ControlSessions callPath(long maxCallDeadlineMs) {
+            return new ControlSessions(maxCallDeadlineMs, 2_000, 5_000);
+        }
+
+        /**
+         * The node's upkeep (leases, janitor, cache): each bounded by the partition lease, so a renewal that cannot
+         * finish fails within a lease instead of hanging past it.
+         */
+        public static ControlSessions upkeep(long partitionLeaseMs) {
+            long bound = Math.max(1_000, partitionLeaseMs);
+            return new ControlSessions(Math.max(bound, 10_000), bound / 2, bound);
+        }
+
+        String options() {
+            return "-c statement_timeout=" + statementTimeoutMs + " -c lock_timeout=" + lockTimeoutMs
+                    + " -c idle_in_transaction_session_timeout=" + idleInTransactionMs;
+        }
+    }
+
+    /** A control-database pool whose sessions run under {@code sessions}' timeouts. */
+    public static HikariDataSource openControl(String name, String jdbcUrl, String user, String password, int maxSize,
+                                               ControlSessions sessions) {
+        HikariConfig c = config(name, jdbcUrl, user, password, maxSize);
+        c.addDataSourceProperty("options", sessions.options());
+        return new HikariDataSource(c);
+    }
+
     /** The statement every read-only pool connection runs first. */
     public static final String READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
 

@@ -145,8 +145,8 @@ class CountingDataSourceTest {
             assertThat(counted.since(s)).isEqualTo(new Snapshot(1, 1));
 
             s = counted.snapshot();
-            store.readTopology(); // now(), partitions, leases, hosts in one transaction
-            assertThat(counted.since(s)).isEqualTo(new Snapshot(4, 1));
+            store.readTopology(); // now(), partitions, leases, hosts, candidates in one transaction
+            assertThat(counted.since(s)).isEqualTo(new Snapshot(5, 1));
 
             s = counted.snapshot();
             store.currentBinding("acme", "none");

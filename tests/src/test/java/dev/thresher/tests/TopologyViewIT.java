@@ -56,7 +56,9 @@ class TopologyViewIT {
         assertThat(doc.fieldNames()).toIterable().containsExactly("hosts", "partitions", "version");
         assertThat(doc.get("partitions")).isNotEmpty();
         JsonNode first = doc.get("partitions").get(0);
-        assertThat(first.fieldNames()).toIterable().containsExactly("epoch", "id", "leader", "shard", "slots", "table", "tenant");
+        assertThat(first.fieldNames()).toIterable().containsExactly("candidates", "epoch", "id", "leader", "shard", "slots", "table",
+                "tenant");
+        assertThat(first.get("candidates")).as("every partition has a standby").hasSize(2);
         int previous = -1;
         for (JsonNode p : doc.get("partitions")) {
             assertThat(p.get("id").asInt()).isGreaterThan(previous);

@@ -341,7 +341,8 @@ public final class ControlCache implements AutoCloseable {
     private static TopologyAt advanced(Snapshot s) {
         Topology t = s.topology();
         long elapsed = System.nanoTime() - s.readNanos();
-        return new TopologyAt(new Topology(t.partitions(), t.leaders(), t.hosts(), t.readAt().plusNanos(elapsed)),
+        return new TopologyAt(new Topology(t.partitions(), t.leaders(), t.hosts(), t.readAt().plusNanos(elapsed),
+                t.candidates(), t.draining()),
                 s.version());
     }
 

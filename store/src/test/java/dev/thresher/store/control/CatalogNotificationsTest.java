@@ -11,6 +11,7 @@ import dev.thresher.store.TestPostgres;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -66,14 +67,19 @@ class CatalogNotificationsTest {
 
         f.control.registerHost(new Host("h1", 1, "127.0.0.1", 7101), null, null); // new wire port
         assertThat(f.topologyVersion()).isEqualTo(v + 1);
-        f.control.registerHost(new Host("h1", 2, "127.0.0.1", 7101), null, null); // another shard
-        assertThat(f.topologyVersion()).isEqualTo(v + 2);
-        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null); // another address
-        assertThat(f.topologyVersion()).isEqualTo(v + 3);
-        f.control.registerHost(new Host("h3", 2, "127.0.0.1", 7003), null, null);
+        // another shard: the host row and its candidacy (home shard 1 out, home shard 2 in)
+        f.control.registerHost(new Host("h1", 2, "127.0.0.1", 7101), null, null);
         assertThat(f.topologyVersion()).isEqualTo(v + 4);
-        f.update("DELETE FROM hosts WHERE host_id = 'h3'");
+        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null); // another address
         assertThat(f.topologyVersion()).isEqualTo(v + 5);
+        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null, List.of(1)); // a standby shard
+        assertThat(f.topologyVersion()).isEqualTo(v + 6);
+        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null, List.of(1)); // the same again
+        assertThat(f.topologyVersion()).isEqualTo(v + 6);
+        f.control.registerHost(new Host("h3", 2, "127.0.0.1", 7003), null, null); // the host and its candidacy
+        assertThat(f.topologyVersion()).isEqualTo(v + 8);
+        f.update("DELETE FROM hosts WHERE host_id = 'h3'");
+        assertThat(f.topologyVersion()).isEqualTo(v + 10);
     }
 
     @Test
@@ -135,7 +141,8 @@ class CatalogNotificationsTest {
         // Releasing the leases (clean shutdown) is one too.
         f.control.releaseLeadership("h2");
         assertThat(l.drain()).containsExactly("topology");
-        assertThat(f.topologyVersion()).as("leadership does not move the topology version").isEqualTo(v);
+        // Renewals and releases leave the version; a takeover by another host moves each partition to a new epoch.
+        assertThat(f.topologyVersion()).as("only the takeover's epochs move the topology version").isEqualTo(v + 2);
     }
 
     @Test

@@ -194,13 +194,103 @@ class ControlStoreTest {
     }
 
     @Test
-    void anExpiredLeaseIsTakenOverByTheNewHolderUnderThePartitionsEpoch() {
-        // kills: acquireLeadership's "OR partition_leases.lease_until < now()" and "epoch = EXCLUDED.epoch" (p.epoch)
+    void anExpiredLeaseIsTakenOverByTheNewHolderUnderANewEpoch() {
+        // kills: acquireLeadership's "OR partition_leases.lease_until < now()" and the bumped CTE (a takeover from
+        // another holder moves the partition to a new epoch, so the old holder's runs can never publish)
         Partition p = partition();
         store.acquireLeadership(hostA, shard, LEASE_MS);
         bumpEpoch(p);
         expirePartitionLease(p);
         store.acquireLeadership(hostB, shard, LEASE_MS);
+        assertThat(lease(p)).contains(new Lease(hostB, 3));
+        assertThat(store.readTopology().partition(p.id()).orElseThrow().epoch()).isEqualTo(3);
+    }
+
+    @Test
+    void theSameHolderRetakingItsExpiredLeaseKeepsTheEpoch() {
+        // kills: the bumped CTE's "e.holder <> ?" (every renewal would move the epoch)
+        Partition p = partition();
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        expirePartitionLease(p);
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        assertThat(lease(p)).contains(new Lease(hostA, 1));
+    }
+
+    @Test
+    void aStandbyTakesAFreeLeaseOnlyWhileNoHomeCandidateIsLive() {
+        // kills: acquireLeadership's "hs.home OR NOT EXISTS (live home candidate)" (a standby would race the home
+        // node for every new partition) and its heartbeat window (a dead home would keep its partitions leaderless)
+        int otherShard = newShard();
+        String standby = "standby-" + otherShard;
+        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        Partition p = partition();
+        exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
+        exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+    }
+
+    @Test
+    void aStandbyLeavesAPartitionNeverLedAndYoungerThanTwoLeasesToItsHomeNodeStartingLater() {
+        // kills: acquireLeadership's "p.created_at < now() - 2 leases" (a standby starting first would take every
+        // partition of a home node that starts a moment later)
+        int otherShard = newShard();
+        String standby = "standby-" + otherShard;
+        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
+        Partition p = partition();
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
+        exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+    }
+
+    @Test
+    void aStandbyHandsLeadershipBackOnceAHomeCandidateHasBeenLiveForALease() {
+        // kills: the renewal's "hs.home OR NOT EXISTS (settled home)" (failback) and "settled" (a home node that just
+        // came back would take leadership at once, and flap with it)
+        int otherShard = newShard();
+        String standby = "standby-" + otherShard;
+        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
+        Partition p = partition();
+        exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        exec("UPDATE hosts SET heartbeat_at = now(), live_since = now() WHERE host_id = ?", hostA); // just back
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        exec("UPDATE hosts SET live_since = now() - interval '1 hour' WHERE host_id = ?", hostA); // settled
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
+        expirePartitionLease(p);
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
+        assertThat(lease(p)).contains(new Lease(hostA, 2));
+    }
+
+    @Test
+    void aDrainingHostNeitherTakesNorRenewsAndItsStandbyTakesOver() {
+        // kills: acquireLeadership's "NOT me.draining" and the home check's "NOT oh.draining"
+        int otherShard = newShard();
+        String standby = "standby-" + otherShard;
+        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id = ?", hostB);
+        Partition p = partition();
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
+        exec("UPDATE hosts SET draining = true WHERE host_id = ?", hostA);
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
+        expirePartitionLease(p);
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).isEmpty();
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        assertThat(lease(p)).contains(new Lease(standby, 2));
+    }
+
+    @Test
+    void aTransferStopsTheHoldersRenewalsAndOnlyTheNamedHostTakesTheEndedLease() {
+        // kills: acquireLeadership's "l.transfer_to IS NULL" on renewal and "l.transfer_to = ?" on taking
+        Partition p = partition();
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        exec("UPDATE partition_leases SET transfer_to = ? WHERE partition_id = ?", hostB, p.id());
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
+        expirePartitionLease(p);
+        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(store.acquireLeadership(hostB, shard, LEASE_MS)).contains(p.id());
         assertThat(lease(p)).contains(new Lease(hostB, 2));
     }
 
@@ -230,9 +320,12 @@ class ControlStoreTest {
         int otherShard = newShard();
         Partition theirs = partitionOn(otherShard);
         store.acquireLeadership(hostA, shard, LEASE_MS);
+        candidate(hostB, otherShard);
         store.acquireLeadership(hostB, otherShard, LEASE_MS);
         store.releaseLeadership(hostA);
-        assertThat(tuple(lease(mine), lease(theirs))).isEqualTo(tuple(Optional.empty(), Optional.of(new Lease(hostB, 1))));
+        Timestamp now = new Timestamp(System.currentTimeMillis());
+        assertThat(tuple(partitionLeaseUntil(mine).before(now), partitionLeaseUntil(theirs).after(now)))
+                .isEqualTo(tuple(true, true));
     }
 
     @Test
@@ -313,6 +406,7 @@ class ControlStoreTest {
         int otherShard = newShard();
         Partition notLed = partitionOn(otherShard);
         store.acquireLeadership(hostA, shard, LEASE_MS);
+        candidate(hostB, otherShard);
         store.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, notLed, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
@@ -429,6 +523,7 @@ class ControlStoreTest {
         int otherShard = newShard();
         Partition notLed = partitionOn(otherShard);
         store.acquireLeadership(hostA, shard, LEASE_MS);
+        candidate(hostB, otherShard);
         store.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry published = shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1));
@@ -456,6 +551,7 @@ class ControlStoreTest {
         int otherShard = newShard();
         Partition notLed = partitionOn(otherShard);
         store.acquireLeadership(hostA, shard, LEASE_MS);
+        candidate(hostB, otherShard);
         store.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         store.publishShardOutcomes(List.of(
@@ -1188,4 +1284,17 @@ class ControlStoreTest {
             }
         }
     }
+
+    /** Makes {@code host} a (home) candidate of {@code shardId} besides the shard it registered with. */
+    private void candidate(String host, int shardId) {
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO host_shards (host_id, shard_id, home) VALUES (?, ?, true) ON CONFLICT DO NOTHING")) {
+            ps.setString(1, host);
+            ps.setInt(2, shardId);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+    }
+
 }

@@ -1,0 +1,206 @@
+package dev.thresher.tests;
+
+import dev.thresher.server.DevCluster;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A cluster of separate node processes ({@code thresher node -c FILE}, one JVM each) over the databases of a
+ * {@link DevCluster} started without nodes: what an operator runs, so a test can kill or freeze one node with
+ * signals and watch the others.
+ */
+final class NodeProcesses implements AutoCloseable {
+    private final DevCluster databases;
+    private final Path dir;
+    private final Map<Integer, Process> processes = new TreeMap<>();
+    private final Map<String, String> extra;
+
+    NodeProcesses(DevCluster databases, Path dir, Map<String, String> extra) {
+        this.databases = databases;
+        this.dir = dir;
+        this.extra = extra;
+    }
+
+    /** Starts node {@code i} (home shard {@code i}, standing by for the next) and waits until it reads ready. */
+    void start(int i) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("node.id", id(i));
+        p.setProperty("node.shardId", Integer.toString(i));
+        p.setProperty("node.standbyShards", databases.standbyShards(i).stream().map(String::valueOf)
+                .reduce((a, b) -> a + "," + b).orElse(""));
+        p.setProperty("node.bindHost", "127.0.0.1");
+        p.setProperty("node.wirePort", "0");
+        p.setProperty("node.pgwirePort", "0");
+        p.setProperty("node.httpPort", "0");
+        p.setProperty("control.jdbcUrl", databases.controlUrl());
+        p.setProperty("shard.jdbcUrl", databases.shardUrl(i));
+        p.setProperty("db.user", DevCluster.USER);
+        p.setProperty("db.password", DevCluster.PASSWORD);
+        p.setProperty("pgwire.auth", "trust");
+        p.setProperty("tenant", DevCluster.TENANT);
+        extra.forEach(p::setProperty);
+        Path config = dir.resolve(id(i) + ".properties");
+        try (var out = Files.newOutputStream(config)) {
+            p.store(out, null);
+        }
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(a -> !a.startsWith("-javaagent") && !a.startsWith("-agentlib")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.thresher.server.Main", "node", "-c",
+                config.toString()));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log(i).toFile()));
+        pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL"));
+        long since = System.currentTimeMillis();
+        processes.put(i, pb.start());
+        awaitReady(i, since);
+    }
+
+    static String id(int i) {
+        return "node-" + i;
+    }
+
+    Path log(int i) {
+        return dir.resolve(id(i) + ".log");
+    }
+
+    long pid(int i) {
+        return processes.get(i).pid();
+    }
+
+    /** {@code kill -9}. */
+    void kill(int i) throws InterruptedException {
+        Process p = processes.remove(i);
+        p.destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** {@code kill -STOP} or {@code kill -CONT}. */
+    void signal(int i, String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid(i))).inheritIO().start();
+        if (kill.waitFor() != 0) {
+            throw new IllegalStateException("kill -" + signal + " " + pid(i) + " failed");
+        }
+    }
+
+    /** The node's pgwire address as it registered itself. */
+    String pgwireAddress(int i) throws Exception {
+        return hostColumn(i, "pgwire_address");
+    }
+
+    Connection connect(int i) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", DevCluster.USER);
+        p.setProperty("password", DevCluster.PASSWORD);
+        return DriverManager.getConnection("jdbc:postgresql://" + pgwireAddress(i) + "/thresher", p);
+    }
+
+    private String hostColumn(int i, String column) throws Exception {
+        try (Connection c = control(); PreparedStatement ps = c.prepareStatement(
+                "SELECT " + column + " FROM hosts WHERE host_id = ?")) {
+            ps.setString(1, id(i));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    Connection control() throws Exception {
+        return DriverManager.getConnection(databases.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+    }
+
+    /** The control database's clock. */
+    java.sql.Timestamp controlNow() throws Exception {
+        try (Connection c = control(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT now()")) {
+            rs.next();
+            return rs.getTimestamp(1);
+        }
+    }
+
+    private void awaitReady(int i, long sinceMillis) throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < until) {
+            Process p = processes.get(i);
+            if (!p.isAlive()) {
+                throw new IllegalStateException(id(i) + " exited with " + p.exitValue() + ":\n" + tail(i));
+            }
+            String httpAddress = registeredSince(i, sinceMillis);
+            if (httpAddress != null) {
+                try {
+                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(httpAddress + "/readyz"))
+                            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+                    if (r.statusCode() == 200) {
+                        return;
+                    }
+                } catch (IOException e) {
+                    // not listening yet
+                }
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException(id(i) + " not ready within 120 s:\n" + tail(i));
+    }
+
+    private String registeredSince(int i, long sinceMillis) throws Exception {
+        try (Connection c = control(); PreparedStatement ps = c.prepareStatement(
+                "SELECT http_address FROM hosts WHERE host_id = ? AND started_at >= to_timestamp(? / 1000.0)")) {
+            ps.setString(1, id(i));
+            ps.setLong(2, sinceMillis - 1_000);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    String tail(int i) {
+        try {
+            List<String> lines = Files.readAllLines(log(i));
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
+        } catch (IOException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Process p : processes.values()) {
+            try {
+                new ProcessBuilder("kill", "-CONT", Long.toString(p.pid())).start().waitFor();
+            } catch (IOException | InterruptedException e) {
+                // going anyway
+            }
+            p.destroy();
+        }
+        for (Process p : processes.values()) {
+            try {
+                if (!p.waitFor(40, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+        processes.clear();
+    }
+}
