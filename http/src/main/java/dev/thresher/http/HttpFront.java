@@ -100,7 +100,8 @@ public final class HttpFront implements AutoCloseable {
     static final int ADMIN_THREADS = 2;
 
     /** The table service and the threads its work runs on. */
-    record Admin(TableService tables, BindingService bindings, java.util.concurrent.Executor executor) {
+    record Admin(TableService tables, BindingService bindings, dev.thresher.bindings.TopologyService topologyChanges,
+                 java.util.concurrent.Executor executor) {
     }
 
     private final java.util.concurrent.ExecutorService adminThreads;
@@ -141,10 +142,23 @@ public final class HttpFront implements AutoCloseable {
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready, TableService tables, BindingService bindings,
                                   java.util.function.Supplier<String> topology) throws InterruptedException {
+        return start(host, port, tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty()
+                : Optional.of("not ready"), tables, bindings, topology, null);
+    }
+
+    /**
+     * As above, serving the topology changes of {@code topologyChanges} too ({@code /admin/partitions/...},
+     * {@code /admin/nodes/...}, {@code /admin/shards}, {@code GET /admin/topology/changes}); {@code readiness} says
+     * why the node is not ready (empty when it is), and {@code /readyz} answers 503 with that reason.
+     */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
+                                  BindingService bindings, java.util.function.Supplier<String> topology,
+                                  dev.thresher.bindings.TopologyService topologyChanges) throws InterruptedException {
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
-        Admin admin = tables == null ? null : new Admin(tables, bindings, adminThreads);
+        Admin admin = tables == null ? null : new Admin(tables, bindings, topologyChanges, adminThreads);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         AtomicInteger open = new AtomicInteger();
         ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
@@ -158,7 +172,7 @@ public final class HttpFront implements AutoCloseable {
                             connections.add(c); // the group forgets a channel when it closes
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, ready, open, admin, topology));
+                                    new Handler(tenant, limits, calls, readiness, open, admin, topology));
                         }
                     })
                     .bind(host, port).sync().channel();
@@ -174,6 +188,15 @@ public final class HttpFront implements AutoCloseable {
 
     public int port() {
         return ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    /** {@code s} as a JSON string. */
+    static String quote(String s) {
+        try {
+            return JSON.writeValueAsString(s);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Stops accepting connections; the open ones go on being served. */
@@ -216,7 +239,7 @@ public final class HttpFront implements AutoCloseable {
         private final String tenant;
         private final Limits limits;
         private final CallService calls;
-        private final BooleanSupplier ready;
+        private final java.util.function.Supplier<Optional<String>> readiness;
         private final AtomicInteger open;
         private final ArrayDeque<FullHttpRequest> pending = new ArrayDeque<>();
         private ChannelHandlerContext ctx;
@@ -233,21 +256,18 @@ public final class HttpFront implements AutoCloseable {
         private final java.util.function.Supplier<String> topology;
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
-            this(tenant, limits, calls, ready, open, null);
+            this(tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty() : Optional.of("not ready"), open,
+                    null, null);
         }
 
-        Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open, Admin admin) {
-            this(tenant, limits, calls, ready, open, admin, null);
-        }
-
-        Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open, Admin admin,
-                java.util.function.Supplier<String> topology) {
+        Handler(String tenant, Limits limits, CallService calls, java.util.function.Supplier<Optional<String>> readiness,
+                AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology) {
             this.topology = topology;
             this.admin = admin;
             this.tenant = tenant;
             this.limits = limits;
             this.calls = calls;
-            this.ready = ready;
+            this.readiness = readiness;
             this.open = open;
         }
 
@@ -376,10 +396,16 @@ public final class HttpFront implements AutoCloseable {
                 } else if (path.equals("/livez")) {
                     send(ctx, keepAlive, HttpResponseStatus.OK, "{\"status\":\"live\"}");
                 } else {
-                    boolean r = ready.getAsBoolean();
-                    send(ctx, keepAlive, r ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
-                            r ? "{\"status\":\"ready\"}" : "{\"status\":\"not ready\"}");
+                    Optional<String> why = readiness.get();
+                    send(ctx, keepAlive, why.isEmpty() ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            why.isEmpty() ? "{\"status\":\"ready\"}" : "{\"status\":\"not ready\",\"reason\":"
+                                    + quote(why.get()) + "}");
                 }
+                return;
+            }
+            if (path.equals("/admin/topology/changes") || path.startsWith("/admin/partitions/")
+                    || path.startsWith("/admin/nodes/") || path.equals("/admin/shards") || path.startsWith("/admin/shards/")) {
+                adminTopology(ctx, keepAlive, method, path, req);
                 return;
             }
             if (path.equals("/admin/topology") && topology != null) {
@@ -583,6 +609,91 @@ public final class HttpFront implements AutoCloseable {
             };
             HttpResponseStatus ok = name == null && method.equals(HttpMethod.POST) ? HttpResponseStatus.CREATED : HttpResponseStatus.OK;
             runAdmin(ctx, keepAlive, method, path, ok, work);
+        }
+
+        /**
+         * Topology changes, each answered with its audited change ({@code changeId}, {@code command}, {@code dryRun},
+         * {@code outcome}, {@code steps}); a body's {@code "dryRun": true} plans without changing anything:
+         * {@code POST /admin/partitions/{id}/split} ({@code {"at": slot}}), {@code POST /admin/partitions/{id}/move}
+         * ({@code {"to": "shard"}}), {@code POST /admin/partitions/{id}/leader} ({@code {"to": "node"}}: a leader
+         * transfer), {@code POST /admin/nodes/{id}/drain} and {@code .../undrain}, {@code POST /admin/shards}
+         * ({@code {"url", "name"}}), {@code POST /admin/shards/{id}/remove}; {@code GET /admin/topology/changes}
+         * ({@code ?limit=n}) lists the audit, newest first.
+         */
+        private void adminTopology(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                                   FullHttpRequest req) {
+            if (admin == null || admin.topologyChanges() == null) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "this node serves no topology administration")));
+                return;
+            }
+            dev.thresher.bindings.TopologyService t = admin.topologyChanges();
+            if (path.equals("/admin/topology/changes")) {
+                if (!method.equals(HttpMethod.GET)) {
+                    wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+                    return;
+                }
+                int limit = 100;
+                String query = req.uri().contains("?") ? req.uri().substring(req.uri().indexOf('?') + 1) : "";
+                for (String kv : query.split("&")) {
+                    if (kv.startsWith("limit=")) {
+                        try {
+                            limit = Integer.parseInt(kv.substring(6));
+                        } catch (NumberFormatException e) {
+                            fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_ARGUMENTS, "limit is a number"));
+                            return;
+                        }
+                    }
+                }
+                int n = limit;
+                runAdmin(ctx, keepAlive, method, path, HttpResponseStatus.OK, () -> t.changes(n));
+                return;
+            }
+            String prefix = path.startsWith("/admin/partitions/") ? "/admin/partitions"
+                    : path.startsWith("/admin/nodes/") ? "/admin/nodes" : "/admin/shards";
+            Set<String> subs = switch (prefix) {
+                case "/admin/partitions" -> Set.of("split", "move", "leader");
+                case "/admin/nodes" -> Set.of("drain", "undrain");
+                default -> Set.of("remove");
+            };
+            AdminRequest r = adminRequest(ctx, keepAlive, method, path, req, prefix, subs, (name, s) -> HttpMethod.POST);
+            if (r == null) {
+                return;
+            }
+            if ((r.name() == null) != prefix.equals("/admin/shards") || (r.name() != null && r.sub() == null)) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                return;
+            }
+            String by = "http";
+            java.util.function.Supplier<Object> work = () -> {
+                com.fasterxml.jackson.databind.JsonNode d = r.body().isBlank() ? JSON.createObjectNode() : json(r.body());
+                boolean dryRun = d.path("dryRun").asBoolean(false);
+                if (prefix.equals("/admin/shards") && r.name() == null) {
+                    return t.addShard(by, text(d, "url"), Optional.ofNullable(d.path("name").isTextual()
+                            ? d.path("name").asText() : null), dryRun);
+                }
+                if (prefix.equals("/admin/shards")) {
+                    return t.removeShard(by, r.name(), dryRun);
+                }
+                if (prefix.equals("/admin/nodes")) {
+                    return r.sub().equals("drain") ? t.drainNode(by, r.name(), dryRun) : t.undrainNode(by, r.name(), dryRun);
+                }
+                int id;
+                try {
+                    id = Integer.parseInt(r.name());
+                } catch (NumberFormatException e) {
+                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "a partition id is a number, was '"
+                            + r.name() + "'");
+                }
+                return switch (r.sub()) {
+                    case "split" -> t.splitPartition(by, id, d.path("at").isInt() ? java.util.OptionalInt.of(d.path("at")
+                            .asInt()) : java.util.OptionalInt.empty(), dryRun);
+                    case "move" -> t.movePartition(by, id, d.path("to").asText(null), dryRun);
+                    default -> t.transferLeader(by, id, text(d, "to"), dryRun);
+                };
+            };
+            runAdmin(ctx, keepAlive, method, path, HttpResponseStatus.OK, work);
         }
 
         /** An admin path taken apart: {@code <prefix>[/name[/sub]]}, and the body as text. */

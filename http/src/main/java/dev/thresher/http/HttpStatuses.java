@@ -18,6 +18,7 @@ public final class HttpStatuses {
             case PAYLOAD_TOO_LARGE -> HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE;
             case AUTHENTICATION_FAILED -> HttpResponseStatus.UNAUTHORIZED;
             case PERMISSION_DENIED -> HttpResponseStatus.FORBIDDEN;
+            case TOPOLOGY_CHANGE_REFUSED -> HttpResponseStatus.CONFLICT;
             default -> of(code.category());
         };
     }

@@ -29,6 +29,9 @@ import dev.thresher.errors.ErrorCode;
  * <tr><td>INVALID_CONFIGURATION</td><td>F0000 config_file_error</td><td>the node's configuration, not the call, is wrong</td></tr>
  * <tr><td>PARTITIONS_DO_NOT_TILE</td><td>55000 object_not_in_prerequisite_state</td><td>the table's partitions leave
  * slots out or hold some twice; the topology must be fixed before the table can be called</td></tr>
+ * <tr><td>TOPOLOGY_CHANGE_REFUSED</td><td>55000 object_not_in_prerequisite_state</td><td>a topology change the
+ * topology's present state does not allow (a shard that still holds partitions, a drain that would leave a partition
+ * without a candidate, a target outside the table's residency or not writable)</td></tr>
  * <tr><td>PROTOCOL_VIOLATION</td><td>08P01 protocol_violation</td><td>the client broke the wire protocol; PostgreSQL closes such connections</td></tr>
  * <tr><td>AUTHENTICATION_FAILED</td><td>28P01 invalid_password</td><td>what PostgreSQL says for a wrong user or password</td></tr>
  * <tr><td>AUTHENTICATION_TIMEOUT</td><td>28000 invalid_authorization_specification</td><td>the client did not finish authenticating within
@@ -83,7 +86,7 @@ public final class SqlStates {
             case UNKNOWN_SETTING -> "42704";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";
-            case PARTITIONS_DO_NOT_TILE -> "55000";
+            case PARTITIONS_DO_NOT_TILE, TOPOLOGY_CHANGE_REFUSED -> "55000";
             case PROTOCOL_VIOLATION -> "08P01";
             case AUTHENTICATION_FAILED -> "28P01";
             case AUTHENTICATION_TIMEOUT -> "28000";

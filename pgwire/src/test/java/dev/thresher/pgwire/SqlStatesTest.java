@@ -26,6 +26,7 @@ class SqlStatesTest {
             case INVALID_DEADLINE -> "22023";
             case INVALID_CONFIGURATION -> "F0000";
             case PARTITIONS_DO_NOT_TILE -> "55000";
+            case TOPOLOGY_CHANGE_REFUSED -> "55000";
             case PROTOCOL_VIOLATION -> "08P01";
             case AUTHENTICATION_FAILED -> "28P01";
             case AUTHENTICATION_TIMEOUT -> "28000";

@@ -171,7 +171,7 @@ public final class CsvLoader {
     }
 
     /** What a load writes into: the table's key, its partitions by slot, shard URLs and columns. */
-    private record Target(String table, String[] key, Partition[] bySlot, Map<Integer, String> urls,
+    private record Target(String tenant, String table, String[] key, Partition[] bySlot, Map<Integer, String> urls,
                           List<String> tableColumns, long startedNanos) {
         String column(String name, String where) {
             String c = name.strip().toLowerCase(java.util.Locale.ROOT);
@@ -197,7 +197,8 @@ public final class CsvLoader {
             }
         }
         Map<Integer, String> urls = admin.shardUrls();
-        return new Target(table, key, bySlot, urls, columnsOf(urls.get(partitions.get(0).shardId()), table), started);
+        return new Target(tenant, table, key, bySlot, urls, columnsOf(urls.get(partitions.get(0).shardId()), table),
+                started);
     }
 
     private Loaded load(Target target, List<String> columns, Records reader) throws IOException {
@@ -255,6 +256,7 @@ public final class CsvLoader {
                 write(copy, unit);
                 endCopy(copy, unit);
             }
+            checkNotMoved(target, copies);
         } catch (RuntimeException | IOException e) {
             rollbackAll(copies);
             if (rows >= PROGRESS_EVERY) {
@@ -282,6 +284,30 @@ public final class CsvLoader {
             progress.println();
         }
         return new Loaded(rows, byShard, (System.nanoTime() - started) / 1_000_000);
+    }
+
+    /**
+     * The fence against partition moves: each shard's COPY holds its table's ROW EXCLUSIVE lock until commit, and a
+     * move holds SHARE on its source table from its copy through its cutover; so once every COPY is done, the
+     * partitions read now are those the rows will stay under. A partition that left the shard its rows were routed
+     * to (its move's cutover came first) fails the load, nothing committed: loading again routes them anew.
+     */
+    private void checkNotMoved(Target target, Map<Integer, ShardCopy> copies) {
+        Map<Integer, Integer> shardNow = new java.util.HashMap<>();
+        admin.control().readTopology().partitionsOf(target.tenant(), target.table())
+                .forEach(p -> shardNow.put(p.id(), p.shardId()));
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (Partition p : target.bySlot()) {
+            if (p == null || !seen.add(p.id()) || !copies.containsKey(p.shardId())) {
+                continue;
+            }
+            Integer now = shardNow.get(p.id());
+            if (now == null || now != p.shardId()) {
+                throw new ThresherException(ErrorCode.TARGET_STALE, "partition " + p.id() + " of " + target.table()
+                        + (now == null ? " was dropped" : " moved from shard " + p.shardId() + " to shard " + now)
+                        + " during the load; nothing was loaded: load again");
+            }
+        }
     }
 
     private ShardCopy open(int shardId, String url, String copySql) {

@@ -195,6 +195,15 @@ public final class DevCluster implements AutoCloseable {
         }
     }
 
+    /** The sample table on each shard database: partitioned by slot, one child per partition of the shard. */
+    static final String ORDERS_DDL = """
+            CREATE TABLE orders (
+                order_id bigint NOT NULL,
+                region text NOT NULL,
+                amount double precision NOT NULL,
+                %1$s integer NOT NULL,
+                PRIMARY KEY (order_id, %1$s)) PARTITION BY RANGE (%1$s)""".formatted(ShardReader.SLOT_COLUMN);
+
     /** The shard databases node {@code i} (of shard {@code i}) stands by for: the next one, round the ring. */
     public List<Integer> standbyShards(int i) {
         return options.shards() > 1 ? List.of(i % options.shards() + 1) : List.of();
@@ -219,6 +228,10 @@ public final class DevCluster implements AutoCloseable {
         // Deployed as a user deploys it: the package of examples/revenue_by_region, checked, with its manifest.
         try (TableAdmin tables = new TableAdmin(controlUrl(), USER, PASSWORD, new java.io.PrintStream(
                 java.io.PrintStream.nullOutputStream()))) {
+            // Its schema as migration 1, as `thresher table create` records it: a move to a shard without the table
+            // creates it there from its migrations.
+            tables.recordMigration(TENANT, "orders", 1, "create table", ORDERS_DDL,
+                    java.util.stream.IntStream.rangeClosed(1, options.shards()).boxed().toList(), "applied");
             BindingAdmin.Deployed d = new BindingAdmin(tables, options.limits()).deploy(TENANT, "dev-cluster",
                     ExampleComponents.revenueByRegionManifest(), ExampleComponents.revenueByRegionWasm());
             log.info("deployed {} version {}: package {} with selector '{}'", SAMPLE_BINDING, d.version(), d.packageDigest(),
@@ -260,13 +273,7 @@ public final class DevCluster implements AutoCloseable {
                 // Partitioned by slot, one child table per partition of this shard: a partition read (a slot range)
                 // is pruned to its child and scanned sequentially (docs/performance.md). The key is unique per slot,
                 // so (order_id, slot) is as unique as order_id.
-                s.execute("""
-                        CREATE TABLE orders (
-                            order_id bigint NOT NULL,
-                            region text NOT NULL,
-                            amount double precision NOT NULL,
-                            %1$s integer NOT NULL,
-                            PRIMARY KEY (order_id, %1$s)) PARTITION BY RANGE (%1$s)""".formatted(ShardReader.SLOT_COLUMN));
+                s.execute(ORDERS_DDL);
                 for (Partition p : partitions) {
                     if (p.shardId() == i) {
                         s.execute("CREATE TABLE orders_p%d PARTITION OF orders FOR VALUES FROM (%d) TO (%d)"

@@ -1,5 +1,6 @@
 package dev.thresher.server;
 
+import dev.thresher.bindings.TopologyService;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.topology.Slots;
 import java.io.IOException;
@@ -22,7 +23,8 @@ import picocli.CommandLine.Parameters;
 @Command(name = "thresher", mixinStandardHelpOptions = true, version = "thresher 0.1.0",
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
         subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class,
-                Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class, Main.TopologyCommand.class})
+                Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class, Main.TopologyCommand.class,
+                Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         System.exit(new CommandLine(new Main())
@@ -123,13 +125,42 @@ public final class Main implements Runnable {
         }
     }
 
-    @Command(name = "node", description = "Run one node against external PostgreSQL databases.")
+    @Command(name = "node", description = "Run one node against external PostgreSQL databases (-c FILE), or drain one.",
+            subcommands = {NodeCommand.Drain.class, NodeCommand.Undrain.class})
     static final class NodeCommand implements Callable<Integer> {
-        @Option(names = {"-c", "--config"}, required = true, description = "A properties file (see docs/operations.md).")
+        @Option(names = {"-c", "--config"}, description = "A properties file (see docs/operations.md).")
         Path config;
+
+        @Command(name = "drain", description = "Stop a node leading partitions: its leases pass to the other candidates of"
+                + " their shards (refused when a partition would have none); waits until they did.")
+        static final class Drain extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "The node's id.")
+            String node;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.drainNode(by, node, dryRun);
+            }
+        }
+
+        @Command(name = "undrain", description = "Let a drained node lead again; its home shard's partitions return to it"
+                + " once it has been live for two leases.")
+        static final class Undrain extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "The node's id.")
+            String node;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.undrainNode(by, node, dryRun);
+            }
+        }
 
         @Override
         public Integer call() throws Exception {
+            if (config == null) {
+                System.err.println("thresher node: run one with -c FILE, or: thresher node drain|undrain ID");
+                return 2;
+            }
             Properties props = new Properties();
             try (InputStream in = Files.newInputStream(config)) {
                 props.load(in);
@@ -254,12 +285,14 @@ public final class Main implements Runnable {
             @Option(names = "--partitions", defaultValue = "16", description = "Partitions, tiling the 16384 slots (default ${DEFAULT-VALUE}).")
             int partitions;
 
-            @Option(names = "--shards", split = ",", description = "Shard databases to spread the partitions over (default: all).")
-            java.util.List<Integer> shards = new java.util.ArrayList<>();
+            @Option(names = "--shards", split = ",", description = "Shard databases (ids or names) to spread the partitions"
+                    + " over, and to keep them on: the table is resident there, a move elsewhere is refused (default: all,"
+                    + " not pinned).")
+            java.util.List<String> shards = new java.util.ArrayList<>();
 
             @Override
             void run(TableAdmin admin) {
-                var created = admin.create(cluster.tenant, name, key, columns, partitions, shards);
+                var created = admin.create(cluster.tenant, name, key, columns, partitions, admin.shardIds(shards));
                 System.out.printf("created table %s: %d partitions over shards %s%n", name, created.size(),
                         created.stream().map(dev.thresher.topology.Partition::shardId).distinct().sorted().toList());
             }
@@ -463,7 +496,141 @@ public final class Main implements Runnable {
         }
     }
 
-    @Command(name = "topology", description = "The topology: show.", subcommands = {TopologyCommand.Show.class})
+    /** A topology change: checked, planned only with {@code --dry-run}, audited; prints each step, then the outcome. */
+    abstract static class TopologyChangeCommand extends AdminCommand {
+        @Option(names = "--dry-run", description = "Check and plan the change; change nothing.")
+        boolean dryRun;
+
+        @Option(names = "--lease-ms", defaultValue = "4000", hidden = true,
+                description = "The nodes' limits.partitionLeaseMs, which bounds how long the change waits for them.")
+        long leaseMs;
+
+        abstract TopologyService.Change change(TopologyAdmin t, String requestedBy);
+
+        @Override
+        final void run(TableAdmin admin) {
+            TopologyService.Change c = change(new TopologyAdmin(admin, leaseMs, System.out),
+                    System.getProperty("user.name", "unknown") + "@cli");
+            System.out.println((c.dryRun() ? "planned (dry run, nothing changed)" : c.outcome()) + ": change "
+                    + c.changeId() + ", " + c.command());
+        }
+    }
+
+    @Command(name = "partition", description = "Move or split a partition.",
+            subcommands = {PartitionCommand.Split.class, PartitionCommand.Move.class})
+    static final class PartitionCommand implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        @Command(name = "split", description = "Split a partition in two on its shard (no row moves): the new partition"
+                + " starts at --at (default: the middle slot); both move to a new epoch, led by the same node.")
+        static final class Split extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "The partition's id.")
+            int partition;
+
+            @Option(names = "--at", description = "The first slot of the new partition.")
+            Integer at;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.splitPartition(by, partition, at == null ? java.util.OptionalInt.empty()
+                        : java.util.OptionalInt.of(at), dryRun);
+            }
+        }
+
+        @Command(name = "move", description = "Move a partition to another shard database: copy, verify (count and"
+                + " checksum), cut over to a new epoch, remove the source rows. Asked again, an interrupted move resumes.")
+        static final class Move extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "The partition's id.")
+            int partition;
+
+            @Option(names = "--to", required = true, description = "The target shard's id or name.")
+            String to;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.movePartition(by, partition, to, dryRun);
+            }
+        }
+    }
+
+    @Command(name = "leader", description = "Partition leadership: transfer.", subcommands = {LeaderCommand.Transfer.class})
+    static final class LeaderCommand implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        @Command(name = "transfer", description = "Hand a partition's leadership to another live candidate of its shard;"
+                + " waits until it leads.")
+        static final class Transfer extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "The partition's id.")
+            int partition;
+
+            @Option(names = "--to", required = true, description = "The node to lead it.")
+            String to;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.transferLeader(by, partition, to, dryRun);
+            }
+        }
+    }
+
+    @Command(name = "shard", description = "Shard databases: list, add, remove.",
+            subcommands = {ShardCommand.List.class, ShardCommand.Add.class, ShardCommand.Remove.class})
+    static final class ShardCommand implements Runnable {
+        @Override
+        public void run() {
+            new CommandLine(this).usage(System.out);
+        }
+
+        @Command(name = "list", description = "Each shard database: id, name, partitions, candidate nodes.")
+        static final class List extends AdminCommand {
+            @Override
+            void run(TableAdmin admin) {
+                var t = admin.control().readTopology();
+                for (var e : admin.shardNames().entrySet()) {
+                    int id = e.getKey();
+                    long partitions = t.partitions().stream().filter(p -> p.shardId() == id).count();
+                    System.out.printf("%-4d %-20s %4d partitions  candidates %s%n", id, e.getValue(), partitions,
+                            t.candidatesOf(id).stream().map(c -> c.hostId() + (c.home() ? " (home)" : ""))
+                                    .collect(java.util.stream.Collectors.joining(", ", "[", "]")));
+                }
+            }
+        }
+
+        @Command(name = "add", description = "Register a shard database (checked reachable and writable first).")
+        static final class Add extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "Its JDBC URL (jdbc:postgresql://host:port/db).")
+            String url;
+
+            @Option(names = "--name", description = "Its name (default shard-<id>).")
+            String name;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.addShard(by, url, java.util.Optional.ofNullable(name), dryRun);
+            }
+        }
+
+        @Command(name = "remove", description = "Remove a shard database (refused while it holds partitions or is a"
+                + " node's home shard).")
+        static final class Remove extends TopologyChangeCommand {
+            @Parameters(index = "0", description = "The shard's id or name.")
+            String shard;
+
+            @Override
+            TopologyService.Change change(TopologyAdmin t, String by) {
+                return t.removeShard(by, shard, dryRun);
+            }
+        }
+    }
+
+    @Command(name = "topology", description = "The topology: show, and the audit of changes.",
+            subcommands = {TopologyCommand.Show.class, TopologyCommand.Changes.class})
     static final class TopologyCommand implements Runnable {
         @Override
         public void run() {
@@ -478,6 +645,26 @@ public final class Main implements Runnable {
                 var control = admin.control();
                 long version = control.readTopologyVersion();
                 System.out.print(TopologyView.render(version, control.readTopology()));
+            }
+        }
+
+        @Command(name = "changes", description = "The audit of topology changes, newest first: who, when, what, outcome.")
+        static final class Changes extends AdminCommand {
+            @Option(names = "--limit", defaultValue = "20", description = "How many (default ${DEFAULT-VALUE}).")
+            int limit;
+
+            @Option(names = "--steps", description = "Each change's steps too.")
+            boolean steps;
+
+            @Override
+            void run(TableAdmin admin) {
+                for (TopologyService.Change c : new TopologyAdmin(admin, 4_000, System.out).changes(limit)) {
+                    System.out.printf("%6d  %s  %-10s %-20s %s%n", c.changeId(), c.requestedAt(), c.outcome(),
+                            c.requestedBy(), c.command());
+                    if (steps) {
+                        c.steps().forEach(s -> System.out.println("        " + s));
+                    }
+                }
             }
         }
     }

@@ -32,6 +32,8 @@ import dev.thresher.topology.Host;
 import dev.thresher.wire.WireClient;
 import dev.thresher.wire.WireServer;
 import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -232,14 +234,19 @@ public final class Node implements AutoCloseable {
         tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings());
-        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls, ready::get, tableService, tableService.bindings(),
-                () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()));
+        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
+                this::unreadiness, tableService, tableService.bindings(),
+                () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges());
 
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
                 pgwireAddress(), httpAddress(), config.standbyShards());
         leasesStarted = true;
         leases.start();
         leases.followTopology(this::leadershipFingerprint, 200);
+        shardProbe = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name(config.hostId() + "-shard-probe").daemon().factory());
+        probeShards(); // once before the node reads ready
+        shardProbe.scheduleWithFixedDelay(this::probeShards, SHARD_PROBE_MS, SHARD_PROBE_MS, TimeUnit.MILLISECONDS);
         janitor = new CoordinationJanitor(upkeep, config.hostId(), limits.coordinationRetentionMs());
         janitor.start();
         if (limits.reduceLeaseMs() < limits.maxCallDeadlineMs()) {
@@ -255,6 +262,49 @@ public final class Node implements AutoCloseable {
 
     public String hostId() {
         return config.hostId();
+    }
+
+    /** How often each shard database this node reads is probed; {@code /readyz} fails after three misses. */
+    private static final long SHARD_PROBE_MS = 1_000;
+    private java.util.concurrent.ScheduledExecutorService shardProbe;
+    private final Map<Integer, Long> shardAnsweredNanos = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private void probeShards() {
+        shardDbs.forEach((shard, pool) -> {
+            try (java.sql.Connection c = pool.getConnection()) {
+                if (c.isValid(2)) {
+                    shardAnsweredNanos.put(shard, System.nanoTime());
+                }
+            } catch (java.sql.SQLException | RuntimeException e) {
+                log.debug("node {}: shard database {} does not answer: {}", config.hostId(), shard, e.toString());
+            }
+        });
+    }
+
+    /**
+     * Why this node is not ready, or empty when it is: it is starting or stopping, a shard database it reads has
+     * not answered for three probes, or its topology has not been read from the control database for
+     * {@code max(3 × limits.topologyPollMs, limits.partitionLeaseMs)}.
+     */
+    public java.util.Optional<String> unreadiness() {
+        if (!ready.get()) {
+            return java.util.Optional.of(closing.get() ? "stopping" : "starting");
+        }
+        long now = System.nanoTime();
+        List<String> down = new ArrayList<>();
+        for (int shard : shardDbs.keySet()) {
+            Long answered = shardAnsweredNanos.get(shard);
+            if (answered == null || now - answered > TimeUnit.MILLISECONDS.toNanos(3 * SHARD_PROBE_MS + 2_000)) {
+                down.add("shard database " + shard + " does not answer");
+            }
+        }
+        long freshMs = Math.max(3 * config.limits().topologyPollMs(), config.limits().partitionLeaseMs());
+        long age = catalog.topologyAgeMillis();
+        if (age > freshMs) {
+            down.add("the topology was last read " + (age == Long.MAX_VALUE ? "never" : age + " ms ago") + " (fresh: "
+                    + freshMs + " ms)");
+        }
+        return down.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(String.join("; ", down));
     }
 
     /**
@@ -398,6 +448,9 @@ public final class Node implements AutoCloseable {
             closeQuietly(leases, "lease keeper");
         }
         closeQuietly(janitor, "janitor");
+        if (shardProbe != null) {
+            shardProbe.shutdownNow();
+        }
         closeQuietly(catalog, "control cache");
         log.info("node {}: stopping 4/6: partition leadership released, janitor stopped ({} ms)", id, msSince(t));
 

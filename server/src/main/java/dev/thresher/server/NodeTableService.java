@@ -68,6 +68,54 @@ final class NodeTableService implements TableService, AutoCloseable {
      * The node's binding service, on this service's catalog connections (opened on first use) and the node's
      * limits.
      */
+    dev.thresher.bindings.TopologyService topologyChanges() {
+        return new dev.thresher.bindings.TopologyService() {
+            private TopologyAdmin t() {
+                return new TopologyAdmin(admin(), limits.partitionLeaseMs(), new PrintStream(PrintStream.nullOutputStream()));
+            }
+
+            @Override
+            public Change splitPartition(String by, int partitionId, java.util.OptionalInt at, boolean dryRun) {
+                return t().splitPartition(by, partitionId, at, dryRun);
+            }
+
+            @Override
+            public Change movePartition(String by, int partitionId, String toShard, boolean dryRun) {
+                return t().movePartition(by, partitionId, toShard, dryRun);
+            }
+
+            @Override
+            public Change transferLeader(String by, int partitionId, String toHost, boolean dryRun) {
+                return t().transferLeader(by, partitionId, toHost, dryRun);
+            }
+
+            @Override
+            public Change drainNode(String by, String hostId, boolean dryRun) {
+                return t().drainNode(by, hostId, dryRun);
+            }
+
+            @Override
+            public Change undrainNode(String by, String hostId, boolean dryRun) {
+                return t().undrainNode(by, hostId, dryRun);
+            }
+
+            @Override
+            public Change addShard(String by, String jdbcUrl, java.util.Optional<String> name, boolean dryRun) {
+                return t().addShard(by, jdbcUrl, name, dryRun);
+            }
+
+            @Override
+            public Change removeShard(String by, String shard, boolean dryRun) {
+                return t().removeShard(by, shard, dryRun);
+            }
+
+            @Override
+            public java.util.List<Change> changes(int limit) {
+                return t().changes(limit);
+            }
+        };
+    }
+
     BindingService bindings() {
         return new BindingService() {
             private BindingAdmin b() {

@@ -122,10 +122,16 @@ public final class TableAdmin implements AutoCloseable {
             throw invalid("--partitions is 1.." + Slots.COUNT + ", was " + partitions);
         }
         Map<Integer, String> shards = shardUrls();
-        List<Integer> over = shardIds.isEmpty() ? new ArrayList<>(shards.keySet()) : shardIds;
+        List<Integer> over = shardIds.isEmpty() ? new ArrayList<>(shards.keySet()) : shardIds.stream().distinct().toList();
         for (int id : over) {
             if (!shards.containsKey(id)) {
                 throw invalid("there is no shard database " + id + "; the shards are " + shards.keySet());
+            }
+        }
+        if (!shardIds.isEmpty()) {
+            // pinned (residency): every named shard must take the table, or nothing is created
+            for (int id : over) {
+                checkWritable(id, shards.get(id));
             }
         }
         if (tableExists(tenant, table)) { // partitions reference their table's row, so this covers them too
@@ -152,6 +158,9 @@ public final class TableAdmin implements AutoCloseable {
                 out.printf("shard %d: created %s with %d partitions%n", e.getKey(), table, e.getValue().size());
             }
             control.putTable(tenant, table, keyColumn, key.type());
+            if (!shardIds.isEmpty()) {
+                setResidency(tenant, table, over);
+            }
             control.putTablePartitions(tenant, table, planned);
             recordMigration(tenant, table, 1, "create table", createDdl(table, columns), byShard.keySet(), "applied");
         } catch (RuntimeException e) {
@@ -374,7 +383,7 @@ public final class TableAdmin implements AutoCloseable {
     }
 
     /** Records a migration (version -1: the next one) with one state for every shard in {@code shards}. */
-    private void recordMigration(String tenant, String table, int version, String description, String ddl,
+    void recordMigration(String tenant, String table, int version, String description, String ddl,
                                  java.util.Collection<Integer> shards, String state) {
         try (Connection c = controlDb.getConnection()) {
             c.setAutoCommit(false);
@@ -489,6 +498,82 @@ public final class TableAdmin implements AutoCloseable {
     }
 
     /** The shard databases of the cluster, by id. */
+    /**
+     * Refuses, {@link ErrorCode#TOPOLOGY_CHANGE_REFUSED}, a shard database that cannot be reached within 5 s or
+     * cannot be written (a standby in recovery, a read-only user): a placement never falls back silently.
+     */
+    void checkWritable(int shard, String url) {
+        java.util.Properties p = new java.util.Properties();
+        if (user != null) {
+            p.setProperty("user", user);
+        }
+        if (password != null) {
+            p.setProperty("password", password);
+        }
+        p.setProperty("connectTimeout", "5");
+        p.setProperty("socketTimeout", "30");
+        try (Connection c = java.sql.DriverManager.getConnection(url, p)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                try (ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
+                    rs.next();
+                    if (rs.getBoolean(1)) {
+                        throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "shard " + shard
+                                + " is a standby in recovery: it cannot be written");
+                    }
+                }
+                s.execute("CREATE TEMP TABLE thresher_write_probe (x int) ON COMMIT DROP");
+                s.execute("INSERT INTO thresher_write_probe VALUES (1)");
+            } finally {
+                c.rollback();
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "shard " + shard + " cannot be reached or"
+                    + " written: " + e.getMessage(), e);
+        }
+    }
+
+    /** Pins a table's partitions to {@code shards}: a move elsewhere is refused. */
+    private void setResidency(String tenant, String table, List<Integer> shards) {
+        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "UPDATE user_tables SET residency = ? WHERE tenant = ? AND table_name = ?")) {
+            ps.setArray(1, c.createArrayOf("integer", shards.stream().sorted().toArray()));
+            ps.setString(2, tenant);
+            ps.setString(3, table);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+    }
+
+    /** The shard ids of {@code shards}, each an id or a name. */
+    public List<Integer> shardIds(List<String> shards) {
+        Map<Integer, String> names = shardNames();
+        List<Integer> ids = new ArrayList<>();
+        for (String s : shards) {
+            String t = s.strip();
+            Integer id = names.entrySet().stream().filter(e -> e.getValue().equals(t) || e.getKey().toString().equals(t))
+                    .map(Map.Entry::getKey).findFirst().orElseThrow(() -> invalid("there is no shard database " + t
+                            + "; the shards are " + names));
+            ids.add(id);
+        }
+        return ids;
+    }
+
+    /** The shard databases' names, by id. */
+    public Map<Integer, String> shardNames() {
+        Map<Integer, String> names = new TreeMap<>();
+        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT shard_id, name FROM shards ORDER BY shard_id")) {
+            while (rs.next()) {
+                names.put(rs.getInt(1), rs.getString(2));
+            }
+        } catch (SQLException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
+        return names;
+    }
+
     public Map<Integer, String> shardUrls() {
         Map<Integer, String> shards = new TreeMap<>();
         try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();

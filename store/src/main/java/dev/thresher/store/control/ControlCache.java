@@ -329,6 +329,12 @@ public final class ControlCache implements AutoCloseable {
         return advanced(loadTopology(System.nanoTime())).topology();
     }
 
+    /** How long ago the cached topology was read from the control database (a node with none: the longest). */
+    public long topologyAgeMillis() {
+        Snapshot s = snapshot;
+        return s == null ? Long.MAX_VALUE : java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - s.readNanos());
+    }
+
     /**
      * The topology version read just before the cached topology (0 before the first read): the cached
      * topology reflects every partition and host change up to at least this version.
