@@ -87,3 +87,7 @@ ALTER TABLE partitions ADD COLUMN created_at timestamptz NOT NULL DEFAULT now();
 -- Since when a host has been heartbeating without a gap of a lease: a standby hands a partition back to
 -- its home node only once the home node has been live for two leases, not to a node that keeps freezing.
 ALTER TABLE hosts ADD COLUMN live_since timestamptz NOT NULL DEFAULT now();
+
+-- A lease taken through a transfer is kept where the operator put it: its holder renews it even as a
+-- standby beside a settled home node (no failback), until it is transferred again or its holder dies.
+ALTER TABLE partition_leases ADD COLUMN pinned boolean NOT NULL DEFAULT false;

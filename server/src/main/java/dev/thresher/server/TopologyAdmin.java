@@ -65,6 +65,8 @@ public final class TopologyAdmin implements TopologyService {
     /** The steps of one change, printed as they happen. */
     private final class Steps {
         final List<String> lines = new ArrayList<>();
+        /** The change's row in the audit. */
+        long changeId;
 
         void add(String line) {
             lines.add(line);
@@ -95,6 +97,7 @@ public final class TopologyAdmin implements TopologyService {
             throw store("control database", e);
         }
         Steps steps = new Steps();
+        steps.changeId = id;
         String outcome = "failed";
         try {
             work.run(steps);
@@ -314,8 +317,8 @@ public final class TopologyAdmin implements TopologyService {
                     exec(c, "UPDATE partition_leases SET epoch = ? WHERE partition_id = ? AND epoch = ?", epoch, partitionId,
                             p.epoch());
                     exec(c, """
-                            INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until)
-                            SELECT ?, host_id, epoch, lease_until FROM partition_leases WHERE partition_id = ?""",
+                            INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until, pinned)
+                            SELECT ?, host_id, epoch, lease_until, pinned FROM partition_leases WHERE partition_id = ?""",
                             newId, partitionId);
                     List<Partition> after = new ArrayList<>();
                     try (PreparedStatement ps = c.prepareStatement("""
@@ -385,8 +388,8 @@ public final class TopologyAdmin implements TopologyService {
                 return;
             }
             update("""
-                    INSERT INTO partition_moves (partition_id, from_shard, to_shard, phase, source_epoch)
-                    VALUES (?, ?, ?, 'copy', ?)""", partitionId, p.shardId(), to, p.epoch());
+                    INSERT INTO partition_moves (partition_id, from_shard, to_shard, phase, source_epoch, change_id)
+                    VALUES (?, ?, ?, 'copy', ?, ?)""", partitionId, p.shardId(), to, p.epoch(), steps.changeId);
             recorded = recordedMove(partitionId);
         } else {
             steps.add("resuming the move of partition " + partitionId + " from shard " + recorded.get().fromShard()
@@ -395,6 +398,13 @@ public final class TopologyAdmin implements TopologyService {
                 steps.add("would resume it at phase " + recorded.get().phase());
                 return;
             }
+            // the change that started it (or last resumed it) ended without saying so: it was interrupted
+            update("""
+                    UPDATE topology_changes SET outcome = 'failed', finished_at = now(),
+                      detail = coalesce(detail || E'\n', '') || 'interrupted; resumed by change ' || ?
+                    WHERE change_id = (SELECT change_id FROM partition_moves WHERE partition_id = ?) AND outcome = 'running'""",
+                    steps.changeId, partitionId);
+            update("UPDATE partition_moves SET change_id = ? WHERE partition_id = ?", steps.changeId, partitionId);
         }
         Move m = recorded.orElseThrow();
         String sourceUrl = urls.get(m.fromShard());

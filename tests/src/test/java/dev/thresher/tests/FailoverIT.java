@@ -226,6 +226,11 @@ class FailoverIT {
     }
 
     static String differs(JsonNode result) {
+        return differs(result, reference);
+    }
+
+    /** What differs between a result of the sample binding and the SQL reference, or null. */
+    static String differs(JsonNode result, Map<String, double[]> reference) {
         if (result.size() != reference.size()) {
             return "regions " + result.size() + " != " + reference.size();
         }

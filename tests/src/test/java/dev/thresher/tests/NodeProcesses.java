@@ -61,18 +61,24 @@ final class NodeProcesses implements AutoCloseable {
         try (var out = Files.newOutputStream(config)) {
             p.store(out, null);
         }
-        List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse("java"));
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> !a.startsWith("-javaagent") && !a.startsWith("-agentlib")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.thresher.server.Main", "node", "-c",
-                config.toString()));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(thresher(List.of(), "node", "-c", config.toString())).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log(i).toFile()));
         pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL"));
         long since = System.currentTimeMillis();
         processes.put(i, pb.start());
         awaitReady(i, since);
+    }
+
+    /** The command line of {@code thresher ARGS} in a JVM of its own, like this one, with {@code jvmOptions} added. */
+    static List<String> thresher(List<String> jvmOptions, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(a -> !a.startsWith("-javaagent") && !a.startsWith("-agentlib")).toList());
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.thresher.server.Main"));
+        command.addAll(List.of(args));
+        return command;
     }
 
     static String id(int i) {

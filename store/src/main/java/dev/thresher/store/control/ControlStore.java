@@ -284,7 +284,8 @@ public final class ControlStore {
      *   <li>its own lease under the partition's current epoch is renewed, unless the host is draining, the
      *       lease is being transferred, or the host is a standby and a home candidate of the shard has been live
      *       for two leases without a gap (failback: leadership returns home once the home node has settled, not
-     *       to a node that keeps freezing);</li>
+     *       to a node that keeps freezing) and the lease was not taken through a transfer (an operator's placement
+     *       stays);</li>
      *   <li>a lease that is free (none, ended, or its own of an older epoch) is taken by a home candidate, by the
      *       host a transfer names, or by a standby while no home candidate of the shard is live and not
      *       draining (for a partition never led, only once it is two leases old: a home node starting a moment
@@ -310,13 +311,14 @@ public final class ControlStore {
                       FROM host_shards o JOIN hosts oh ON oh.host_id = o.host_id
                       WHERE o.home AND NOT oh.draining AND oh.heartbeat_at > now() - make_interval(secs => ? / 1000.0)),
                     eligible AS (
-                      SELECT p.partition_id, p.epoch, l.host_id AS holder
+                      SELECT p.partition_id, p.epoch, l.host_id AS holder,
+                        coalesce(l.transfer_to = hs.host_id OR (l.pinned AND l.host_id = hs.host_id), false) AS pinned
                       FROM partitions p
                       JOIN host_shards hs ON hs.host_id = ? AND hs.shard_id = p.shard_id
                       JOIN me ON NOT me.draining
                       LEFT JOIN partition_leases l ON l.partition_id = p.partition_id
                       WHERE (l.host_id = hs.host_id AND l.epoch = p.epoch AND l.transfer_to IS NULL
-                             AND (hs.home OR NOT EXISTS (SELECT 1 FROM homes h WHERE h.shard_id = p.shard_id
+                             AND (hs.home OR l.pinned OR NOT EXISTS (SELECT 1 FROM homes h WHERE h.shard_id = p.shard_id
                                                            AND h.host_id <> hs.host_id AND h.settled)))
                          OR ((l.partition_id IS NULL OR l.lease_until < now() OR (l.epoch <> p.epoch AND l.host_id = hs.host_id))
                              AND (l.transfer_to = hs.host_id
@@ -335,12 +337,13 @@ public final class ControlStore {
                       WHERE p.partition_id = e.partition_id AND e.holder IS NOT NULL AND e.holder <> ?
                       RETURNING p.partition_id, p.epoch),
                     taken AS (
-                      INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until, transfer_to)
-                      SELECT e.partition_id, ?, coalesce(b.epoch, e.epoch), now() + make_interval(secs => ? / 1000.0), NULL
+                      INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until, transfer_to, pinned)
+                      SELECT e.partition_id, ?, coalesce(b.epoch, e.epoch), now() + make_interval(secs => ? / 1000.0), NULL,
+                        e.pinned
                       FROM eligible e LEFT JOIN bumped b ON b.partition_id = e.partition_id
                       ON CONFLICT (partition_id) DO UPDATE
                         SET host_id = EXCLUDED.host_id, epoch = EXCLUDED.epoch, lease_until = EXCLUDED.lease_until,
-                            transfer_to = NULL
+                            transfer_to = NULL, pinned = EXCLUDED.pinned
                         WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()
                       RETURNING partition_id, epoch)
                     SELECT p.partition_id, p.tenant, p.table_name, p.slot_lo, p.slot_hi, p.shard_id, t.epoch

@@ -1,0 +1,374 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.bindings.TopologyService;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.Node;
+import dev.thresher.server.TableAdmin;
+import dev.thresher.server.TopologyAdmin;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Moving, splitting and handing over partitions on a cluster of its own (the shared one's topology stays as the
+ * other tests expect it): under eight threads of calls every successful result equals the SQL reference and the
+ * fences really ran; a move killed in each phase resumes and completes; refusals are typed; dry runs change
+ * nothing; every change is audited; a node that cannot reach a shard database reads not ready.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class TopologyChangesIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long LOAD_SECONDS = Long.getLong("thresher.topology.loadSeconds", 30);
+
+    private static DevCluster cluster;
+    private static TableAdmin tables;
+    private static TopologyAdmin topology;
+    private static Map<String, double[]> reference;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = DevCluster.start(DevCluster.Options.defaults(Files.createTempDirectory("thresher-topology-"))
+                .withPgwirePort(0).withRows(20_000));
+        tables = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+                new PrintStream(PrintStream.nullOutputStream()));
+        topology = new TopologyAdmin(tables, dev.thresher.limits.Limits.DEFAULTS.partitionLeaseMs(),
+                new PrintStream(PrintStream.nullOutputStream()));
+        reference = sqlReference();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (tables != null) {
+            tables.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void partitionsMovedSplitAndHandedOverWhileEightThreadsCallGiveOnlyCorrectResultsAndTheFencesRan() throws Exception {
+        long retriesBefore = sum(n -> n.coordinator().shardRetries());
+        long replansBefore = sum(n -> n.coordinator().replans());
+        long supersededBefore = sum(n -> n.coordinator().supersededRequests());
+        AtomicBoolean running = new AtomicBoolean(true);
+        ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<String> failed = new ConcurrentLinkedQueue<>();
+        AtomicLong ok = new AtomicLong();
+        ExecutorService clients = Executors.newFixedThreadPool(8);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            int client = t;
+            futures.add(clients.submit(() -> {
+                try (Connection c = connect(client % 3); Statement s = c.createStatement()) {
+                    while (running.get()) {
+                        try (ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
+                            rs.next();
+                            String problem = FailoverIT.differs(JSON.readTree(rs.getString(1)), reference);
+                            if (problem != null) {
+                                wrong.add(problem);
+                            } else {
+                                ok.incrementAndGet();
+                            }
+                        } catch (SQLException e) {
+                            failed.add(e.getSQLState() + " " + e.getMessage().lines().findFirst().orElse(""));
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(LOAD_SECONDS);
+        List<TopologyService.Change> changes = new ArrayList<>();
+        int round = 0;
+        while (System.nanoTime() < end || round < 4) {
+            // partition 1 (shard 2) travels round the shards; partitions split; leadership moves
+            int to = round % 3 + 1;
+            changes.add(topology.movePartition("it", 1, Integer.toString(to == shardOf(1) ? to % 3 + 1 : to), false));
+            changes.add(topology.splitPartition("it", largest(), OptionalInt.empty(), false));
+            int p = round % 16;
+            changes.add(topology.transferLeader("it", p, otherCandidate(p), false));
+            round++;
+            Thread.sleep(500);
+        }
+        running.set(false);
+        for (Future<?> f : futures) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        clients.shutdown();
+
+        assertThat(changes).allSatisfy(c -> assertThat(c.outcome()).isEqualTo("succeeded"));
+        assertThat(wrong).as("results that differ from the SQL reference").isEmpty();
+        assertThat(ok.get()).isPositive();
+        assertThat(failed).as("calls that failed with anything but a retryable stale target or a leader being replaced")
+                .allSatisfy(f -> assertThat(f.startsWith("40001") || f.startsWith("57P03")).as(f).isTrue());
+        long retries = sum(n -> n.coordinator().shardRetries()) - retriesBefore;
+        long replans = sum(n -> n.coordinator().replans()) - replansBefore;
+        long superseded = sum(n -> n.coordinator().supersededRequests()) - supersededBefore;
+        System.out.printf("topology under load: %d rounds of changes in %d s; %d calls correct, %d failed (retryable);"
+                        + " %d slots refused stale and sent again, %d calls re-planned, %d requests superseded%n", round,
+                LOAD_SECONDS, ok.get(), failed.size(), retries, replans, superseded);
+        assertThat(retries + replans).as("stale-target refusals re-resolved, or calls re-planned: the fence ran")
+                .isPositive();
+        Map<String, double[]> after = sqlReference();
+        assertThat(after.keySet()).isEqualTo(reference.keySet());
+        after.forEach((region, v) -> {
+            assertThat((long) v[1]).as("rows of %s after the moves", region).isEqualTo((long) reference.get(region)[1]);
+            assertThat(v[0]).as("amounts of %s after the moves", region)
+                    .isCloseTo(reference.get(region)[0], org.assertj.core.data.Offset.offset(1e-6 * reference.get(region)[0]));
+        });
+    }
+
+    @Test
+    @Order(2)
+    void aMoveKilledInEachPhaseResumesAndCompletes() throws Exception {
+        for (String phase : List.of("copy", "verify", "cutover", "cleanup")) {
+            int partition = 2 + List.of("copy", "verify", "cutover", "cleanup").indexOf(phase) * 3; // 2, 5, 8, 11
+            int from = shardOf(partition);
+            int to = from % 3 + 1;
+            long rows = rowsOf(partition);
+            Process p = new ProcessBuilder(NodeProcesses.thresher(List.of("-Dthresher.move.haltAfter=" + phase),
+                    "partition", "move", Integer.toString(partition), "--to", Integer.toString(to), "--dev",
+                    cluster.endpointsFile().getParent().toString())).redirectErrorStream(true).start();
+            String output = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor()).as("the move halted in phase %s:%n%s", phase, output).isEqualTo(137);
+            assertThat(output).contains("halting in phase " + phase);
+            String recorded = movePhase(partition).orElse("none");
+            System.out.printf("move of partition %d killed in phase %s: recorded phase %s%n", partition, phase, recorded);
+            assertThat(recorded).as("the move's recorded phase after a kill in %s", phase).isNotEqualTo("none");
+
+            TopologyService.Change resumed = topology.movePartition("it", partition, Integer.toString(to), false);
+            assertThat(resumed.outcome()).isEqualTo("succeeded");
+            assertThat(resumed.steps().get(0)).startsWith("resuming the move of partition " + partition);
+            assertThat(topology.changes(2).get(1)).satisfies(killed -> {
+                assertThat(killed.requestedBy()).endsWith("@cli");
+                assertThat(killed.outcome()).as("the killed run's audit").isEqualTo("failed");
+                assertThat(killed.steps()).last().asString().isEqualTo("interrupted; resumed by change " + resumed.changeId());
+            });
+            assertThat(shardOf(partition)).isEqualTo(to);
+            assertThat(movePhase(partition)).isEmpty();
+            assertThat(rowsOn(to, partition)).as("rows of partition %d on its new shard", partition).isEqualTo(rows);
+            assertThat(rowsOn(from, partition)).as("rows of partition %d left on its old shard", partition).isZero();
+        }
+        try (Connection c = connect(0); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
+            rs.next();
+            assertThat(FailoverIT.differs(JSON.readTree(rs.getString(1)), reference)).isNull();
+        }
+    }
+
+    @Test
+    @Order(3)
+    void refusalsAreTypedDryRunsChangeNothingAndEveryChangeIsAudited() throws Exception {
+        long since = topology.changes(1).get(0).changeId();
+        long version = tables.control().readTopologyVersion();
+        int partition = 3;
+        int shard = shardOf(partition);
+        TopologyService.Change dry = topology.movePartition("it", partition, Integer.toString(shard % 3 + 1), true);
+        assertThat(dry.outcome()).isEqualTo("planned");
+        assertThat(dry.steps()).anyMatch(s -> s.startsWith("would copy"));
+        assertThat(topology.splitPartition("it", partition, OptionalInt.empty(), true).outcome()).isEqualTo("planned");
+        assertThat(topology.drainNode("it", "node-1", true).outcome()).isEqualTo("planned");
+        assertThat(tables.control().readTopologyVersion()).as("dry runs change nothing").isEqualTo(version);
+        assertThat(shardOf(partition)).isEqualTo(shard);
+
+        assertRefused(() -> topology.movePartition("it", partition, "no-such-shard", false), ErrorCode.INVALID_ARGUMENTS,
+                "there is no shard no-such-shard");
+        assertRefused(() -> topology.movePartition("it", 99_999, "1", false), ErrorCode.INVALID_ARGUMENTS,
+                "there is no partition 99999");
+        assertRefused(() -> topology.movePartition("it", partition, Integer.toString(shard), false),
+                ErrorCode.TOPOLOGY_CHANGE_REFUSED, "already");
+        assertRefused(() -> topology.removeShard("it", "shard-1", false), ErrorCode.TOPOLOGY_CHANGE_REFUSED, "holds");
+        assertRefused(() -> topology.addShard("it", "jdbc:postgresql://127.0.0.1:1/nowhere", Optional.empty(), false),
+                ErrorCode.TOPOLOGY_CHANGE_REFUSED, "cannot be reached");
+        String notCandidate = "node-" + (shard % 3 + 1); // node i stands by for shard i + 1 only
+        assertRefused(() -> topology.transferLeader("it", partition, notCandidate, false),
+                ErrorCode.TOPOLOGY_CHANGE_REFUSED, "not a live, undrained candidate of shard " + shard);
+
+        // residency: a table pinned to shards 1 and 2 cannot be moved to shard 3
+        tables.create(DevCluster.TENANT, "pinned", "id", "id bigint, v text", 2, tables.shardIds(List.of("shard-1", "shard-2")));
+        int pinned = tables.control().readTopology().partitionsOf(DevCluster.TENANT, "pinned").get(0).id();
+        assertRefused(() -> topology.movePartition("it", pinned, "shard-3", false), ErrorCode.TOPOLOGY_CHANGE_REFUSED,
+                "resident on shards 1,2 only");
+        assertThatThrownBy(() -> tables.shardIds(List.of("shard-9"))).isInstanceOf(ThresherException.class);
+
+        List<TopologyService.Change> audit = topology.changes(50).stream().filter(c -> c.changeId() > since).toList();
+        assertThat(audit).hasSize(10);
+        assertThat(audit).extracting(TopologyService.Change::outcome).contains("planned", "refused");
+        assertThat(audit).allSatisfy(c -> assertThat(c.requestedBy()).isEqualTo("it"));
+        assertThat(audit).filteredOn(c -> c.outcome().equals("refused")).allSatisfy(c ->
+                assertThat(c.steps()).last().asString().startsWith("refused: "));
+
+        // the same over HTTP
+        HttpClient http = HttpClient.newHttpClient();
+        String base = cluster.nodes().get(0).httpAddress();
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/partitions/" + partition
+                + "/move")).POST(HttpRequest.BodyPublishers.ofString("{\"to\": \"" + shard + "\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(409);
+        assertThat(JSON.readTree(r.body()).path("error").path("name").asText()).isEqualTo("TOPOLOGY_CHANGE_REFUSED");
+        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/partitions/" + partition + "/split"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"dryRun\": true}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(r.body()).path("outcome").asText()).isEqualTo("planned");
+        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/topology/changes?limit=2")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(JSON.readTree(r.body()).get(0).path("command").asText()).isEqualTo("partition split " + partition + " --dry-run");
+    }
+
+    @Test
+    @Order(4)
+    void aNodeThatCannotReachAShardDatabaseReadsNotReadyUntilItCanAgain() throws Exception {
+        Node node = cluster.nodes().get(2); // node-3: home shard 3, standby for shard 1
+        HttpClient http = HttpClient.newHttpClient();
+        URI readyz = URI.create(node.httpAddress() + "/readyz");
+        assertThat(http.send(HttpRequest.newBuilder(readyz).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                .isEqualTo(200);
+        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            s.execute("ALTER DATABASE thresher_shard_1 ALLOW_CONNECTIONS false");
+            s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'thresher_shard_1'");
+            try {
+                HttpResponse<String> r = awaitStatus(http, readyz, 503, 30);
+                assertThat(r.body()).contains("shard database 1 does not answer");
+            } finally {
+                s.execute("ALTER DATABASE thresher_shard_1 ALLOW_CONNECTIONS true");
+            }
+            awaitStatus(http, readyz, 200, 30);
+        }
+    }
+
+    // ---- helpers ----------------------------------------------------------------------------------------------
+
+    private static HttpResponse<String> awaitStatus(HttpClient http, URI uri, int status, int seconds) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == status) {
+                return r;
+            }
+            assertThat(System.nanoTime()).as("%s to answer %d (last: %d %s)", uri, status, r.statusCode(), r.body())
+                    .isLessThan(until);
+            Thread.sleep(200);
+        }
+    }
+
+    private static void assertRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable change, ErrorCode code,
+                                      String message) {
+        assertThatThrownBy(change).isInstanceOfSatisfying(ThresherException.class, e -> {
+            assertThat(e.code()).isEqualTo(code);
+            assertThat(e.getMessage()).contains(message);
+        });
+    }
+
+    private static long sum(java.util.function.ToLongFunction<Node> f) {
+        return cluster.nodes().stream().mapToLong(f).sum();
+    }
+
+    private static Connection connect(int node) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", DevCluster.USER);
+        p.setProperty("password", DevCluster.PASSWORD);
+        return DriverManager.getConnection("jdbc:postgresql://" + cluster.nodes().get(node).pgwireAddress() + "/thresher", p);
+    }
+
+    private static int shardOf(int partition) {
+        return tables.control().readTopology().partition(partition).orElseThrow().shardId();
+    }
+
+    /** The orders partition with the most slots (so a split always has room). */
+    private static int largest() {
+        return tables.control().readTopology().partitionsOf(DevCluster.TENANT, "orders").stream()
+                .max(java.util.Comparator.comparingInt((dev.thresher.topology.Partition p) -> p.slotHi() - p.slotLo()))
+                .orElseThrow().id();
+    }
+
+    /** A live candidate of the partition's shard other than its leader. */
+    private static String otherCandidate(int partition) {
+        var t = tables.control().readTopology();
+        var p = t.partition(partition).orElseThrow();
+        String leader = t.leaders().containsKey(partition) ? t.leaders().get(partition).hostId() : "";
+        return t.candidatesOf(p.shardId()).stream().map(dev.thresher.topology.Candidate::hostId)
+                .filter(h -> !h.equals(leader)).findFirst().orElseThrow();
+    }
+
+    private static Optional<String> movePhase(int partition) throws SQLException {
+        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             PreparedStatement ps = c.prepareStatement("SELECT phase FROM partition_moves WHERE partition_id = ?")) {
+            ps.setInt(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        }
+    }
+
+    private static long rowsOf(int partition) throws SQLException {
+        return rowsOn(shardOf(partition), partition);
+    }
+
+    private static long rowsOn(int shard, int partition) throws SQLException {
+        var p = tables.control().readTopology().partition(partition).orElseThrow();
+        try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE thresher_slot BETWEEN ? AND ?")) {
+            ps.setInt(1, p.slotLo());
+            ps.setInt(2, p.slotHi());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static Map<String, double[]> sqlReference() throws SQLException {
+        Map<String, double[]> total = new TreeMap<>();
+        for (int shard = 1; shard <= 3; shard++) {
+            try (Connection conn = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = conn.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM orders GROUP BY region")) {
+                while (rs.next()) {
+                    double[] t = total.computeIfAbsent(rs.getString(1), k -> new double[2]);
+                    t[0] += rs.getDouble(2);
+                    t[1] += rs.getLong(3);
+                }
+            }
+        }
+        return total;
+    }
+}
