@@ -89,8 +89,18 @@ public final class LeaseKeeper implements AutoCloseable {
         long validUntil = sent + TimeUnit.MILLISECONDS.toNanos(leaseMs);
         var ledSet = new HashSet<Integer>();
         led.forEach(h -> ledSet.add(h.partition().id()));
-        List<Integer> dropped = held.keySet().stream().filter(id -> !ledSet.contains(id)).toList();
+        List<Integer> dropped = held.keySet().stream().filter(id -> !ledSet.contains(id)).sorted().toList();
+        List<String> taken = led.stream().filter(h -> {
+            Held before = held.get(h.partition().id());
+            return before == null || before.partition().epoch() != h.partition().epoch();
+        }).map(h -> h.partition().id() + "@" + h.partition().epoch()).toList();
         held.keySet().removeAll(dropped);
+        if (!taken.isEmpty()) {
+            log.info("{} leads partitions {} now (partition@epoch)", hostId, taken);
+        }
+        if (!dropped.isEmpty()) {
+            log.info("{} no longer leads partitions {}", hostId, dropped);
+        }
         for (ControlStore.Held h : led) {
             held.put(h.partition().id(), new Held(h.partition(), validUntil));
         }

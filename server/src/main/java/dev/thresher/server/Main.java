@@ -501,15 +501,11 @@ public final class Main implements Runnable {
         @Option(names = "--dry-run", description = "Check and plan the change; change nothing.")
         boolean dryRun;
 
-        @Option(names = "--lease-ms", defaultValue = "4000", hidden = true,
-                description = "The nodes' limits.partitionLeaseMs, which bounds how long the change waits for them.")
-        long leaseMs;
-
         abstract TopologyService.Change change(TopologyAdmin t, String requestedBy);
 
         @Override
         final void run(TableAdmin admin) {
-            TopologyService.Change c = change(new TopologyAdmin(admin, leaseMs, System.out),
+            TopologyService.Change c = change(new TopologyAdmin(admin, dev.thresher.limits.Limits.DEFAULTS, System.out),
                     System.getProperty("user.name", "unknown") + "@cli");
             System.out.println((c.dryRun() ? "planned (dry run, nothing changed)" : c.outcome()) + ": change "
                     + c.changeId() + ", " + c.command());
@@ -658,7 +654,7 @@ public final class Main implements Runnable {
 
             @Override
             void run(TableAdmin admin) {
-                for (TopologyService.Change c : new TopologyAdmin(admin, 4_000, System.out).changes(limit)) {
+                for (TopologyService.Change c : new TopologyAdmin(admin, dev.thresher.limits.Limits.DEFAULTS, System.out).changes(limit)) {
                     System.out.printf("%6d  %s  %-10s %-20s %s%n", c.changeId(), c.requestedAt(), c.outcome(),
                             c.requestedBy(), c.command());
                     if (steps) {

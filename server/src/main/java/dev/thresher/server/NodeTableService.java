@@ -71,7 +71,7 @@ final class NodeTableService implements TableService, AutoCloseable {
     dev.thresher.bindings.TopologyService topologyChanges() {
         return new dev.thresher.bindings.TopologyService() {
             private TopologyAdmin t() {
-                return new TopologyAdmin(admin(), limits.partitionLeaseMs(), new PrintStream(PrintStream.nullOutputStream()));
+                return new TopologyAdmin(admin(), limits, new PrintStream(PrintStream.nullOutputStream()));
             }
 
             @Override

@@ -46,17 +46,20 @@ public final class TopologyAdmin implements TopologyService {
     private final TableAdmin tables;
     private final DataSource control;
     private final long leaseMs;
+    private final int partitionsPerCall;
     private final PrintStream out;
 
     /**
-     * @param leaseMs the nodes' partition lease ({@code limits.partitionLeaseMs}): how long a change waits for the
-     *     nodes to act on it is counted in leases
+     * @param limits the nodes' limits: {@code partitionLeaseMs} (how long a change waits for the nodes to act on it is
+     *     counted in leases) and {@code coordinationSlots} (a split that would leave a table with more partitions
+     *     than one call may cover is refused)
      * @param out progress, one line per step as it happens (the command line prints it; a node discards it)
      */
-    public TopologyAdmin(TableAdmin tables, long leaseMs, PrintStream out) {
+    public TopologyAdmin(TableAdmin tables, dev.thresher.limits.Limits limits, PrintStream out) {
         this.tables = tables;
         this.control = tables.controlDb();
-        this.leaseMs = leaseMs;
+        this.leaseMs = limits.partitionLeaseMs();
+        this.partitionsPerCall = limits.coordinationSlots();
         this.out = out;
     }
 
@@ -283,6 +286,13 @@ public final class TopologyAdmin implements TopologyService {
                         + (p.slotLo() + 1) + ".." + p.slotHi() + " for partition " + partitionId + ", was " + first);
             }
             requireNoMove(partitionId);
+            long partitions = count("SELECT count(*) FROM partitions WHERE tenant = ? AND table_name = ?", p.tenant(),
+                    p.table());
+            if (partitions + 1 > partitionsPerCall) {
+                throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "table " + p.table() + " has " + partitions
+                        + " partitions; one more would be more than a call may cover (limits.coordinationSlots, "
+                        + partitionsPerCall + ")");
+            }
             long epoch = p.epoch() + 1;
             if (dryRun) {
                 steps.add("would split partition " + partitionId + " (slots " + p.slotLo() + ".." + p.slotHi() + ", shard "

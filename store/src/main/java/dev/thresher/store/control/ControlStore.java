@@ -331,6 +331,7 @@ public final class ControlStore {
                                                              AND h.host_id <> hs.host_id)
                                                AND (l.partition_id IS NOT NULL
                                                     OR p.created_at < now() - make_interval(secs => ? / 1000.0)))))))
+                      ORDER BY p.partition_id
                       FOR NO KEY UPDATE OF p SKIP LOCKED),
                     bumped AS (
                       UPDATE partitions p SET epoch = p.epoch + 1 FROM eligible e
@@ -341,6 +342,7 @@ public final class ControlStore {
                       SELECT e.partition_id, ?, coalesce(b.epoch, e.epoch), now() + make_interval(secs => ? / 1000.0), NULL,
                         e.pinned
                       FROM eligible e LEFT JOIN bumped b ON b.partition_id = e.partition_id
+                      ORDER BY e.partition_id
                       ON CONFLICT (partition_id) DO UPDATE
                         SET host_id = EXCLUDED.host_id, epoch = EXCLUDED.epoch, lease_until = EXCLUDED.lease_until,
                             transfer_to = NULL, pinned = EXCLUDED.pinned
@@ -649,8 +651,9 @@ public final class ControlStore {
 
     /**
      * One statement for a host request's outcomes: journal them (first writer wins) and publish the slot of
-     * each successful one this statement journaled, fenced by the partition lease (the lease row locked
-     * {@code FOR SHARE}, judged by {@code clock_timestamp()}); it answers, per wire id, whether it journaled
+     * each successful one this statement journaled, fenced by the partition lease (the lease rows locked
+     * {@code FOR SHARE} in partition order, as lease renewals lock them, so the two never deadlock; judged by
+     * {@code clock_timestamp()}); it answers, per wire id, whether it journaled
      * the outcome and whether it published the slot. Parameters: 16 per outcome (the journal columns, the
      * slot index, the partial count), then host id, lease ms, host id.
      */
@@ -666,14 +669,18 @@ public final class ControlStore {
                   INSERT INTO journal (tenant, %1$s) SELECT tenant, %1$s FROM v
                   ON CONFLICT (tenant, wire_id) DO NOTHING
                   RETURNING wire_id),
+                locked AS MATERIALIZED (
+                  SELECT l.partition_id, l.host_id, l.epoch, l.lease_until FROM partition_leases l
+                  WHERE l.partition_id IN (SELECT partition_id FROM v)
+                  ORDER BY l.partition_id FOR SHARE),
                 pub AS (
                   INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
                     row_count, emit_count, entry_count, lease_until)
                   SELECT v.call_id, v.slot_index, v.tenant, v.partition_id, v.epoch, v.wire_id, ?, v.row_count, v.emit_count,
                     v.entry_count, clock_timestamp() + make_interval(secs => ? / 1000.0)
                   FROM v JOIN ins ON ins.wire_id = v.wire_id
-                  WHERE v.succeeded AND EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = v.partition_id
-                    AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)
+                  WHERE v.succeeded AND EXISTS (SELECT 1 FROM locked l WHERE l.partition_id = v.partition_id
+                    AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())
                   ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
                     WHERE shard_slots.wire_id = EXCLUDED.wire_id
                   RETURNING wire_id)
@@ -693,6 +700,9 @@ public final class ControlStore {
                     toPublish.add(p);
                 }
             }
+            // lease rows are locked in partition order, as renewals lock them
+            toPublish.sort(java.util.Comparator.comparing(p -> standing.get(p.outcome().wireId()).partitionId(),
+                    java.util.Comparator.nullsFirst(java.util.Comparator.naturalOrder())));
             Map<String, SlotFence> fences = new HashMap<>();
             if (!toPublish.isEmpty()) {
                 try (PreparedStatement ps = c.prepareStatement("""
