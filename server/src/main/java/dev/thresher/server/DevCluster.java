@@ -59,12 +59,18 @@ public final class DevCluster implements AutoCloseable {
      * @param limits the limits every node runs with
      * @param startNodes whether to start the nodes in this process; without, the databases are prepared and the nodes
      *     are someone else's to start (separate processes, say), one per shard, each standing by for the next shard
+     * @param standbys whether each node stands by for the next node's shard (without: one candidate per partition)
      */
     public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
-                          boolean failpoints, boolean startNodes) {
+                          boolean failpoints, boolean startNodes, boolean standbys) {
         public Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
                        boolean failpoints) {
-            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true);
+            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true, true);
+        }
+
+        /** One candidate per partition, its home node: what tests of the fences under a single leader want. */
+        public Options withoutStandbys() {
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, false);
         }
 
         public static Options defaults(Path workDir) {
@@ -73,23 +79,23 @@ public final class DevCluster implements AutoCloseable {
 
         /** The databases only: control and shard databases seeded, no node started. */
         public Options withoutNodes() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false, standbys);
         }
 
         public Options withPgwirePort(int port) {
-            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes);
+            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys);
         }
 
         public Options withRows(int n) {
-            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes);
+            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes, standbys);
         }
 
         public Options withLimits(Limits l) {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes, standbys);
         }
 
         public Options withPartitions(int n) {
-            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes);
+            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes, standbys);
         }
 
         /**
@@ -101,7 +107,7 @@ public final class DevCluster implements AutoCloseable {
 
         /** Nodes whose failpoints tests can arm. */
         public Options withFailpoints() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes, standbys);
         }
     }
 
@@ -206,7 +212,7 @@ public final class DevCluster implements AutoCloseable {
 
     /** The shard databases node {@code i} (of shard {@code i}) stands by for: the next one, round the ring. */
     public List<Integer> standbyShards(int i) {
-        return options.shards() > 1 ? List.of(i % options.shards() + 1) : List.of();
+        return options.shards() > 1 && options.standbys() ? List.of(i % options.shards() + 1) : List.of();
     }
 
     private void seed(ControlStore control) throws SQLException, IOException {

@@ -65,6 +65,8 @@ class FailoverIT {
         if (databases != null) {
             databases.close();
         }
+        databases = null;
+        nodes = null;
     }
 
     /** One call's outcome, by the test's clock. */

@@ -67,6 +67,7 @@ class ShutdownIT {
         if (cluster != null) {
             cluster.nodes().forEach(n -> n.failpoints().reset());
             cluster.close();
+            cluster = null; // the closed cluster's cells and pools go with it
         }
     }
 

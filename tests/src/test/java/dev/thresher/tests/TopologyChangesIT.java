@@ -80,6 +80,9 @@ class TopologyChangesIT {
         if (cluster != null) {
             cluster.close();
         }
+        cluster = null; // the closed cluster's cells and pools go with it
+        tables = null;
+        topology = null;
     }
 
     @Test

@@ -345,7 +345,10 @@ public final class ControlStore {
                       ORDER BY e.partition_id
                       ON CONFLICT (partition_id) DO UPDATE
                         SET host_id = EXCLUDED.host_id, epoch = EXCLUDED.epoch, lease_until = EXCLUDED.lease_until,
-                            transfer_to = NULL, pinned = EXCLUDED.pinned
+                            -- a transfer asked for since this statement's snapshot stays asked for
+                            transfer_to = CASE WHEN partition_leases.host_id = EXCLUDED.host_id
+                                               THEN partition_leases.transfer_to END,
+                            pinned = EXCLUDED.pinned
                         WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()
                       RETURNING partition_id, epoch)
                     SELECT p.partition_id, p.tenant, p.table_name, p.slot_lo, p.slot_hi, p.shard_id, t.epoch
