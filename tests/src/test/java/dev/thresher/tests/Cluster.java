@@ -51,9 +51,13 @@ final class Cluster {
 
     /** Revenue by region straight from the shard databases: the SQL reference a call must equal. */
     static Map<String, double[]> sqlReference() throws Exception {
+        return sqlReference(get());
+    }
+
+    /** Revenue by region straight from the shard databases of {@code c} (three of them). */
+    static Map<String, double[]> sqlReference(DevCluster c) {
         Map<String, double[]> total = new TreeMap<>();
-        DevCluster c = get();
-        for (int shard = 1; shard <= c.nodes().size(); shard++) {
+        for (int shard = 1; shard <= c.options().shards(); shard++) {
             try (Connection conn = DriverManager.getConnection(c.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
                  Statement s = conn.createStatement();
                  ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM orders GROUP BY region")) {
@@ -67,5 +71,26 @@ final class Cluster {
             }
         }
         return total;
+    }
+
+    /** What differs between a result of the sample binding and the SQL reference, or null. */
+    static String differs(com.fasterxml.jackson.databind.JsonNode result, Map<String, double[]> reference) {
+        if (result.size() != reference.size()) {
+            return "regions " + result.size() + " != " + reference.size();
+        }
+        for (var e : reference.entrySet()) {
+            com.fasterxml.jackson.databind.JsonNode r = result.get(e.getKey());
+            if (r == null) {
+                return "missing region " + e.getKey();
+            }
+            if (r.get("count").asLong() != (long) e.getValue()[1]) {
+                return e.getKey() + " count " + r.get("count") + " != " + (long) e.getValue()[1];
+            }
+            double sum = r.get("sum").asDouble();
+            if (Math.abs(sum - e.getValue()[0]) > Math.abs(e.getValue()[0]) * 1e-9) {
+                return e.getKey() + " sum " + sum + " != " + e.getValue()[0];
+            }
+        }
+        return null;
     }
 }

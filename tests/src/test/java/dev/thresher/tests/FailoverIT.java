@@ -2,13 +2,11 @@ package dev.thresher.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.server.DevCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,7 +15,6 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -54,7 +51,7 @@ class FailoverIT {
         for (int i = 1; i <= 3; i++) {
             nodes.start(i);
         }
-        reference = sqlReference();
+        reference = Cluster.sqlReference(databases);
     }
 
     @AfterAll
@@ -172,7 +169,7 @@ class FailoverIT {
                             try (Statement s = c.createStatement();
                                  ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
                                 rs.next();
-                                String differs = differs(JSON.readTree(rs.getString(1)));
+                                String differs = Cluster.differs(JSON.readTree(rs.getString(1)), reference);
                                 problem = differs == null ? null : "WRONG " + differs;
                             }
                         } catch (SQLException e) {
@@ -209,46 +206,5 @@ class FailoverIT {
             running.set(false);
             clients.shutdownNow();
         }
-    }
-
-    private static Map<String, double[]> sqlReference() throws Exception {
-        Map<String, double[]> total = new TreeMap<>();
-        for (int shard = 1; shard <= 3; shard++) {
-            try (Connection conn = DriverManager.getConnection(databases.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
-                 Statement s = conn.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM orders GROUP BY region")) {
-                while (rs.next()) {
-                    double[] t = total.computeIfAbsent(rs.getString(1), k -> new double[2]);
-                    t[0] += rs.getDouble(2);
-                    t[1] += rs.getLong(3);
-                }
-            }
-        }
-        return total;
-    }
-
-    static String differs(JsonNode result) {
-        return differs(result, reference);
-    }
-
-    /** What differs between a result of the sample binding and the SQL reference, or null. */
-    static String differs(JsonNode result, Map<String, double[]> reference) {
-        if (result.size() != reference.size()) {
-            return "regions " + result.size() + " != " + reference.size();
-        }
-        for (var e : reference.entrySet()) {
-            JsonNode r = result.get(e.getKey());
-            if (r == null) {
-                return "missing region " + e.getKey();
-            }
-            if (r.get("count").asLong() != (long) e.getValue()[1]) {
-                return e.getKey() + " count " + r.get("count") + " != " + (long) e.getValue()[1];
-            }
-            double sum = r.get("sum").asDouble();
-            if (Math.abs(sum - e.getValue()[0]) > Math.abs(e.getValue()[0]) * 1e-9) {
-                return e.getKey() + " sum " + sum + " != " + e.getValue()[0];
-            }
-        }
-        return null;
     }
 }

@@ -2,7 +2,6 @@ package dev.thresher.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.server.DevCluster;
 import java.sql.Connection;
@@ -63,7 +62,7 @@ class SoakIT {
                             }
                         }
                         calls.incrementAndGet();
-                        String problem = differs(JSON.readTree(json), reference);
+                        String problem = Cluster.differs(JSON.readTree(json), reference);
                         if (problem != null) {
                             wrong.add("client " + client + ": " + problem);
                         }
@@ -103,25 +102,5 @@ class SoakIT {
         }
         System.out.printf("soak: %d calls in %d s by 8 clients (%.1f calls/s)%n", calls.get(), seconds,
                 calls.get() / (double) seconds);
-    }
-
-    private static String differs(JsonNode result, Map<String, double[]> reference) {
-        if (result.size() != reference.size()) {
-            return "regions " + result.size() + " != " + reference.size();
-        }
-        for (var e : reference.entrySet()) {
-            JsonNode r = result.get(e.getKey());
-            if (r == null) {
-                return "missing region " + e.getKey();
-            }
-            if (r.get("count").asLong() != (long) e.getValue()[1]) {
-                return e.getKey() + " count " + r.get("count") + " != " + (long) e.getValue()[1];
-            }
-            double sum = r.get("sum").asDouble();
-            if (Math.abs(sum - e.getValue()[0]) > Math.abs(e.getValue()[0]) * 1e-9) {
-                return e.getKey() + " sum " + sum + " != " + e.getValue()[0];
-            }
-        }
-        return null;
     }
 }

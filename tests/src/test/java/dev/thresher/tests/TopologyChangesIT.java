@@ -17,7 +17,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -30,7 +29,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -69,7 +67,7 @@ class TopologyChangesIT {
                 new PrintStream(PrintStream.nullOutputStream()));
         topology = new TopologyAdmin(tables, dev.thresher.limits.Limits.DEFAULTS,
                 new PrintStream(PrintStream.nullOutputStream()));
-        reference = sqlReference();
+        reference = Cluster.sqlReference(cluster);
     }
 
     @AfterAll
@@ -104,7 +102,7 @@ class TopologyChangesIT {
                     while (running.get()) {
                         try (ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
                             rs.next();
-                            String problem = FailoverIT.differs(JSON.readTree(rs.getString(1)), reference);
+                            String problem = Cluster.differs(JSON.readTree(rs.getString(1)), reference);
                             if (problem != null) {
                                 wrong.add(problem);
                             } else {
@@ -152,7 +150,7 @@ class TopologyChangesIT {
                 LOAD_SECONDS, ok.get(), failed.size(), retries, replans, superseded);
         assertThat(retries + replans).as("stale-target refusals re-resolved, or calls re-planned: the fence ran")
                 .isPositive();
-        Map<String, double[]> after = sqlReference();
+        Map<String, double[]> after = Cluster.sqlReference(cluster);
         assertThat(after.keySet()).isEqualTo(reference.keySet());
         after.forEach((region, v) -> {
             assertThat((long) v[1]).as("rows of %s after the moves", region).isEqualTo((long) reference.get(region)[1]);
@@ -195,7 +193,7 @@ class TopologyChangesIT {
         try (Connection c = connect(0); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
             rs.next();
-            assertThat(FailoverIT.differs(JSON.readTree(rs.getString(1)), reference)).isNull();
+            assertThat(Cluster.differs(JSON.readTree(rs.getString(1)), reference)).isNull();
         }
     }
 
@@ -359,21 +357,5 @@ class TopologyChangesIT {
                 return rs.getLong(1);
             }
         }
-    }
-
-    private static Map<String, double[]> sqlReference() throws SQLException {
-        Map<String, double[]> total = new TreeMap<>();
-        for (int shard = 1; shard <= 3; shard++) {
-            try (Connection conn = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
-                 Statement s = conn.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT region, sum(amount), count(*) FROM orders GROUP BY region")) {
-                while (rs.next()) {
-                    double[] t = total.computeIfAbsent(rs.getString(1), k -> new double[2]);
-                    t[0] += rs.getDouble(2);
-                    t[1] += rs.getLong(3);
-                }
-            }
-        }
-        return total;
     }
 }
