@@ -31,7 +31,7 @@ public final class Main implements Runnable {
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
                     if (e instanceof ThresherException || e instanceof IllegalArgumentException) {
                         // Expected refusals (a taken port, a bad setting) read as one line, not a stack trace.
-                        cmd.getErr().println("thresher " + cmd.getCommandName() + ": " + e.getMessage());
+                        cmd.getErr().println(cmd.getCommandSpec().qualifiedName() + ": " + e.getMessage());
                         return 1;
                     }
                     throw e;

@@ -763,13 +763,19 @@ public final class TopologyAdmin implements TopologyService {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "a partition move from or to shard " + id
                         + " is unfinished; finish it first");
             }
-            List<String> attached = query("SELECT host_id FROM hosts WHERE shard_id = ? ORDER BY host_id",
-                    rs -> rs.getString(1), id);
-            if (!attached.isEmpty()) {
-                throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "node" + (attached.size() == 1 ? " " : "s ")
-                        + String.join(", ", attached) + " have shard " + id + " as their home shard; stop them first");
+            List<String> live = query("""
+                    SELECT host_id FROM hosts WHERE shard_id = ?
+                      AND heartbeat_at > now() - make_interval(secs => ? / 1000.0) ORDER BY host_id""",
+                    rs -> rs.getString(1), id, 2 * leaseMs);
+            if (!live.isEmpty()) {
+                throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, (live.size() == 1 ? "node " + live.get(0)
+                        + " is running with shard " + id + " as its home shard; stop it first" : "nodes "
+                        + String.join(", ", live) + " are running with shard " + id + " as their home shard; stop them first"));
             }
-            steps.add("shard " + id + " holds no partition and is no node's home");
+            List<String> stopped = query("SELECT host_id FROM hosts WHERE shard_id = ? ORDER BY host_id",
+                    rs -> rs.getString(1), id);
+            steps.add("shard " + id + " holds no partition and no running node has it as its home"
+                    + (stopped.isEmpty() ? "" : "; stopped node(s) " + stopped + " had, and are forgotten with it"));
             if (dryRun) {
                 steps.add("would remove shard " + id + " (its rows stay in its database)");
                 return;
@@ -777,6 +783,10 @@ public final class TopologyAdmin implements TopologyService {
             try (Connection c = control.getConnection()) {
                 c.setAutoCommit(false);
                 try {
+                    exec(c, """
+                            DELETE FROM partition_leases WHERE lease_until < now()
+                              AND host_id IN (SELECT host_id FROM hosts WHERE shard_id = ?)""", id);
+                    exec(c, "DELETE FROM hosts WHERE shard_id = ?", id);
                     exec(c, "DELETE FROM host_shards WHERE shard_id = ?", id);
                     exec(c, "DELETE FROM table_migration_shards WHERE shard_id = ?", id);
                     exec(c, "DELETE FROM shards WHERE shard_id = ?", id);

@@ -278,6 +278,43 @@ class TopologyChangesIT {
         }
     }
 
+    @Test
+    @Order(5)
+    void aShardIsAddedOnceReachableAndWritableAndRemovedOnlyWhenEmptyAndNoRunningNodesHome() throws Exception {
+        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE thresher_shard_9 OWNER " + DevCluster.USER);
+        }
+        String url = cluster.shardUrl(1).replace("thresher_shard_1", "thresher_shard_9");
+        TopologyService.Change dry = topology.addShard("it", url, Optional.of("shard-nine"), true);
+        assertThat(dry.outcome()).isEqualTo("planned");
+        assertThat(tables.shardNames()).doesNotContainValue("shard-nine");
+        TopologyService.Change added = topology.addShard("it", url, Optional.of("shard-nine"), false);
+        assertThat(added.outcome()).isEqualTo("succeeded");
+        int id = tables.shardIds(List.of("shard-nine")).get(0);
+        assertRefused(() -> topology.addShard("it", url, Optional.empty(), false), ErrorCode.TOPOLOGY_CHANGE_REFUSED,
+                "a shard already");
+
+        // a node whose home it is: refused while it runs, forgotten with the shard once it stopped
+        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             PreparedStatement ps = c.prepareStatement("""
+                     INSERT INTO hosts (host_id, shard_id, wire_host, wire_port) VALUES ('node-nine', ?, '127.0.0.1', 1)""")) {
+            ps.setInt(1, id);
+            ps.executeUpdate();
+        }
+        assertRefused(() -> topology.removeShard("it", "shard-nine", false), ErrorCode.TOPOLOGY_CHANGE_REFUSED,
+                "node node-nine is running with shard " + id + " as its home shard");
+        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement()) {
+            s.executeUpdate("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id = 'node-nine'");
+        }
+        TopologyService.Change removed = topology.removeShard("it", "shard-nine", false);
+        assertThat(removed.outcome()).isEqualTo("succeeded");
+        assertThat(removed.steps()).anyMatch(st -> st.contains("stopped node(s) [node-nine]"));
+        assertThat(tables.shardNames()).doesNotContainKey(id);
+        assertThat(tables.control().readTopology().hosts()).doesNotContainKey("node-nine");
+    }
+
     // ---- helpers ----------------------------------------------------------------------------------------------
 
     private static HttpResponse<String> awaitStatus(HttpClient http, URI uri, int status, int seconds) throws Exception {
