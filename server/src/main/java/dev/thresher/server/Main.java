@@ -27,7 +27,14 @@ import picocli.CommandLine.Parameters;
                 Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Main())
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line, every subcommand answering {@code --help} (and {@code --version}). */
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        withHelp(cl);
+        return cl
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
                     if (e instanceof ThresherException || e instanceof IllegalArgumentException) {
                         // Expected refusals (a taken port, a bad setting) read as one line, not a stack trace.
@@ -35,8 +42,14 @@ public final class Main implements Runnable {
                         return 1;
                     }
                     throw e;
-                })
-                .execute(args));
+                });
+    }
+
+    private static void withHelp(CommandLine cl) {
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            sub.getCommandSpec().mixinStandardHelpOptions(true);
+            withHelp(sub);
+        }
     }
 
     @Override

@@ -132,6 +132,16 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
     }
 
     private static NodeConfig fromProperties(Map<String, String> p, List<String> problems) {
+        Set<String> known = keys();
+        for (String key : new TreeMap<>(p).keySet()) {
+            if (key.startsWith("limits.") || known.contains(key)) {
+                continue; // limits.* are checked by Limits, which names an unknown one
+            }
+            String suggestion = known.stream().filter(k -> k.equalsIgnoreCase(key)).findFirst()
+                    .map(k -> "; did you mean " + k + "?").orElse("; the keys are " + known.stream()
+                            .filter(k -> !k.startsWith("limits.")).toList() + " and limits.*");
+            problems.add("unknown configuration key '" + key + "'" + suggestion);
+        }
         String id = required(p, "node.id", problems);
         String control = required(p, "control.jdbcUrl", problems);
         String shard = required(p, "shard.jdbcUrl", problems);

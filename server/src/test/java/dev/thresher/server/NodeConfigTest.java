@@ -49,6 +49,17 @@ class NodeConfigTest {
     }
 
     @Test
+    void aMistypedKeyIsRefusedNotIgnored() {
+        Map<String, String> p = minimal();
+        p.put("node.httpport", "9999");
+        p.put("pgwire.pasword", "secret");
+        assertThatThrownBy(() -> NodeConfig.fromProperties(p))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown configuration key 'node.httpport'; did you mean node.httpPort?")
+                .hasMessageContaining("unknown configuration key 'pgwire.pasword'; the keys are");
+    }
+
+    @Test
     void everyProblemIsNamedAtOnce() {
         Map<String, String> p = new HashMap<>();
         p.put("node.pgwirePort", "five");
