@@ -387,7 +387,7 @@ public final class TopologyAdmin implements TopologyService {
                         + " is on shard " + to + " already");
             }
             checkResidency(p, to);
-            checkWritable(to, urls.get(to));
+            tables.checkWritable(to, urls.get(to));
             steps.add("partition " + partitionId + " of " + p.table() + " (slots " + p.slotLo() + ".." + p.slotHi()
                     + ", epoch " + p.epoch() + ") is on shard " + p.shardId() + "; shard " + to + " is reachable and writable");
             if (dryRun) {
@@ -710,11 +710,6 @@ public final class TopologyAdmin implements TopologyService {
         }
     }
 
-    /** Refuses a shard database that cannot be reached or written (a standby in recovery, a read-only user). */
-    private void checkWritable(int shard, String url) {
-        tables.checkWritable(shard, url);
-    }
-
     // ---- shards --------------------------------------------------------------------------------------------
 
     @Override
@@ -736,7 +731,7 @@ public final class TopologyAdmin implements TopologyService {
             if (!query("SELECT shard_id FROM shards WHERE name = ?", rs -> rs.getInt(1), shardName).isEmpty()) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "a shard is named " + shardName + " already");
             }
-            checkWritable(id, jdbcUrl);
+            tables.checkWritable(id, jdbcUrl);
             steps.add("the database is reachable and writable");
             if (dryRun) {
                 steps.add("would register it as shard " + id + " (" + shardName + ")");
