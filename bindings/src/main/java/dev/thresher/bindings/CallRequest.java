@@ -2,6 +2,7 @@ package dev.thresher.bindings;
 
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * One direct call of a binding, as a front door (pgwire, HTTP) hands it to the coordinator.
@@ -11,15 +12,30 @@ import java.util.Optional;
  * @param bindingName the binding's name
  * @param argumentsJson the caller's JSON arguments, unparsed; the coordinator validates them
  * @param deadlineMs the deadline the caller asks for, or empty for the configured default
+ * @param onRecorded told the call id as soon as the invocation is recorded in the control database, before
+ *     any shard runs (on the coordinator's thread; it must not block), so a front door can hand the id to
+ *     a caller who may lose the connection before the answer; a call planned again (a partition split under
+ *     it) is recorded again under a new id, and told again
  */
 public record CallRequest(String tenant, String principal, String bindingName, String argumentsJson,
-                          Optional<Long> deadlineMs) {
+                          Optional<Long> deadlineMs, Consumer<String> onRecorded) {
     public CallRequest {
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(principal, "principal");
         Objects.requireNonNull(bindingName, "bindingName");
         Objects.requireNonNull(argumentsJson, "argumentsJson");
         Objects.requireNonNull(deadlineMs, "deadlineMs");
+        Objects.requireNonNull(onRecorded, "onRecorded");
+    }
+
+    public CallRequest(String tenant, String principal, String bindingName, String argumentsJson,
+                       Optional<Long> deadlineMs) {
+        this(tenant, principal, bindingName, argumentsJson, deadlineMs, id -> { });
+    }
+
+    /** The same request, telling {@code listener} the call id once the invocation is recorded. */
+    public CallRequest onRecorded(Consumer<String> listener) {
+        return new CallRequest(tenant, principal, bindingName, argumentsJson, deadlineMs, listener);
     }
 
     public static CallRequest of(String tenant, String principal, String bindingName, String argumentsJson) {

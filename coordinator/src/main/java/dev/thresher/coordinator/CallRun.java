@@ -25,7 +25,6 @@ final class CallRun {
     final UUID callId;
     final Deadline deadline;
     final long startNanos;
-    final long deadlineEpochMs;
     final long deadlineMs;
 
     private CallPlan plan;
@@ -45,9 +44,6 @@ final class CallRun {
         this.startNanos = startNanos;
         this.deadlineMs = deadlineMs;
         this.deadline = Deadline.afterMillis(startNanos, deadlineMs);
-        // from the deadline's remaining time: a re-planned call keeps its first start's deadline
-        this.deadlineEpochMs = System.currentTimeMillis() + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
-                Math.max(0, deadline.remainingNanos()));
         for (Phase p : Phase.values()) {
             phaseNanos.put(p, new LongAdder());
         }

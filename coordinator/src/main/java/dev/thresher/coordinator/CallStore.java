@@ -8,6 +8,7 @@ import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 
 /**
@@ -18,12 +19,12 @@ import java.util.UUID;
 public interface CallStore {
 
     /** Records a running call, only while {@code binding} is its binding's current version ({@link ControlStore#insertInvocation}). */
-    boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost, int shardCount,
-                             long deadlineEpochMs, long deadlineMs);
+    OptionalLong insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost, int shardCount,
+                                  long remainingMs, long deadlineMs);
 
     /** Records a call refused at planning, as failed ({@link ControlStore#insertRefusedInvocation}). */
     void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                 long deadlineEpochMs, long deadlineMs, ErrorCode code, String message);
+                                 long remainingMs, long deadlineMs, ErrorCode code, String message);
 
     /** Records a call's failure unless it already finished ({@link ControlStore#failInvocation}). */
     boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts);
@@ -38,16 +39,16 @@ public interface CallStore {
     static CallStore of(ControlStore control) {
         return new CallStore() {
             @Override
-            public boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                            int shardCount, long deadlineEpochMs, long deadlineMs) {
-                return control.insertInvocation(callId, binding, principal, coordinatorHost, shardCount, deadlineEpochMs,
+            public OptionalLong insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                                 int shardCount, long remainingMs, long deadlineMs) {
+                return control.insertInvocation(callId, binding, principal, coordinatorHost, shardCount, remainingMs,
                         deadlineMs);
             }
 
             @Override
             public void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                                long deadlineEpochMs, long deadlineMs, ErrorCode code, String message) {
-                control.insertRefusedInvocation(callId, binding, principal, coordinatorHost, deadlineEpochMs, deadlineMs,
+                                                long remainingMs, long deadlineMs, ErrorCode code, String message) {
+                control.insertRefusedInvocation(callId, binding, principal, coordinatorHost, remainingMs, deadlineMs,
                         code, message);
             }
 

@@ -9,17 +9,25 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Deletes coordination state (journal, slots, reduce leases, finished invocations) once it is
- * older than {@code limits.coordinationRetentionMs}. Every node runs one; the deletes are idempotent.
+ * older than {@code limits.coordinationRetentionMs}, and every second ends the invocations left running
+ * that can no longer finish ({@link ControlStore#reconcileInvocations}: {@value #RECONCILE_GRACE_MS} ms
+ * past their deadline, or their coordinator restarted). Every node runs one; both are idempotent.
  */
 public final class CoordinationJanitor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CoordinationJanitor.class);
 
+    /** How long after its deadline a running invocation is left to its coordinator to record, before any node does. */
+    public static final long RECONCILE_GRACE_MS = 2_000;
+    private static final long RECONCILE_PERIOD_MS = 1_000;
+
     private final ControlStore control;
+    private final String hostId;
     private final long retentionMs;
     private final ScheduledExecutorService timer;
 
     public CoordinationJanitor(ControlStore control, String hostId, long retentionMs) {
         this.control = control;
+        this.hostId = hostId;
         this.retentionMs = retentionMs;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "janitor-" + hostId);
@@ -32,6 +40,25 @@ public final class CoordinationJanitor implements AutoCloseable {
     public void start() {
         long period = Math.clamp(retentionMs / 10, 1_000, 60_000);
         timer.scheduleWithFixedDelay(this::sweepQuietly, period, period, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::reconcileQuietly, RECONCILE_PERIOD_MS, RECONCILE_PERIOD_MS,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** Ends the invocations that can no longer finish now; returns how many. */
+    public int reconcile() {
+        return control.reconcileInvocations(hostId, RECONCILE_GRACE_MS);
+    }
+
+    private void reconcileQuietly() {
+        try {
+            int n = reconcile();
+            if (n > 0) {
+                log.info("{} ended {} invocation(s) left running past their deadline or by a restarted coordinator",
+                        hostId, n);
+            }
+        } catch (RuntimeException e) {
+            log.debug("reconciling invocations failed: {}", e.toString());
+        }
     }
 
     /** Sweeps now; returns rows deleted. */

@@ -20,6 +20,7 @@ import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
+import dev.thresher.store.DbDeadline;
 import dev.thresher.store.control.ControlStore.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
@@ -76,6 +77,10 @@ public final class Coordinator implements CallService {
     private static final long ACTIVATION_POLL_MS = 100;
     /** Re-resolutions of a binding whose cached version turned out superseded when the call was recorded. */
     private static final int BINDING_REFRESHES = 3;
+    /** The longest a coordinator waits to record a call's failure before answering the caller. */
+    private static final long FAILURE_RECORD_MS = 1_000;
+    /** What recording a failure may take even when the deadline has passed. */
+    private static final long FAILURE_RECORD_MIN_MS = 250;
 
     private final String hostId;
     private final CallStore control;
@@ -191,6 +196,13 @@ public final class Coordinator implements CallService {
     }
 
     private CallResult run(CallRun call) {
+        // Every database wait of the call on this thread ends at its deadline (docs/contract.md, "one deadline").
+        try (DbDeadline scope = DbDeadline.enter(call.deadline)) {
+            return runWithin(call);
+        }
+    }
+
+    private CallResult runWithin(CallRun call) {
         CallRequest request = call.request;
         long startNanos = System.nanoTime();
         record(call);
@@ -206,13 +218,17 @@ public final class Coordinator implements CallService {
             return new CallResult(call.callId.toString(), visible);
         } catch (RuntimeException e) {
             ThresherException te = ThresherException.of(e);
-            if (call.anyGuestMayHaveRun()) {
-                te = te.afterGuestCode(); // a retryable code then still means "call again", not "nothing ran"
-            }
-            try {
+            // a retryable code after guest code still means "call again", not "nothing ran"; before any guest
+            // code started anywhere, even an outcome otherwise unknown (a store outage) is safe to retry
+            te = call.anyGuestMayHaveRun() ? te.afterGuestCode() : te.beforeGuestCode();
+            // Recording the failure is bounded too: by what is left of the deadline, at least a short while
+            // and at most FAILURE_RECORD_MS; if it cannot be recorded, the reconciler records it later.
+            try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(
+                    Math.clamp(call.deadline.remainingMillis(), FAILURE_RECORD_MIN_MS, FAILURE_RECORD_MS))))) {
                 control.failInvocation(call.callId, te.code(), te.getMessage(), call.attempts());
             } catch (RuntimeException recordFailure) {
-                log.warn("could not record the failure of call {}: {}", call.callId, recordFailure.toString());
+                log.warn("could not record the failure of call {} (the reconciler will): {}", call.callId,
+                        recordFailure.toString());
             }
             throw te;
         }
@@ -239,13 +255,18 @@ public final class Coordinator implements CallService {
             try {
                 plan = planWithActivationWait(call, binding);
             } catch (ThresherException e) {
-                control.insertRefusedInvocation(call.callId, binding, request.principal(), hostId, call.deadlineEpochMs,
-                        call.deadlineMs, e.code(), e.getMessage());
+                control.insertRefusedInvocation(call.callId, binding, request.principal(), hostId,
+                        call.deadline.remainingMillis(), call.deadlineMs, e.code(), e.getMessage());
                 throw e;
             }
             call.planned(plan);
             if (control.insertInvocation(call.callId, binding, request.principal(), hostId, plan.targets().size(),
-                    call.deadlineEpochMs, call.deadlineMs)) {
+                    call.deadline.remainingMillis(), call.deadlineMs).isPresent()) {
+                try {
+                    request.onRecorded().accept(call.callId.toString());
+                } catch (RuntimeException e) {
+                    log.warn("the listener of call {} failed: {}", call.callId, e.toString());
+                }
                 return;
             }
             catalog.invalidateBinding(request.tenant(), request.bindingName());
@@ -315,7 +336,11 @@ public final class Coordinator implements CallService {
                 place.close(); // a failure settled while this request waited for the pool: not admitted
                 break;
             }
-            started.add(CompletableFuture.supplyAsync(() -> runHost(call, group, place), callExecutor));
+            started.add(CompletableFuture.supplyAsync(() -> {
+                try (DbDeadline scope = DbDeadline.enter(call.deadline)) {
+                    return runHost(call, group, place);
+                }
+            }, callExecutor));
         }
         Map<Integer, ThresherException> failures = new TreeMap<>();
         for (CompletableFuture<List<SlotResult>> f : started) {
@@ -656,6 +681,8 @@ public final class Coordinator implements CallService {
                     "the reduce lease of " + call.callId + " ended before its result was published");
             case BINDING_REPLACED -> throw new ThresherException(ErrorCode.TARGET_STALE, "binding "
                     + plan.binding().name() + " got a new version during the call; its result is not published");
+            case DEADLINE_PASSED -> throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the deadline passed, on"
+                    + " the control database's clock, before the result of " + call.callId + " was published");
         };
         call.addPhase(Phase.RESULT, System.nanoTime() - t);
         return visible;
@@ -676,6 +703,12 @@ public final class Coordinator implements CallService {
                 plan.binding().componentDigest(), partials, call.request.argumentsJson(), reduceDeadline), guestExecutor);
         try {
             ReduceOutcome reduced = awaitReduce(running, call.deadline);
+            if (reduced.resultJson().indexOf('\u0000') >= 0) {
+                // no PostgreSQL text holds a NUL: refused as the guest's invalid result before it reaches the journal
+                return new JournalEntry(call.request.tenant(), plan.reduceWireId(), call.callId, JournalEntry.REDUCE,
+                        hostId, -1, -1, false, ErrorCode.GUEST_INVALID_RESULT.code(), "reduce returned a result"
+                        + " holding a NUL character (U+0000), which a result cannot hold", 0, 0, null, 0);
+            }
             byte[] json = reduced.resultJson().getBytes(StandardCharsets.UTF_8);
             if (json.length > limits.resultMaxBytes()) {
                 throw new ThresherException(ErrorCode.RESULT_TOO_LARGE, "the reduced result is " + json.length

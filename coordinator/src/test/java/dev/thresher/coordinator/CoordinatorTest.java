@@ -3,6 +3,7 @@ package dev.thresher.coordinator;
 import static dev.thresher.coordinator.FakeLeaders.Failure.notStarted;
 import static dev.thresher.coordinator.FakeLeaders.Failure.started;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.bindings.CallRequest;
@@ -753,6 +754,30 @@ class CoordinatorTest {
         reducer.behaviour = merged -> new dev.thresher.cellhost.ReduceOutcome("{\"a\":12}", 1);
 
         assertThat(result(small.call(request())).resultJson()).isEqualTo("{\"a\":12}");
+    }
+
+    /** A failure before any guest code started anywhere is retryable, even one whose code is otherwise ambiguous. */
+    @Test
+    void aStoreFailureBeforeAnyGuestStartedIsRetryableAndOneAfterIsAmbiguous() throws Exception {
+        // kills: Coordinator's beforeGuestCode() for calls in which no guest code may have run
+        control.topology(Plans.topology(1));
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, Map.of(0, notStarted(ErrorCode.STORE_UNAVAILABLE))));
+        ThresherException before = failure(coordinator().call(request()));
+        assertThat(tuple(before.code(), before.noGuestCodeRan(), before.retryClass()))
+                .isEqualTo(tuple(ErrorCode.STORE_UNAVAILABLE, true, dev.thresher.errors.RetryClass.RETRYABLE));
+
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, Map.of(0, started(ErrorCode.STORE_UNAVAILABLE))));
+        ThresherException after = failure(coordinator().call(request()));
+        assertThat(tuple(after.code(), after.guestCodeRan(), after.retryClass()))
+                .isEqualTo(tuple(ErrorCode.STORE_UNAVAILABLE, true, dev.thresher.errors.RetryClass.AMBIGUOUS));
+    }
+
+    @Test
+    void aReducedResultHoldingANulIsTheGuestsInvalidResultNotAStoreFailure() throws Exception {
+        // kills: the NUL check before the reduction is journaled (PostgreSQL text cannot hold it)
+        reducer.behaviour = merged -> new dev.thresher.cellhost.ReduceOutcome("{\"a\":\"x\u0000y\"}", 1);
+        ThresherException e = failure(coordinator().call(request()));
+        assertThat(tuple(e.code(), e.getMessage().contains("NUL"))).isEqualTo(tuple(ErrorCode.GUEST_INVALID_RESULT, true));
     }
 
     /** Whether guest code of a failed call ran is said from the slots' own evidence, not guessed. */

@@ -144,20 +144,21 @@ final class FakeControl implements CallStore, Catalog {
     // ---- CallStore
 
     @Override
-    public boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                    int shardCount, long deadlineEpochMs, long deadlineMs) {
+    public java.util.OptionalLong insertInvocation(UUID callId, Binding binding, String principal,
+                                                   String coordinatorHost, int shardCount, long remainingMs,
+                                                   long deadlineMs) {
         inserted.add(binding);
         sendsAtInsert.add(sendsSoFar.getAsInt());
         if (binding.version() != dbBinding.version()) {
-            return false;
+            return java.util.OptionalLong.empty();
         }
         invocations.put(callId, new Invocation(binding));
-        return true;
+        return java.util.OptionalLong.of(System.currentTimeMillis() * 1000 + remainingMs * 1000);
     }
 
     @Override
     public void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                        long deadlineEpochMs, long deadlineMs, ErrorCode code, String message) {
+                                        long remainingMs, long deadlineMs, ErrorCode code, String message) {
         refused.add(new Refused(callId, binding, code, message));
     }
 

@@ -60,6 +60,8 @@ public enum ErrorCode {
     REDUCE_LEASE_LOST(7004, Category.TARGET_STALE, RetryClass.RETRYABLE),
 
     TRANSPORT_OUTCOME_UNKNOWN(8001, Category.UNCLASSIFIED_TRANSPORT, RetryClass.AMBIGUOUS),
+    /** The node coordinating the call stopped or restarted while it ran; recorded by the reconciler. */
+    COORDINATOR_LOST(8002, Category.UNCLASSIFIED_TRANSPORT, RetryClass.AMBIGUOUS),
 
     INTERNAL_ERROR(9001, Category.INTERNAL, RetryClass.TERMINAL),
     STORE_UNAVAILABLE(9002, Category.INTERNAL, RetryClass.AMBIGUOUS);

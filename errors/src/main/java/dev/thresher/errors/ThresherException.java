@@ -9,19 +9,22 @@ import java.util.Objects;
 public final class ThresherException extends RuntimeException {
     private final ErrorCode code;
     private final boolean guestCodeRan;
+    private final boolean noGuestCodeRan;
 
     public ThresherException(ErrorCode code, String message) {
         this(code, message, null);
     }
 
     public ThresherException(ErrorCode code, String message, Throwable cause) {
-        this(code, message, cause, false);
+        this(code, message, cause, false, false);
     }
 
-    private ThresherException(ErrorCode code, String message, Throwable cause, boolean guestCodeRan) {
+    private ThresherException(ErrorCode code, String message, Throwable cause, boolean guestCodeRan,
+                               boolean noGuestCodeRan) {
         super(Objects.requireNonNull(message, "message"), cause, true, code.category() == Category.INTERNAL);
         this.code = Objects.requireNonNull(code, "code");
         this.guestCodeRan = guestCodeRan;
+        this.noGuestCodeRan = noGuestCodeRan;
     }
 
     public ErrorCode code() {
@@ -37,9 +40,31 @@ public final class ThresherException extends RuntimeException {
         return guestCodeRan;
     }
 
+    /**
+     * Whether it is proven that no guest code of the failed call started anywhere (no slot's run, no reduce):
+     * then even a failure whose outcome is otherwise unknown ({@link RetryClass#AMBIGUOUS}, a store outage)
+     * is safe to retry.
+     */
+    public boolean noGuestCodeRan() {
+        return noGuestCodeRan;
+    }
+
     /** The same failure, marked as one after which guest code of the call ran or may have run. */
     public ThresherException afterGuestCode() {
-        return guestCodeRan ? this : new ThresherException(code, getMessage(), this, true);
+        return guestCodeRan ? this : new ThresherException(code, getMessage(), this, true, false);
+    }
+
+    /** The same failure, marked as one before any guest code of the call started (proven by its caller). */
+    public ThresherException beforeGuestCode() {
+        return noGuestCodeRan ? this : new ThresherException(code, getMessage(), this, false, true);
+    }
+
+    /**
+     * How a caller may react, as far as this failure shows: the code's class, except that an ambiguous code is
+     * {@link RetryClass#RETRYABLE} when no guest code ran ({@link #noGuestCodeRan()}).
+     */
+    public RetryClass retryClass() {
+        return noGuestCodeRan && code.retryClass() == RetryClass.AMBIGUOUS ? RetryClass.RETRYABLE : code.retryClass();
     }
 
     /** The exception as a {@link ThresherException}: itself, or {@link ErrorCode#INTERNAL_ERROR} around it. */

@@ -846,7 +846,7 @@ public final class HttpFront implements AutoCloseable {
             err.put("code", e.code().code());
             err.put("name", e.code().name());
             err.put("category", e.code().category().name());
-            err.put("retry", e.code().retryClass().name());
+            err.put("retry", e.retryClass().name());
             err.put("guestCodeRan", e.guestCodeRan());
             err.put("message", e.getMessage());
             return root.toString();

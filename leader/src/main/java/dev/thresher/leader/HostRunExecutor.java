@@ -15,6 +15,8 @@ import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
+import dev.thresher.store.DbDeadline;
+import dev.thresher.store.control.ControlStore.RequestStart;
 import dev.thresher.store.control.ControlStore.SlotFence;
 import dev.thresher.store.control.ControlStore.SlotPublication;
 import dev.thresher.store.control.ControlStore.SlotPublished;
@@ -227,24 +229,76 @@ public final class HostRunExecutor implements HostRunHandler {
      * @param refused when not null, the answer of every slot not journaled yet: no read, no guest (the request
      *     was not admitted)
      */
-    private HostRunReply execute(HostRunRequest request, Deadline deadline, ThresherException refused) {
-        Map<String, JournalEntry> journaled;
-        try {
-            journaled = control.journaled(request.tenant(), request.slots().stream().map(SlotRun::wireId).toList());
-        } catch (RuntimeException e) {
-            refusals.addAndGet(request.slots().size());
-            return HostRunReply.failed(request, ThresherException.of(e), false);
-        }
-        Resolved resolved = new Resolved(request);
-        // The component's run cell stays activated here until this request is done: no other component's
-        // admission and no idle sweep evicts it between the request's slots (docs/contract.md, demand leases).
-        try (CellHost.Demand demand = refused == null ? cells.demand(request.componentDigest()) : () -> { }) {
-            return executeSlots(request, deadline, refused, journaled, resolved);
+    private HostRunReply execute(HostRunRequest request, Deadline received, ThresherException refused) {
+        // Every database wait of the request ends at its deadline (docs/contract.md, "one deadline").
+        try (DbDeadline scope = DbDeadline.enter(received)) {
+            RequestStart start;
+            long asked = System.nanoTime();
+            try {
+                List<String> wireIds = request.slots().stream().map(SlotRun::wireId).toList();
+                UUID callId = callIdOf(request);
+                start = callId == null ? new RequestStart(control.journaled(request.tenant(), wireIds),
+                        java.util.OptionalLong.empty(), 0) : control.requestStart(request.tenant(), callId, wireIds);
+            } catch (RuntimeException e) {
+                refusals.addAndGet(request.slots().size());
+                // nothing started here, whatever the control database did
+                return HostRunReply.failed(request, ThresherException.of(e), false);
+            }
+            ControlClock clock = ControlClock.of(asked, start);
+            Deadline deadline = clock.deadline(received);
+            if (refused == null && deadline.passed()) {
+                refused = new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the call's deadline had passed, on the"
+                        + " control database's clock, before " + hostId + " could run its slots (time in transit"
+                        + " and in queues counts)");
+            }
+            Resolved resolved = new Resolved(request);
+            // The component's run cell stays activated here until this request is done: no other component's
+            // admission and no idle sweep evicts it between the request's slots (docs/contract.md, demand leases).
+            try (DbDeadline shared = DbDeadline.enter(deadline);
+                 CellHost.Demand demand = refused == null ? cells.demand(request.componentDigest()) : () -> { }) {
+                return executeSlots(request, deadline, clock, refused, start.journaled(), resolved);
+            }
         }
     }
 
-    private HostRunReply executeSlots(HostRunRequest request, Deadline deadline, ThresherException refused,
-                                      Map<String, JournalEntry> journaled, Resolved resolved) {
+    private static UUID callIdOf(HostRunRequest request) {
+        try {
+            return UUID.fromString(request.callId());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The control database's clock as a leader reads it once per host request: its reading {@code clockMicros}
+     * was taken at some moment after {@code askedNanos} (this node's {@code nanoTime} when the statement was
+     * sent), so {@code clockMicros + (now - askedNanos)} is never earlier than that clock now. A call's stored
+     * deadline converts to this node's clock on that safe side: never later than the shared clock says.
+     *
+     * @param deadlineMicros the call's deadline on that clock; 0 when unknown
+     */
+    record ControlClock(long askedNanos, long clockMicros, long deadlineMicros) {
+        static ControlClock of(long askedNanos, RequestStart start) {
+            return new ControlClock(askedNanos, start.clockMicros(), start.deadlineMicros().orElse(0));
+        }
+
+        /** The earlier of {@code local} and the call's stored deadline. */
+        Deadline deadline(Deadline local) {
+            if (deadlineMicros == 0) {
+                return local;
+            }
+            return local.earlier(new Deadline(askedNanos + TimeUnit.MICROSECONDS.toNanos(deadlineMicros - clockMicros)));
+        }
+
+        /** The latest the control database's clock can read at this node's {@code nanoTime} {@code at}; 0 when unknown. */
+        long latestAt(long at) {
+            return deadlineMicros == 0 ? 0 : clockMicros + TimeUnit.NANOSECONDS.toMicros(at - askedNanos);
+        }
+    }
+
+    private HostRunReply executeSlots(HostRunRequest request, Deadline deadline, ControlClock clock,
+                                      ThresherException refused, Map<String, JournalEntry> journaled,
+                                      Resolved resolved) {
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.
@@ -278,7 +332,7 @@ public final class HostRunExecutor implements HostRunHandler {
                         "not run: the coordinator stopped the call after another slot failed"), false), slot));
                 continue;
             } else {
-                r = run(request, slot, resolved, reads.get(slot.slotIndex()), deadline);
+                r = run(request, slot, resolved, reads.get(slot.slotIndex()), deadline, clock);
             }
             ran.add(r);
             if (stop == null) {
@@ -307,7 +361,7 @@ public final class HostRunExecutor implements HostRunHandler {
             boolean paged = resolved.abiVersion() == 2;
             return CompletableFuture.supplyAsync(() -> {
                 deadline.check("before reading partition " + partition.id());
-                try {
+                try (DbDeadline scope = DbDeadline.enter(deadline)) {
                     return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
                 } catch (ThresherException e) {
                     if (paged && (e.code() == ErrorCode.BATCH_TOO_MANY_ROWS || e.code() == ErrorCode.BATCH_TOO_LARGE)) {
@@ -489,7 +543,8 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline) {
+    private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
+                    ControlClock clock) {
         Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
         Partition partition;
         Input input;
@@ -525,13 +580,16 @@ public final class HostRunExecutor implements HostRunHandler {
             }
             batches = budgeted(batches, budgets, argumentBytes);
         }
+        // the cell checks the deadline right after this, before the guest: a guest starts only before it
+        long startedAt = clock.latestAt(System.nanoTime());
         try (input) {
             RunOutcome out = cells.run(resolved.component(), batches, request.argumentsJson(), runDeadline, budgets);
             failpoints.hit(Failpoint.AFTER_GUEST_START, site);
             long guestNanos = Math.max(0, out.guestNanos() - input.readNanosDuringGuest());
             return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), true, 0, null, input.rows(), out.emitCount(),
-                    PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos)), input.readMicros(), null);
+                    PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos), startedAt),
+                    input.readMicros(), null);
         } catch (RuntimeException thrown) {
             RuntimeException e = budgets.overRunBudget(thrown, deadline, "run");
             if (cells.refusedBeforeGuest(thrown)) {
@@ -544,7 +602,7 @@ public final class HostRunExecutor implements HostRunHandler {
             // A component outcome all the same: journaled, so a redelivery replays the failure.
             return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), input.rows(), 0,
-                    null, 0), input.readMicros(), null);
+                    null, 0, startedAt), input.readMicros(), null);
         }
     }
 
@@ -667,6 +725,10 @@ public final class HostRunExecutor implements HostRunHandler {
             return new SlotOutcome(slot.slotIndex(), slot.wireId(), standing.errorCode(), true,
                     standing.errorMessage() == null ? "guest failed" : standing.errorMessage(), standing.rowCount(), 0,
                     r.readMicros(), 0);
+        }
+        if (p.fence() == SlotFence.DEADLINE_PASSED) {
+            return SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the call's deadline"
+                    + " passed, on the control database's clock, before " + hostId + " could publish the slot"), true);
         }
         if (p.fence() == SlotFence.NOT_LEADER) {
             return SlotOutcome.failed(slot, new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId

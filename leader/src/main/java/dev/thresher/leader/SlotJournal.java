@@ -1,11 +1,14 @@
 package dev.thresher.leader;
 
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.ControlStore.RequestStart;
 import dev.thresher.store.control.ControlStore.SlotPublication;
 import dev.thresher.store.control.ControlStore.SlotPublished;
 import dev.thresher.store.control.JournalEntry;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.UUID;
 
 /**
  * The leader's side of the control database: the journal of component outcomes by (tenant, wire
@@ -17,6 +20,14 @@ public interface SlotJournal {
     /** The journaled outcomes of {@code wireIds}, by wire id; absent ones are missing. */
     Map<String, JournalEntry> journaled(String tenant, List<String> wireIds);
 
+    /**
+     * The journaled outcomes of {@code wireIds} with the call's stored deadline and the control database's clock,
+     * in one statement ({@link ControlStore#requestStart}); without a control database, no deadline is known.
+     */
+    default RequestStart requestStart(String tenant, UUID callId, List<String> wireIds) {
+        return new RequestStart(journaled(tenant, wireIds), OptionalLong.empty(), 0);
+    }
+
     /** Journals (first writer wins) and publishes, fenced; what stands, in the order of {@code publications}. */
     List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId, long leaseMs);
 
@@ -26,6 +37,11 @@ public interface SlotJournal {
             @Override
             public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {
                 return control.journaled(tenant, wireIds);
+            }
+
+            @Override
+            public RequestStart requestStart(String tenant, UUID callId, List<String> wireIds) {
+                return control.requestStart(tenant, callId, wireIds);
             }
 
             @Override

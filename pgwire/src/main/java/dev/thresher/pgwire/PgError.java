@@ -1,6 +1,7 @@
 package dev.thresher.pgwire;
 
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.RetryClass;
 import dev.thresher.errors.ThresherException;
 import java.util.Objects;
 
@@ -11,8 +12,10 @@ import java.util.Objects;
  * @param code the Thresher code reported as {@code thresher_code=} in the detail
  * @param sqlState the SQLSTATE, {@link SqlStates#of} of the code unless a wire-protocol condition refines it
  * @param guestCodeRan whether guest code of the failed call ran or may have run (shapes the retry hint)
+ * @param retryClass how the caller may react: the code's class unless the failure proved that no guest code ran
  */
-record PgError(boolean fatal, ErrorCode code, String sqlState, String message, boolean guestCodeRan) {
+record PgError(boolean fatal, ErrorCode code, String sqlState, String message, boolean guestCodeRan,
+               RetryClass retryClass) {
     PgError {
         Objects.requireNonNull(code, "code");
         Objects.requireNonNull(sqlState, "sqlState");
@@ -23,11 +26,11 @@ record PgError(boolean fatal, ErrorCode code, String sqlState, String message, b
     }
 
     PgError(boolean fatal, ErrorCode code, String sqlState, String message) {
-        this(fatal, code, sqlState, message, false);
+        this(fatal, code, sqlState, message, false, code.retryClass());
     }
 
     static PgError of(ThresherException e) {
-        return new PgError(false, e.code(), SqlStates.of(e.code()), e.getMessage(), e.guestCodeRan());
+        return new PgError(false, e.code(), SqlStates.of(e.code()), e.getMessage(), e.guestCodeRan(), e.retryClass());
     }
 
     static PgError of(Throwable t) {
@@ -53,10 +56,10 @@ record PgError(boolean fatal, ErrorCode code, String sqlState, String message, b
 
     /** E.g. {@code thresher_code=1003 category=INVALID_STATEMENT_OR_ARGUMENTS retry_class=TERMINAL}. */
     String detail() {
-        return "thresher_code=" + code.code() + " category=" + code.category() + " retry_class=" + code.retryClass();
+        return "thresher_code=" + code.code() + " category=" + code.category() + " retry_class=" + retryClass;
     }
 
     String hint() {
-        return SqlStates.hint(code, guestCodeRan);
+        return SqlStates.hint(code, retryClass, guestCodeRan);
     }
 }

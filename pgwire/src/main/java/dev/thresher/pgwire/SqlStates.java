@@ -1,6 +1,7 @@
 package dev.thresher.pgwire;
 
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.RetryClass;
 
 /**
  * The one place that maps a Thresher {@link ErrorCode} to a PostgreSQL SQLSTATE. Clients match on the
@@ -50,7 +51,7 @@ import dev.thresher.errors.ErrorCode;
  *     before guest code ran; retryable (HikariCP evicts the connection on it, which only costs a reconnect)</td></tr>
  * <tr><td>TARGET_STALE, SLOT_STALE, SLOT_EXPIRED, REDUCE_LEASE_LOST</td><td>40001 serialization_failure</td><td>the
  *     state every client and framework already retries; the target is resolved again and no result was published</td></tr>
- * <tr><td>TRANSPORT_OUTCOME_UNKNOWN</td><td>58000 system_error</td><td>a failure outside the database whose outcome is
+ * <tr><td>TRANSPORT_OUTCOME_UNKNOWN, COORDINATOR_LOST</td><td>58000 system_error</td><td>a failure outside the database whose outcome is
  *     unknown; not 08006, which makes pools drop a healthy connection and retry layers retry</td></tr>
  * <tr><td>INTERNAL_ERROR, STORE_UNAVAILABLE</td><td>XX000 internal_error</td><td>a fault of the node itself; the
  *     detail's retry_class tells that a store outage is ambiguous</td></tr>
@@ -99,14 +100,14 @@ public final class SqlStates {
             case DEADLINE_EXCEEDED -> "57014";
             case CELL_UNAVAILABLE, HOST_UNREACHABLE -> "57P03";
             case TARGET_STALE, SLOT_STALE, SLOT_EXPIRED, REDUCE_LEASE_LOST -> "40001";
-            case TRANSPORT_OUTCOME_UNKNOWN -> "58000";
+            case TRANSPORT_OUTCOME_UNKNOWN, COORDINATOR_LOST -> "58000";
             case INTERNAL_ERROR, STORE_UNAVAILABLE -> "XX000";
         };
     }
 
     /** Retry guidance for the error's hint field, from the code's retry class. */
     static String hint(ErrorCode code) {
-        return hint(code, false);
+        return hint(code, code.retryClass(), false);
     }
 
     /**
@@ -114,11 +115,24 @@ public final class SqlStates {
      * of the failed call ran: a retryable failure after guest code ran (a slot that went stale or
      * expired, a lease lost) is still worth a new call, but that call runs the guest again.
      */
-    static String hint(ErrorCode code, boolean guestCodeRan) {
-        return switch (code.retryClass()) {
+    static String hint(ErrorCode code, RetryClass retryClass, boolean guestCodeRan) {
+        if (code == ErrorCode.DEADLINE_EXCEEDED) {
+            // a deadline is terminal for its invocation, but a stall that caused it may be over
+            return (guestCodeRan ? "The deadline passed after guest code of this call ran or may have run; a new call runs"
+                    + " it again." : "The deadline passed before guest code of this call ran.")
+                    + " This invocation is over; a new call may succeed if the delay was transient (a database or"
+                    + " node stall): measure before raising the deadline.";
+        }
+        if (code == ErrorCode.COORDINATOR_LOST) {
+            return "Outcome unknown: the node coordinating the call stopped; nothing was published, but guest code may"
+                    + " have run; retry only if re-executing its effects is acceptable.";
+        }
+        return switch (retryClass) {
             case TERMINAL -> "Do not retry: the same call fails the same way until the request, binding or limits change.";
             case RETRYABLE -> guestCodeRan
                     ? "Retry after re-resolution: nothing of this call was published, but its guest code ran; a new call runs it again."
+                    : code.retryClass() == RetryClass.AMBIGUOUS
+                    ? "Safe to retry: the call failed before any guest code started; nothing ran and nothing was published."
                     : "Safe to retry: guest code did not run; the target is resolved again on the next attempt.";
             case AMBIGUOUS -> "Outcome unknown: guest code may have run; retry only if re-executing its effects is acceptable.";
         };

@@ -54,7 +54,7 @@ class SqlStatesTest {
             case SLOT_STALE -> "40001";
             case SLOT_EXPIRED -> "40001";
             case REDUCE_LEASE_LOST -> "40001";
-            case TRANSPORT_OUTCOME_UNKNOWN -> "58000";
+            case TRANSPORT_OUTCOME_UNKNOWN, COORDINATOR_LOST -> "58000";
             case INTERNAL_ERROR -> "XX000";
             case STORE_UNAVAILABLE -> "XX000";
         };

@@ -193,9 +193,11 @@ public final class Node implements AutoCloseable {
             }
         }
         checkConnectionBudget(limits.shardConcurrency());
-        callPathControlDb = new CountingDataSource(controlDb);
+        // Within a call every wait on a database (a connection, the socket, each statement) ends at the call's
+        // deadline (Pools.bounded, DbDeadline); outside calls the pools' own timeouts apply.
+        callPathControlDb = new CountingDataSource(Pools.bounded(controlDb));
         control = new ControlStore(callPathControlDb);
-        ControlStore upkeep = new ControlStore(backgroundControlDb);
+        ControlStore upkeep = new ControlStore(Pools.bounded(backgroundControlDb));
         catalog = ControlCache.start(upkeep, () -> DriverManager.getConnection(config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword()), limits.topologyPollMs(), config.hostId());
         failpoints = config.failpointsEnabled() ? Failpoints.enabled() : Failpoints.disabled();
@@ -321,7 +323,7 @@ public final class Node implements AutoCloseable {
 
     private Map<Integer, ShardReader> shardReaders() {
         Map<Integer, ShardReader> readers = new java.util.TreeMap<>();
-        shardDbs.forEach((id, pool) -> readers.put(id, new ShardReader(pool)));
+        shardDbs.forEach((id, pool) -> readers.put(id, new ShardReader(Pools.bounded(pool))));
         return readers;
     }
 

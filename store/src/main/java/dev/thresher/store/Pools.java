@@ -65,7 +65,18 @@ public final class Pools {
                                                ControlSessions sessions) {
         HikariConfig c = config(name, jdbcUrl, user, password, maxSize);
         c.addDataSourceProperty("options", sessions.options());
+        // A server frozen or cut off without a reset never answers: the socket gives up a little after the
+        // longest statement the sessions allow (within a call, the call's deadline bounds it: bounded()).
+        c.addDataSourceProperty("socketTimeout", Long.toString((sessions.statementTimeoutMs() + 5_000 + 999) / 1000));
         return new HikariDataSource(c);
+    }
+
+    /**
+     * {@code pool}, its waits bounded by the thread's {@link DbDeadline} when there is one: connection
+     * acquisition, the socket and each statement end at the call's deadline instead of the pool's fixed timeouts.
+     */
+    public static javax.sql.DataSource bounded(HikariDataSource pool) {
+        return new BoundedDataSource(pool);
     }
 
     /** The statement every read-only pool connection runs first. */
@@ -84,6 +95,9 @@ public final class Pools {
         c.setMaximumPoolSize(maxSize);
         c.setMinimumIdle(1);
         c.setConnectionTimeout(10_000);
+        // a server that accepts TCP but never answers the startup (frozen) does not hold a new connection longer
+        c.addDataSourceProperty("connectTimeout", "5");
+        c.addDataSourceProperty("loginTimeout", "5");
         c.setAutoCommit(true);
         return c;
     }

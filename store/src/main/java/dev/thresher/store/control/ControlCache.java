@@ -3,6 +3,7 @@ package dev.thresher.store.control;
 import dev.thresher.bindings.Binding;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.store.DbDeadline;
 import dev.thresher.topology.Topology;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -426,10 +427,21 @@ public final class ControlCache implements AutoCloseable {
         });
     }
 
+    /**
+     * Waits for a shared read no longer than {@code waitUntilNanos} nor the thread's {@link DbDeadline} (a
+     * call's): the read goes on for the callers that can still wait for it.
+     */
     private <T> T await(CompletableFuture<T> f, long waitUntilNanos, String what) {
+        var deadline = DbDeadline.current();
+        long until = deadline.map(d -> d.atNanos() - waitUntilNanos < 0 ? d.atNanos() : waitUntilNanos)
+                .orElse(waitUntilNanos);
         try {
-            return f.get(Math.max(0, waitUntilNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return f.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
+            if (deadline.isPresent() && deadline.get().passed()) {
+                throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for the control"
+                        + " database's answer to a read of " + what);
+            }
             throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: a read of " + what
                     + " did not answer within " + TimeUnit.NANOSECONDS.toMillis(loadWaitNanos) + " ms");
         } catch (ExecutionException e) {

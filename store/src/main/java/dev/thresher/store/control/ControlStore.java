@@ -6,6 +6,7 @@ import dev.thresher.bindings.Selector;
 import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.store.DbDeadline;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Leadership;
 import dev.thresher.topology.Partition;
@@ -23,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -466,37 +468,113 @@ public final class ControlStore {
      * a node that resolved the binding from its cache learns here, in the same statement, that a newer
      * version exists (and nothing is recorded).
      *
-     * @return whether the invocation was recorded; false when the binding has a newer version
+     * The call's deadline is stored by the control database's clock ({@code clock_timestamp()} plus
+     * {@code remainingMs}): the one clock every node judges it by (slot and result publication are fenced by
+     * it, and a leader starts no guest past it).
+     *
+     * @param remainingMs the call's time left, on the coordinator's clock, as the statement is sent
+     * @return the deadline stored, in microseconds since the epoch on the control database's clock; empty when
+     *     nothing was recorded because the binding has a newer version
      */
-    public boolean insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                    int shardCount, long deadlineEpochMs, long deadlineMs) {
-        return update("""
+    public OptionalLong insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
+                                         int shardCount, long remainingMs, long deadlineMs) {
+        return queryOne("""
                 INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal,
                   coordinator_host, shard_count, deadline_at, deadline_ms, state)
-                SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running'
-                WHERE ? = (SELECT max(b.version) FROM bindings b WHERE b.tenant = ? AND b.name = ?)""",
+                SELECT ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0), ?, 'running'
+                WHERE ? = (SELECT max(b.version) FROM bindings b WHERE b.tenant = ? AND b.name = ?)
+                RETURNING (extract(epoch FROM deadline_at) * 1000000)::bigint""", rs -> rs.getLong(1),
                 callId, binding.tenant(), binding.name(), binding.version(), binding.componentDigest(), principal,
-                coordinatorHost, shardCount, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)), deadlineMs,
-                binding.version(), binding.tenant(), binding.name()) == 1;
+                coordinatorHost, shardCount, remainingMs, deadlineMs,
+                binding.version(), binding.tenant(), binding.name())
+                .map(OptionalLong::of).orElse(OptionalLong.empty());
     }
 
     /** Records a call refused before it was recorded as running (at planning), in one statement. */
     public void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
-                                        long deadlineEpochMs, long deadlineMs, ErrorCode code, String message) {
+                                        long remainingMs, long deadlineMs, ErrorCode code, String message) {
         update("""
                 INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal,
                   coordinator_host, shard_count, deadline_at, deadline_ms, state, error_code, error_message, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, 'failed', ?, ?, now())""",
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, clock_timestamp() + make_interval(secs => ? / 1000.0), ?, 'failed', ?, ?,
+                  clock_timestamp())""",
                 callId, binding.tenant(), binding.name(), binding.version(), binding.componentDigest(), principal,
-                coordinatorHost, Timestamp.from(Instant.ofEpochMilli(deadlineEpochMs)), deadlineMs, code.code(), message);
+                coordinatorHost, remainingMs, deadlineMs, code.code(), message);
     }
 
     /** Records a call's failure, unless it already finished. */
     public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
         return update("""
-                UPDATE invocations SET state = 'failed', error_code = ?, error_message = ?, finished_at = now(),
+                UPDATE invocations SET state = 'failed', error_code = ?, error_message = ?, finished_at = clock_timestamp(),
                   attempts = ?
                 WHERE call_id = ? AND state = 'running'""", code.code(), message, attempts, callId) == 1;
+    }
+
+    /**
+     * Ends every invocation left running that can no longer finish, in one statement: its deadline passed
+     * more than {@code graceMs} ago (nothing of it can be published past its deadline: slot and result
+     * publication are fenced by it), or the node that coordinates it restarted since it was recorded (the
+     * process that would reduce and publish it is gone). Either is recorded as failed, with a typed reason,
+     * only while still running: a result published meanwhile stays published.
+     *
+     * @param reconciler the node doing it, named in the message
+     * @return the invocations ended
+     */
+    public int reconcileInvocations(String reconciler, long graceMs) {
+        return update("""
+                UPDATE invocations i SET state = 'failed', finished_at = clock_timestamp(),
+                  error_code = CASE WHEN i.deadline_at < clock_timestamp() THEN ? ELSE ? END,
+                  error_message = CASE WHEN i.deadline_at < clock_timestamp()
+                    THEN 'reconciled by ' || ? || ': still running ' || round(extract(epoch FROM clock_timestamp()
+                      - i.deadline_at)::numeric, 1) || ' s after its deadline; its coordinator ' || i.coordinator_host
+                      || ' recorded no outcome (it stopped, or lost the control database); nothing was published'
+                    ELSE 'reconciled by ' || ? || ': its coordinator ' || i.coordinator_host
+                      || ' restarted while it ran; nothing was published' END
+                WHERE i.state = 'running'
+                  AND (i.deadline_at < clock_timestamp() - make_interval(secs => ? / 1000.0)
+                       OR EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = i.coordinator_host
+                                  AND h.started_at > i.created_at))""",
+                ErrorCode.DEADLINE_EXCEEDED.code(), ErrorCode.COORDINATOR_LOST.code(), reconciler, reconciler, graceMs);
+    }
+
+    /**
+     * What a leader learns before it runs a host request's slots, in one statement: the journaled outcomes of
+     * its wire ids, the call's deadline as stored, and the control database's clock now.
+     *
+     * @param deadlineMicros the call's deadline on the control database's clock; empty when no such invocation
+     * @param clockMicros the control database's clock when it answered
+     */
+    public record RequestStart(Map<String, JournalEntry> journaled, OptionalLong deadlineMicros, long clockMicros) {}
+
+    /** The journaled outcomes of {@code wireIds}, and the call's stored deadline with the clock to judge it by. */
+    public RequestStart requestStart(String tenant, UUID callId, List<String> wireIds) {
+        return autoCommit(c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + JOURNAL_COLUMNS.replaceAll("(\\w+)", "j.$1") + """
+                    , d.deadline_us, d.clock_us
+                    FROM (SELECT (extract(epoch FROM i.deadline_at) * 1000000)::bigint AS deadline_us,
+                                 (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS clock_us
+                          FROM (SELECT 1) one LEFT JOIN invocations i ON i.call_id = ?) d
+                    LEFT JOIN journal j ON j.tenant = ? AND j.wire_id = ANY (?)""")) {
+                ps.setObject(1, callId);
+                ps.setString(2, tenant);
+                ps.setArray(3, c.createArrayOf("text", wireIds.toArray()));
+                Map<String, JournalEntry> found = new HashMap<>();
+                OptionalLong deadline = OptionalLong.empty();
+                long clock = 0;
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (rs.getString(1) != null) {
+                            JournalEntry e = journalEntry(tenant, rs);
+                            found.put(e.wireId(), e);
+                        }
+                        long d = rs.getLong(14);
+                        deadline = rs.wasNull() ? OptionalLong.empty() : OptionalLong.of(d);
+                        clock = rs.getLong(15);
+                    }
+                }
+                return new RequestStart(found, deadline, clock);
+            }
+        });
     }
 
     // ---- coordination: journal, slots, reduce leases, results --------------------------------------
@@ -577,8 +655,12 @@ public final class ControlStore {
         }
     }
 
-    /** Why a slot was not published. */
-    public enum SlotFence { PUBLISHED, NOT_LEADER }
+    /**
+     * Why a slot was not published: {@code NOT_LEADER} when the host held no live lease of the partition under
+     * the outcome's epoch, {@code DEADLINE_PASSED} when the call's deadline had passed on the control
+     * database's clock.
+     */
+    public enum SlotFence { PUBLISHED, NOT_LEADER, DEADLINE_PASSED }
 
     /**
      * One shard outcome to journal and publish.
@@ -617,8 +699,9 @@ public final class ControlStore {
                 for (SlotPublication p : publications) {
                     JournalEntry e = p.outcome();
                     Object[] row = {e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(),
-                            e.succeeded(), e.errorCode(), e.errorMessage(), e.rowCount(), e.emitCount(), e.payload(),
-                            e.guestMicros(), p.slotIndex(), e.succeeded() ? PartialsCodec.count(e.payload()) : 0};
+                            e.succeeded(), e.errorCode(), storable(e.errorMessage()), e.rowCount(), e.emitCount(),
+                            e.payload(), e.guestMicros(), p.slotIndex(),
+                            e.succeeded() ? PartialsCodec.count(e.payload()) : 0, e.guestStartedAtMicros()};
                     for (Object v : row) {
                         ps.setObject(i++, v);
                     }
@@ -627,7 +710,7 @@ public final class ControlStore {
                 Map<String, boolean[]> out = new HashMap<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        out.put(rs.getString(1), new boolean[] {rs.getBoolean(2), rs.getBoolean(3)});
+                        out.put(rs.getString(1), new boolean[] {rs.getBoolean(2), rs.getBoolean(3), rs.getBoolean(4)});
                     }
                 }
                 return out;
@@ -646,8 +729,8 @@ public final class ControlStore {
         for (SlotPublication p : publications) {
             JournalEntry e = p.outcome();
             boolean[] d = done.get(e.wireId());
-            out.add(d[0] ? new SlotPublished(e, !e.succeeded() || d[1] ? SlotFence.PUBLISHED : SlotFence.NOT_LEADER)
-                    : fromEarlier.get(e.wireId()));
+            out.add(d[0] ? new SlotPublished(e, !e.succeeded() || d[1] ? SlotFence.PUBLISHED
+                    : d[2] ? SlotFence.DEADLINE_PASSED : SlotFence.NOT_LEADER) : fromEarlier.get(e.wireId()));
         }
         return out;
     }
@@ -656,22 +739,28 @@ public final class ControlStore {
      * One statement for a host request's outcomes: journal them (first writer wins) and publish the slot of
      * each successful one this statement journaled, fenced by the partition lease (the lease rows locked
      * {@code FOR SHARE} in partition order, as lease renewals lock them, so the two never deadlock; judged by
-     * {@code clock_timestamp()}); it answers, per wire id, whether it journaled
-     * the outcome and whether it published the slot. Parameters: 16 per outcome (the journal columns, the
-     * slot index, the partial count), then host id, lease ms, host id.
+     * {@code clock_timestamp()}) and by the call's deadline as stored (judged by the same clock); it answers, per
+     * wire id, whether it journaled the outcome, whether it published the slot and whether the call's deadline had
+     * passed. Parameters: 17 per outcome (the journal columns, the slot index, the partial count, the guest's
+     * start in microseconds on the control database's clock or 0), then host id, lease ms, host id.
      */
     private static String journalAndPublishSlotsSql(int outcomes) {
         StringBuilder values = new StringBuilder();
         for (int i = 0; i < outcomes; i++) {
             values.append(i == 0 ? "" : ",\n  ").append("(?::text, ?::text, ?::uuid, ?::text, ?::text, ?::int, ?::bigint,"
-                    + " ?::boolean, ?::int, ?::text, ?::int, ?::int, ?::bytea, ?::bigint, ?::int, ?::int)");
+                    + " ?::boolean, ?::int, ?::text, ?::int, ?::int, ?::bytea, ?::bigint, ?::int, ?::int, ?::bigint)");
         }
-        return "WITH v (tenant, " + JOURNAL_COLUMNS + ", slot_index, entry_count) AS (VALUES\n  " + values + """
+        return "WITH v (tenant, " + JOURNAL_COLUMNS + ", slot_index, entry_count, started_us) AS (VALUES\n  " + values
+                + """
                 ),
                 ins AS (
-                  INSERT INTO journal (tenant, %1$s) SELECT tenant, %1$s FROM v
+                  INSERT INTO journal (tenant, %1$s, guest_started_at)
+                  SELECT tenant, %1$s, CASE WHEN started_us > 0 THEN to_timestamp(started_us / 1000000.0) END FROM v
                   ON CONFLICT (tenant, wire_id) DO NOTHING
                   RETURNING wire_id),
+                late AS (
+                  SELECT i.call_id FROM invocations i
+                  WHERE i.call_id IN (SELECT call_id FROM v) AND i.deadline_at < clock_timestamp()),
                 locked AS MATERIALIZED (
                   SELECT l.partition_id, l.host_id, l.epoch, l.lease_until FROM partition_leases l
                   WHERE l.partition_id IN (SELECT partition_id FROM v)
@@ -684,10 +773,11 @@ public final class ControlStore {
                   FROM v JOIN ins ON ins.wire_id = v.wire_id
                   WHERE v.succeeded AND EXISTS (SELECT 1 FROM locked l WHERE l.partition_id = v.partition_id
                     AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())
+                    AND v.call_id NOT IN (SELECT call_id FROM late)
                   ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
                     WHERE shard_slots.wire_id = EXCLUDED.wire_id
                   RETURNING wire_id)
-                SELECT v.wire_id, ins.wire_id IS NOT NULL, pub.wire_id IS NOT NULL
+                SELECT v.wire_id, ins.wire_id IS NOT NULL, pub.wire_id IS NOT NULL, v.call_id IN (SELECT call_id FROM late)
                 FROM v LEFT JOIN ins ON ins.wire_id = v.wire_id LEFT JOIN pub ON pub.wire_id = v.wire_id""".formatted(
                         JOURNAL_COLUMNS.replace("\n", " "));
     }
@@ -714,13 +804,15 @@ public final class ControlStore {
                         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0)
                         WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
                                       AND l.epoch = ? AND l.lease_until > clock_timestamp() FOR SHARE)
+                          AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.call_id = ?
+                                          AND i.deadline_at < clock_timestamp())
                         ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
                           WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
                     for (SlotPublication p : toPublish) {
                         JournalEntry s = standing.get(p.outcome().wireId());
                         bind(ps, s.callId(), p.slotIndex(), s.tenant(), s.partitionId(), s.epoch(), s.wireId(), hostId,
                                 s.rowCount(), s.emitCount(), PartialsCodec.count(s.payload()), leaseMs, s.partitionId(),
-                                hostId, s.epoch());
+                                hostId, s.epoch(), s.callId());
                         ps.addBatch();
                     }
                     int[] counts = ps.executeBatch();
@@ -847,7 +939,7 @@ public final class ControlStore {
                                 Optional.of(new String(standing.payload(), java.nio.charset.StandardCharsets.UTF_8)))));
                     }
                     return Map.entry(standing, Optional.of(notPublished(rs.getString(14), rs.getString(15),
-                            rs.getBoolean(16))));
+                            rs.getBoolean(16), rs.getBoolean(17))));
                 }
             }
         });
@@ -863,7 +955,7 @@ public final class ControlStore {
               published_by = ?, attempts = ?
             FROM journal j
             WHERE j.tenant = ? AND j.wire_id = ? AND j.succeeded
-              AND i.call_id = ? AND i.state = 'running'
+              AND i.call_id = ? AND i.state = 'running' AND i.deadline_at >= clock_timestamp()
               AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
                           AND r.lease_until > now())
               AND i.binding_version = (SELECT max(b.version) FROM bindings b
@@ -876,17 +968,23 @@ public final class ControlStore {
     private static final String PUBLICATION_STATE = "SELECT " + JOURNAL_COLUMNS.replaceAll("(\\w+)", "j.$1") + """
             , i.state, i.result_json,
               EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
-                      AND r.lease_until > now())
+                      AND r.lease_until > now()), i.deadline_at < clock_timestamp()
             FROM journal j LEFT JOIN invocations i ON i.call_id = ?
             WHERE j.tenant = ? AND j.wire_id = ?""";
 
-    /** Why a result was not published, from the call's state (null: no such invocation) and whether this host holds the lease. */
-    private static PublishOutcome notPublished(String state, String result, boolean leaseHeld) {
+    /**
+     * Why a result was not published, from the call's state (null: no such invocation), whether this host holds
+     * the lease and whether the call's deadline has passed.
+     */
+    private static PublishOutcome notPublished(String state, String result, boolean leaseHeld, boolean deadlinePassed) {
         if ("succeeded".equals(state)) {
             return new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of(result));
         }
         if (!"running".equals(state)) {
             return new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty());
+        }
+        if (deadlinePassed) {
+            return new PublishOutcome(PublishOutcome.Status.DEADLINE_PASSED, Optional.empty());
         }
         return new PublishOutcome(leaseHeld ? PublishOutcome.Status.BINDING_REPLACED
                 : PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty());
@@ -905,7 +1003,7 @@ public final class ControlStore {
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE invocations i SET state = 'succeeded', result_json = ?, finished_at = now(), published_by = ?,
                   attempts = ?
-                WHERE i.call_id = ? AND i.state = 'running'
+                WHERE i.call_id = ? AND i.state = 'running' AND i.deadline_at >= clock_timestamp()
                   AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
                               AND r.lease_until > now())
                   AND i.binding_version = (SELECT max(b.version) FROM bindings b
@@ -918,12 +1016,12 @@ public final class ControlStore {
         try (PreparedStatement ps = c.prepareStatement("""
                 SELECT i.state, i.result_json,
                        EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?
-                               AND r.lease_until > now())
+                               AND r.lease_until > now()), i.deadline_at < clock_timestamp()
                 FROM invocations i WHERE i.call_id = ?""")) {
             bind(ps, hostId, callId);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? notPublished(rs.getString(1), rs.getString(2), rs.getBoolean(3))
-                        : notPublished(null, null, false);
+                return rs.next() ? notPublished(rs.getString(1), rs.getString(2), rs.getBoolean(3), rs.getBoolean(4))
+                        : notPublished(null, null, false, false);
             }
         }
     }
@@ -1039,14 +1137,56 @@ public final class ControlStore {
         bindFrom(ps, 1, args);
     }
 
-    /** Binds {@code args} to the parameters from {@code first} on. */
+    /** Binds {@code args} to the parameters from {@code first} on; text as {@link #storable} makes it. */
     private static void bindFrom(PreparedStatement ps, int first, Object... args) throws SQLException {
         for (int i = 0; i < args.length; i++) {
-            ps.setObject(first + i, args[i]);
+            ps.setObject(first + i, args[i] instanceof String text ? storable(text) : args[i]);
         }
     }
 
+    /**
+     * Text as PostgreSQL can store it: a NUL (which no PostgreSQL text may hold) and a lone UTF-16 surrogate
+     * (which has no UTF-8 form) read as U+FFFD. Messages that quote guest output or keys are kept, not refused.
+     */
+    static String storable(String text) {
+        if (text == null) {
+            return null;
+        }
+        StringBuilder out = null;
+        for (int i = 0; i < text.length(); i++) {
+            char ch = text.charAt(i);
+            boolean bad = ch == 0;
+            if (Character.isHighSurrogate(ch)) {
+                if (i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                    if (out != null) {
+                        out.append(ch).append(text.charAt(i + 1));
+                    }
+                    i++;
+                    continue;
+                }
+                bad = true;
+            } else if (Character.isLowSurrogate(ch)) {
+                bad = true;
+            }
+            if (bad && out == null) {
+                out = new StringBuilder(text.length()).append(text, 0, i);
+            }
+            if (out != null) {
+                out.append(bad ? '\uFFFD' : ch);
+            }
+        }
+        return out == null ? text : out.toString();
+    }
+
+    /**
+     * A failure of the control database as a typed one: {@code DEADLINE_EXCEEDED} when the thread's call
+     * deadline ({@link DbDeadline}) is what ended the wait, {@code STORE_UNAVAILABLE} otherwise.
+     */
     private static ThresherException unavailable(SQLException e) {
+        if (DbDeadline.passed()) {
+            return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for the control database: "
+                    + e.getMessage(), e);
+        }
         return new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
     }
 }

@@ -21,7 +21,9 @@ public record PublishOutcome(Status status, Optional<String> visibleResult) {
         /** The binding got a new version during the call; its result would mix versions. */
         BINDING_REPLACED,
         /** The call is no longer running (it failed). */
-        NOT_RUNNING
+        NOT_RUNNING,
+        /** The call's deadline, on the control database's clock, passed before the result could be published. */
+        DEADLINE_PASSED
     }
 
     public PublishOutcome {

@@ -597,7 +597,7 @@ class ControlStoreTest {
         // kills: insertRefusedInvocation's 'failed' state, code and message (a refused call recorded as anything else)
         Binding b = binding();
         UUID call = UUID.randomUUID();
-        store.insertRefusedInvocation(call, b, "alice", hostA, System.currentTimeMillis() + 30_000, 30_000,
+        store.insertRefusedInvocation(call, b, "alice", hostA, 30_000, 30_000,
                 ErrorCode.CELL_UNAVAILABLE, "no leader");
         assertThat(invocation(call)).contains(new Invocation("failed", ErrorCode.CELL_UNAVAILABLE.code(), "no leader", null, 0));
     }
@@ -620,6 +620,139 @@ class ControlStoreTest {
         boolean changed = store.failInvocation(call, ErrorCode.GUEST_TRAP, "late", 3);
         assertThat(tuple(changed, invocation(call)))
                 .isEqualTo(tuple(false, Optional.of(new Invocation("succeeded", null, null, "{\"n\":1}", 1))));
+    }
+
+    // ---- one clock: the call's deadline as the control database keeps it -----------------------------
+
+    @Test
+    void anInvocationsDeadlineIsTheDatabasesClockPlusTheTimeLeft() {
+        // kills: insertInvocation's "clock_timestamp() + make_interval(secs => ? / 1000.0)" and its RETURNING
+        long before = queryLong("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint");
+        UUID call = UUID.randomUUID();
+        long deadline = store.insertInvocation(call, binding(), "alice", hostA, 1, 5_000, 30_000).orElseThrow();
+        long after = queryLong("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint");
+        long stored = queryLong("SELECT (extract(epoch FROM deadline_at) * 1000000)::bigint FROM invocations"
+                + " WHERE call_id = ?", call);
+        assertThat(tuple(deadline == stored, deadline >= before + 5_000_000, deadline <= after + 5_000_000))
+                .isEqualTo(tuple(true, true, true));
+    }
+
+    @Test
+    void aRequestStartReadsTheJournalTheCallsDeadlineAndTheDatabasesClockInOneStatement() {
+        // kills: requestStart's join of the invocation and its clock_timestamp()
+        UUID call = running(binding());
+        Partition p = partition();
+        JournalEntry done = failedShard(call, 0, p, hostA);
+        store.journal(done);
+        long deadline = queryLong("SELECT (extract(epoch FROM deadline_at) * 1000000)::bigint FROM invocations"
+                + " WHERE call_id = ?", call);
+        ControlStore.RequestStart start = store.requestStart(TENANT, call, List.of(done.wireId(), call + "/shard/1"));
+        long now = queryLong("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint");
+        assertThat(tuple(start.journaled().keySet(), start.deadlineMicros().getAsLong(),
+                start.clockMicros() <= now && start.clockMicros() > now - 60_000_000))
+                .isEqualTo(tuple(java.util.Set.of(done.wireId()), deadline, true));
+        assertThat(store.requestStart(TENANT, UUID.randomUUID(), List.of("nothing")).deadlineMicros()).isEmpty();
+    }
+
+    @Test
+    void aSlotIsNotPublishedOnceItsCallsDeadlinePassedOnTheDatabasesClock() {
+        // kills: the slot publication's "late" fence (a leader that ran past the deadline still publishing)
+        Partition p = partition();
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        UUID call = running(binding());
+        exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
+        JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
+        assertThat(tuple(publishOne(outcome, 0, hostA), store.journaled(TENANT, outcome.wireId()).isPresent()))
+                .isEqualTo(tuple(new Publication(SlotFence.DEADLINE_PASSED, false), true));
+    }
+
+    @Test
+    void aJournaledOutcomeIsNotPublishedAgainOnceItsCallsDeadlinePassed() {
+        // kills: publishStanding's deadline fence (a redelivery after the deadline publishing the first outcome)
+        Partition p = partition();
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        UUID call = running(binding());
+        JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
+        store.journal(outcome);
+        exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
+        assertThat(publishOne(outcome, 0, hostA).slotStored()).isFalse();
+    }
+
+    @Test
+    void aShardRunsGuestStartIsJournaledOnTheDatabasesClock() {
+        // kills: the journal insert's guest_started_at
+        Partition p = partition();
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        UUID call = running(binding());
+        JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
+        long startedAt = 1_700_000_000_123_456L;
+        JournalEntry started = new JournalEntry(e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(),
+                e.epoch(), true, 0, null, 3, 1, e.payload(), 10, startedAt);
+        publishOne(started, 0, hostA);
+        assertThat(queryLong("SELECT (extract(epoch FROM guest_started_at) * 1000000)::bigint FROM journal"
+                + " WHERE wire_id = ?", e.wireId())).isEqualTo(startedAt);
+    }
+
+    @Test
+    void aResultIsNotPublishedOnceItsCallsDeadlinePassed() {
+        // kills: the result publication's "i.deadline_at >= clock_timestamp()"
+        UUID call = running(binding());
+        startReduce(call, hostA);
+        exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
+        assertThat(tuple(store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue(),
+                invocation(call).map(Invocation::state)))
+                .isEqualTo(tuple(Optional.of(new PublishOutcome(PublishOutcome.Status.DEADLINE_PASSED, Optional.empty())),
+                        Optional.of("running")));
+    }
+
+    @Test
+    void theReconcilerEndsACallStillRunningPastItsDeadlineAndGrace() {
+        // kills: reconcileInvocations' deadline condition
+        UUID call = running(binding());
+        exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '10 seconds' WHERE call_id = ?", call);
+        store.reconcileInvocations("host-r", 2_000);
+        Invocation after = invocation(call).orElseThrow();
+        assertThat(tuple(after.state(), after.errorCode(), after.errorMessage().startsWith("reconciled by host-r: still"
+                + " running"))).isEqualTo(tuple("failed", ErrorCode.DEADLINE_EXCEEDED.code(), true));
+    }
+
+    @Test
+    void theReconcilerLeavesCallsWithinTheirDeadlineOrGraceAndFinishedOnesAlone() {
+        // kills: reconcileInvocations' "state = 'running'" and its grace
+        UUID live = running(binding());
+        UUID inGrace = running(binding());
+        exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", inGrace);
+        UUID published = publishedCall();
+        exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '10 seconds' WHERE call_id = ?", published);
+        store.reconcileInvocations("host-r", 5_000);
+        assertThat(Stream.of(live, inGrace, published).map(c -> invocation(c).orElseThrow().state()).toList())
+                .containsExactly("running", "running", "succeeded");
+    }
+
+    @Test
+    void theReconcilerEndsACallWhoseCoordinatorRestartedSinceItWasRecorded() {
+        // kills: reconcileInvocations' "h.started_at > i.created_at"
+        UUID call = running(binding());
+        exec("UPDATE invocations SET created_at = clock_timestamp() - interval '1 minute' WHERE call_id = ?", call);
+        store.registerHost(new Host(hostA, shard, "127.0.0.1", 7001), null, null); // the coordinator starts again
+        store.reconcileInvocations("host-r", 2_000);
+        assertThat(invocation(call).map(Invocation::errorCode)).contains(ErrorCode.COORDINATOR_LOST.code());
+    }
+
+    @Test
+    void textPostgresCannotHoldIsStoredWithTheReplacementCharacter() {
+        // kills: storable() in bindFrom and in the slot publication's parameters
+        UUID call = running(binding());
+        store.failInvocation(call, ErrorCode.GUEST_REPORTED_FAILURE, "bad\u0000key \uD800!", 1);
+        Partition p = partition();
+        store.acquireLeadership(hostA, shard, LEASE_MS);
+        UUID other = running(binding());
+        JournalEntry failed = new JournalEntry(TENANT, other + "/shard/0", other, JournalEntry.SHARD, hostA, p.id(), 1,
+                false, ErrorCode.GUEST_REPORTED_FAILURE.code(), "key a\u0000b", 0, 0, null, 10);
+        publishOne(failed, 0, hostA);
+        assertThat(tuple(invocation(call).map(Invocation::errorMessage),
+                store.journaled(TENANT, failed.wireId()).map(JournalEntry::errorMessage)))
+                .isEqualTo(tuple(Optional.of("bad\uFFFDkey \uFFFD!"), Optional.of("key a\uFFFDb")));
     }
 
     // ---- the reduce lease ---------------------------------------------------------------------------
@@ -1044,7 +1177,7 @@ class ControlStoreTest {
     }
 
     private boolean insert(UUID call, Binding b) {
-        return store.insertInvocation(call, b, "alice", hostA, 1, System.currentTimeMillis() + 30_000, 30_000);
+        return store.insertInvocation(call, b, "alice", hostA, 1, 30_000, 30_000).isPresent();
     }
 
     /** A call recorded running under {@code b}. */
