@@ -42,6 +42,17 @@ final class Fakes {
         final Set<Integer> leaseLostAtPublish = ConcurrentHashMap.newKeySet();
         volatile RuntimeException readFailure;
         volatile RuntimeException publishFailure;
+        /** The call's deadline and the control database's clock that requestStart answers; 0: no deadline known. */
+        volatile long deadlineMicros;
+        volatile long clockMicros;
+
+        @Override
+        public dev.thresher.store.control.ControlStore.RequestStart requestStart(String tenant, java.util.UUID callId,
+                                                                               List<String> wireIds) {
+            return new dev.thresher.store.control.ControlStore.RequestStart(journaled(tenant, wireIds),
+                    deadlineMicros == 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(deadlineMicros),
+                    clockMicros);
+        }
 
         @Override
         public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {

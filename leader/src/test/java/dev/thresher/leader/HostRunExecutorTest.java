@@ -480,6 +480,32 @@ class HostRunExecutorTest {
     }
 
     @Test
+    void aRequestWhoseCallsStoredDeadlinePassedIsRefusedBeforeAnyGuestWhateverBudgetItCarries() throws Exception {
+        // kills: ControlClock.deadline (the budget counted from when the request was decoded, time in transit lost)
+        journal.clockMicros = 1_000_000_000_000L;
+        journal.deadlineMicros = journal.clockMicros - 1_000; // passed a millisecond ago on the control database's clock
+        journal.entries.put("t|" + wireId(1), journaled(1, true, null));
+        HostRunReply reply = run(request(10_000_000L, 0, 1));
+
+        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "control database's clock");
+        assertThat(reply.slots().get(1).published()).as("a journaled slot is still replayed").isTrue();
+        assertThat(reader.reads).isEmpty();
+        assertThat(guests.runs).isEmpty();
+    }
+
+    @Test
+    void aGuestsStartIsJournaledOnTheControlDatabasesClock() throws Exception {
+        // kills: ControlClock.latestAt in the journaled outcome
+        journal.clockMicros = 1_000_000_000_000L;
+        journal.deadlineMicros = journal.clockMicros + 60_000_000;
+        long before = System.nanoTime();
+        run(request(0));
+        long elapsedMicros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - before);
+        assertThat(journal.entry("t", wireId(0)).orElseThrow().guestStartedAtMicros())
+                .isBetween(journal.clockMicros, journal.clockMicros + elapsedMicros);
+    }
+
+    @Test
     void anExpiredRequestIsRefusedWithoutReadingOrRunning() throws Exception {
         HostRunReply reply = run(request(0L, 0, 1));
 
