@@ -3,8 +3,11 @@ package dev.thresher.leader;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
+import dev.thresher.limits.Deadline;
+import dev.thresher.store.DbDeadline;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.topology.Partition;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -85,7 +88,12 @@ public final class LeaseKeeper implements AutoCloseable {
     public synchronized List<Integer> renew() {
         failpoints.hit(Failpoint.LEASE_RENEW, Site.of(hostId));
         long sent = System.nanoTime();
-        List<ControlStore.Held> led = control.acquireLeadership(hostId, leaseMs);
+        List<ControlStore.Held> led;
+        // a renewal that cannot finish within the lease is worth nothing: it gives up then (a frozen or cut-off
+        // control database does not hold the next renewal, after it heals, behind a socket timeout)
+        try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(leaseMs)))) {
+            led = control.acquireLeadership(hostId, leaseMs);
+        }
         long validUntil = sent + TimeUnit.MILLISECONDS.toNanos(leaseMs);
         var ledSet = new HashSet<Integer>();
         led.forEach(h -> ledSet.add(h.partition().id()));

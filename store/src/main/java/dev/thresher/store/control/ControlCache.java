@@ -419,7 +419,9 @@ public final class ControlCache implements AutoCloseable {
      */
     private <T> void read(CompletableFuture<T> result, Supplier<T> read) {
         Thread.ofVirtual().name("control-cache-read-" + nodeName).start(() -> {
-            try {
+            // the read's own database waits end with the wait bound too, so an abandoned read frees its connection
+            try (DbDeadline scope = DbDeadline.enter(dev.thresher.limits.Deadline.after(
+                    java.time.Duration.ofNanos(loadWaitNanos)))) {
                 result.complete(read.get());
             } catch (Throwable t) {
                 result.completeExceptionally(t);
