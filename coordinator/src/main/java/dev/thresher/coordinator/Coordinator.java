@@ -257,16 +257,13 @@ public final class Coordinator implements CallService {
             } catch (ThresherException e) {
                 control.insertRefusedInvocation(call.callId, binding, request.principal(), hostId,
                         call.deadline.remainingMillis(), call.deadlineMs, e.code(), e.getMessage());
+                tellRecorded(call);
                 throw e;
             }
             call.planned(plan);
             if (control.insertInvocation(call.callId, binding, request.principal(), hostId, plan.targets().size(),
                     call.deadline.remainingMillis(), call.deadlineMs).isPresent()) {
-                try {
-                    request.onRecorded().accept(call.callId.toString());
-                } catch (RuntimeException e) {
-                    log.warn("the listener of call {} failed: {}", call.callId, e.toString());
-                }
+                tellRecorded(call);
                 return;
             }
             catalog.invalidateBinding(request.tenant(), request.bindingName());
@@ -274,6 +271,15 @@ public final class Coordinator implements CallService {
                 throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName()
                         + " kept getting new versions while the call was planned");
             }
+        }
+    }
+
+    /** Tells the front door the call's id once its invocation is recorded (CallRequest.onRecorded). */
+    private static void tellRecorded(CallRun call) {
+        try {
+            call.request.onRecorded().accept(call.callId.toString());
+        } catch (RuntimeException e) {
+            log.warn("the listener of call {} failed: {}", call.callId, e.toString());
         }
     }
 

@@ -105,11 +105,38 @@ sealed interface BackendMessage {
 
     /**
      * {@code 'E' int32 len, (byte field, cstring value)*, 0} with fields {@code S} and {@code V} (severity),
-     * {@code C} (SQLSTATE), {@code M} (message), {@code D} (detail) and {@code H} (hint).
+     * {@code C} (SQLSTATE), {@code M} (message), {@code D} (detail) and {@code H} (hint); {@code callId} is the
+     * failed call's id when its invocation was recorded (reported in the detail), else null.
      */
-    record ErrorResponse(PgError error) implements BackendMessage {
+    record ErrorResponse(PgError error, String callId) implements BackendMessage {
         public ErrorResponse {
             Objects.requireNonNull(error, "error");
+        }
+
+        /** An error that is no call's, or a call's that failed before its invocation was recorded. */
+        ErrorResponse(PgError error) {
+            this(error, null);
+        }
+
+        /**
+         * The detail field: the error's ({@code thresher_code=… category=… retry_class=…}), then
+         * {@code call_id=<uuid>} for a call that failed after its invocation was recorded.
+         */
+        String detail() {
+            return callId == null ? error.detail() : error.detail() + " call_id=" + callId;
+        }
+    }
+
+    /**
+     * {@code 'N' int32 len, (byte field, cstring value)*, 0} with fields {@code S} and {@code V} ({@code NOTICE}),
+     * {@code C} ({@code 00000}), {@code M} (message) and {@code D} (detail). A notice may arrive at any time, between
+     * any two other messages; clients hand it to the application (pgjdbc as an {@code SQLWarning}, psql on stderr,
+     * node-postgres as a {@code notice} event).
+     */
+    record NoticeResponse(String message, String detail) implements BackendMessage {
+        public NoticeResponse {
+            Objects.requireNonNull(message, "message");
+            Objects.requireNonNull(detail, "detail");
         }
     }
 }

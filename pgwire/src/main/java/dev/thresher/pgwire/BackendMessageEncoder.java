@@ -116,8 +116,18 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
                 field(out, 'V', error.severity());
                 field(out, 'C', error.sqlState());
                 field(out, 'M', error.message());
-                field(out, 'D', error.detail());
+                field(out, 'D', e.detail());
                 field(out, 'H', error.hint());
+                out.writeByte(0);
+                end(out, at);
+            }
+            case BackendMessage.NoticeResponse n -> {
+                int at = begin(out, 'N');
+                field(out, 'S', "NOTICE");
+                field(out, 'V', "NOTICE");
+                field(out, 'C', "00000");
+                field(out, 'M', n.message());
+                field(out, 'D', n.detail());
                 out.writeByte(0);
                 end(out, at);
             }

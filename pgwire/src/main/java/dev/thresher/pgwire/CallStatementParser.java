@@ -26,7 +26,8 @@ import java.util.Locale;
  *             | '$' tag? '$' any '$' tag? '$'          -- dollar quoting
  *             | '$1'
  * set        := SET (SESSION | LOCAL)? name ('.' name)* ( '=' | TO )? value
- * show       := SHOW ( TRANSACTION ISOLATION LEVEL | TIME ZONE | name ('.' name)* )
+ * show       := SHOW ( TRANSACTION ISOLATION LEVEL | TIME ZONE | CALL callid | name ('.' name)* )
+ * callid     := '\'' uuid '\''                           -- 8-4-4-4-12 hex digits, any case; else INVALID_ARGUMENTS
  * begin      := ( BEGIN (WORK | TRANSACTION)? | START TRANSACTION ) mode ( ','? mode )*   -- modes are ignored
  * mode       := ISOLATION LEVEL (SERIALIZABLE | REPEATABLE READ | READ COMMITTED | READ UNCOMMITTED)
  *             | READ WRITE | READ ONLY | NOT? DEFERRABLE
@@ -38,13 +39,16 @@ import java.util.Locale;
  * {@code Call("Sales", Literal("{\"region\": 'eu'}"))}.
  *
  * <p>Failures are {@link ThresherException}s: {@link ErrorCode#UNSUPPORTED_STATEMENT} for a statement
- * other than those above (or several in one prepared statement, or {@code AND CHAIN}), and
- * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, each naming the 1-based character position.
+ * other than those above (or several in one prepared statement, or {@code AND CHAIN}),
+ * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, and {@link ErrorCode#INVALID_ARGUMENTS} for a call id
+ * of {@code SHOW CALL} that is not a UUID, each naming the 1-based character position.
  */
 final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
             + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
-            + " CREATE/ALTER BINDING, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+            + " CREATE/ALTER BINDING, SHOW CALL '<call id>', and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+    private static final java.util.regex.Pattern UUID_TEXT = java.util.regex.Pattern.compile(
+            "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
             "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
@@ -239,11 +243,31 @@ final class CallStatementParser {
             requireWords("ZONE");
             return new ParsedStatement.Show("timezone");
         }
+        if (name.equals("call")) {
+            int save = pos;
+            skipTrivia();
+            if (!atEnd() && peek() == '\'') {
+                return showCall();
+            }
+            pos = save; // SHOW call: a parameter of that name (there is none)
+        }
         while (!atEnd() && peek() == '.') {
             pos++;
             name = name + "." + identifier("a parameter name");
         }
         return new ParsedStatement.Show(name);
+    }
+
+    /** {@code SHOW CALL 'id'} from the quote on: the id must be a UUID in its canonical text form. */
+    private ParsedStatement showCall() {
+        int at = pos;
+        String id = quoted('\'');
+        if (!UUID_TEXT.matcher(id).matches()) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "invalid call id at position " + (at + 1)
+                    + ": '" + (id.length() > 64 ? id.substring(0, 64) + "..." : id)
+                    + "' is not a UUID (SHOW CALL takes the id a CALL BINDING was told, e.g. '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f')");
+        }
+        return new ParsedStatement.ShowCall(java.util.UUID.fromString(id));
     }
 
     /** The transaction modes after BEGIN or START TRANSACTION: checked, then ignored. */

@@ -2,6 +2,7 @@ package dev.thresher.pgwire;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 
 /** What {@link CallStatementParser} makes of one SQL string: the closed set of statements pgwire serves. */
 sealed interface ParsedStatement {
@@ -58,6 +59,21 @@ sealed interface ParsedStatement {
     record Show(String name) implements ParsedStatement {
         public Show {
             Objects.requireNonNull(name, "name");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
+    /**
+     * {@code SHOW CALL 'id'}: the outcome of one of the tenant's calls, looked up by the id the caller was told
+     * when the invocation was recorded, answered with one row.
+     */
+    record ShowCall(UUID callId) implements ParsedStatement {
+        public ShowCall {
+            Objects.requireNonNull(callId, "callId");
         }
 
         @Override

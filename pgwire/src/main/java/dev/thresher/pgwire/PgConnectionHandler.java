@@ -1,6 +1,7 @@
 package dev.thresher.pgwire;
 
 import dev.thresher.bindings.TableService;
+import dev.thresher.bindings.CallOutcome;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
@@ -18,6 +19,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -117,13 +121,30 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Reading stopped because the COPY data queued for the writer passed {@link #COPY_HIGH_WATER_BYTES}. */
     private boolean copyPaused;
     private final PgWireServer.Writes writes;
+    /** Where SHOW CALL looks calls up; null when this server cannot. */
+    private final PgWireServer.Lookups lookups;
     private ScheduledFuture<?> authTimeout;
+    /** {@code SET thresher.call_id_notice}: tell the caller each call's id in a NoticeResponse once it is recorded. */
+    private boolean callIdNotice = true;
+    /** Counts the calls started on this connection; the number of the one in flight, 0 when none is. */
+    private long callsStarted;
+    private long activeCall;
+    /** The id the call in flight was last told under (a call planned again is told again), null before that. */
+    private String recordedCallId;
+    /** While a failed call's failure is reported: its id, for the ErrorResponse's detail; null otherwise. */
+    private String failedCallId;
 
     PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes) {
+        this(config, calls, readPauses, writes, null);
+    }
+
+    PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes,
+                        PgWireServer.Lookups lookups) {
         this.config = config;
         this.calls = calls;
         this.readPauses = readPauses;
         this.writes = writes;
+        this.lookups = lookups;
     }
 
     @Override
@@ -364,6 +385,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         settings.put("transaction_read_only", "off");
         settings.put(CALL_DEADLINE_SETTING,
                 Long.toString(callDeadlineMs.orElse(config.limits().callDeadlineMs())));
+        settings.put(CALL_ID_NOTICE_SETTING, callIdNotice ? "on" : "off");
         for (var setting : settings.entrySet()) {
             if (setting.getKey().equalsIgnoreCase(name)) {
                 return setting;
@@ -483,6 +505,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 bindingStatement(binding, () -> runScript(statements, index + 1), this::queryFailed);
                 return;
             }
+            if (statement instanceof ParsedStatement.ShowCall show) {
+                showCall(show, true, (short) 0, () -> runScript(statements, index + 1), this::queryFailed);
+                return;
+            }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
                     ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
@@ -526,6 +552,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
             case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
             case ParsedStatement.BindingStatement b -> throw new IllegalStateException("a binding statement is not run locally");
+            case ParsedStatement.ShowCall c -> throw new IllegalStateException("SHOW CALL is not run locally");
         }
     }
 
@@ -565,7 +592,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void queryFailed(PgError error) {
         logFailure(error);
         blockFailed();
-        ctx.write(new BackendMessage.ErrorResponse(error));
+        ctx.write(new BackendMessage.ErrorResponse(error, failedCallId));
         readyForQuery();
     }
 
@@ -660,7 +687,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
                     b.parameterValues().get(0));
         }
-        int columns = hasRow(prepared.statement()) ? 1 : 0;
+        int columns = columns(prepared.statement());
         List<Short> resultFormats = b.resultFormats();
         if (resultFormats.size() > 1 && resultFormats.size() != columns) {
             fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + resultFormats.size()
@@ -750,6 +777,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     ? new ParsedStatement.Insert(portal.bound(), 0) : i, () -> { }, this::fail);
             case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
             case ParsedStatement.BindingStatement b -> bindingStatement(b, () -> { }, this::fail);
+            case ParsedStatement.ShowCall show -> showCall(show, false, portal.resultFormat(), () -> { }, this::fail);
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -784,6 +812,24 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** The session setting that bounds this connection's calls: {@code SET thresher.call_deadline_ms = 5000}. */
     static final String CALL_DEADLINE_SETTING = "thresher.call_deadline_ms";
+    /** The session setting that turns the call id notice on (the default) or off: {@code SET thresher.call_id_notice = off}. */
+    static final String CALL_ID_NOTICE_SETTING = "thresher.call_id_notice";
+
+    /**
+     * A boolean setting's value as PostgreSQL spells booleans ({@code on}, {@code off}, {@code true}, {@code false},
+     * {@code yes}, {@code no}, {@code 1}, {@code 0}, any case), or {@code DEFAULT}.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} for anything else
+     */
+    private static boolean parseOnOff(String setting, String value, boolean defaultValue) {
+        return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
+            case "default" -> defaultValue;
+            case "on", "true", "yes", "1" -> true;
+            case "off", "false", "no", "0" -> false;
+            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter \"" + setting
+                    + "\" requires a Boolean value (on or off), not '" + value + "'");
+        };
+    }
 
     private void set(ParsedStatement.Set s) {
         if (s.name().equals("application_name")) {
@@ -798,6 +844,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             ctx.write(new BackendMessage.ParameterStatus("client_encoding", clientEncoding));
         } else if (s.name().equalsIgnoreCase(CALL_DEADLINE_SETTING)) {
             callDeadlineMs = parseDeadline(s.value());
+        } else if (s.name().equalsIgnoreCase(CALL_ID_NOTICE_SETTING)) {
+            callIdNotice = parseOnOff(CALL_ID_NOTICE_SETTING, s.value(), true);
         } else {
             log.debug("{} ignoring SET {}", ctx.channel(), s.name());
         }
@@ -1016,9 +1064,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + bindingName + " are " + bytes + " bytes; limits.directCallPayloadBytes is " + limit)));
             return;
         }
+        long call = ++callsStarted;
+        activeCall = call;
+        recordedCallId = null;
+        boolean notice = callIdNotice;
         CompletableFuture<CallResult> future;
         try {
-            future = calls.call(new CallRequest(config.tenant(), user, bindingName, argumentsJson, callDeadlineMs));
+            future = calls.call(new CallRequest(config.tenant(), user, bindingName, argumentsJson, callDeadlineMs)
+                    .onRecorded(id -> recorded(call, id, notice)));
         } catch (RuntimeException e) {
             future = CompletableFuture.failedFuture(e);
         }
@@ -1038,9 +1091,36 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         });
     }
 
+    /**
+     * The coordinator recorded call number {@code call} of this connection as {@code id} (on its own thread,
+     * which must not block). The notice is written on the event loop: the call's answer is handed to the loop
+     * after this (the coordinator tells the id before it completes the call's future, and the loop runs its
+     * tasks in the order they were handed over), so the notice always leaves between whatever was written before
+     * the call and the call's own answer, never inside another message and never after the ReadyForQuery that
+     * ends the statement; a notice for a call that is no longer in flight is dropped.
+     */
+    private void recorded(long call, String id, boolean notice) {
+        try {
+            ctx.executor().execute(() -> {
+                if (activeCall != call || phase == Phase.CLOSED || !ctx.channel().isActive()) {
+                    return;
+                }
+                recordedCallId = id;
+                if (notice) {
+                    ctx.writeAndFlush(new BackendMessage.NoticeResponse("call " + id + " recorded", id));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("event loop shut down; dropping the id notice of call {}", id);
+        }
+    }
+
     private void callDone(CallResult result, Throwable failure, Consumer<CallResult> onSuccess,
                           Consumer<PgError> onFailure) {
         callInFlight = false;
+        activeCall = 0;
+        String callId = recordedCallId;
+        recordedCallId = null;
         if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
             log.debug("{} closed before its call completed; dropping the result", ctx.channel());
             return;
@@ -1051,7 +1131,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (failure == null) {
             onSuccess.accept(result);
         } else {
-            onFailure.accept(PgError.of(failure));
+            // the ErrorResponse written for this failure names the call (queryFailed, fail)
+            failedCallId = callId;
+            try {
+                onFailure.accept(PgError.of(failure));
+            } finally {
+                failedCallId = null;
+            }
         }
         if (callInFlight) {
             return; // the continuation started the next call of a multi-statement query
@@ -1060,6 +1146,122 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             ctx.channel().config().setAutoRead(true);
         }
         drain();
+    }
+
+    // ---- SHOW CALL
+
+    /** SHOW CALL's columns, in order: all text but {@code result}, which is json. */
+    static final List<String> SHOW_CALL_COLUMNS = List.of("call_id", "binding", "state", "error_code", "error_message",
+            RESULT_COLUMN, "created_at", "finished_at", "deadline_at");
+    /** Times as PostgreSQL writes a timestamptz in the ISO style with TimeZone UTC, e.g. {@code 2025-01-31 09:15:02.5+00}. */
+    private static final DateTimeFormatter SECONDS = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+
+    /**
+     * Looks the call up on the lookup threads and answers one row (with its RowDescription first when
+     * {@code describe}, as a simple query does); handling pauses until the answer is written, as for a call.
+     * An id that names none of this tenant's calls is {@link ErrorCode#UNKNOWN_CALL} ({@code 42704}
+     * undefined_object).
+     */
+    private void showCall(ParsedStatement.ShowCall show, boolean describe, short format, Runnable next,
+                          Consumer<PgError> onFailure) {
+        if (lookups == null) {
+            onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "SHOW CALL: this server does not keep call outcomes"));
+            return;
+        }
+        callInFlight = true;
+        ctx.channel().config().setAutoRead(false);
+        String tenant = config.tenant();
+        CompletableFuture<Optional<CallOutcome>> future;
+        try {
+            future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(tenant, show.callId()),
+                    lookups.executor());
+        } catch (RejectedExecutionException e) {
+            future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
+                    "SHOW CALL: " + PgWireServer.LOOKUPS_QUEUED + " lookups are waiting on this node already; retry"));
+        }
+        future.whenComplete((outcome, failure) -> {
+            try {
+                ctx.executor().execute(() -> lookupDone(show.callId(), outcome, failure, describe, format, next,
+                        onFailure));
+            } catch (RejectedExecutionException e) {
+                log.debug("event loop shut down; dropping the answer of SHOW CALL {}", show.callId());
+            }
+        });
+    }
+
+    private void lookupDone(java.util.UUID callId, Optional<CallOutcome> outcome, Throwable failure, boolean describe,
+                            short format, Runnable next, Consumer<PgError> onFailure) {
+        callInFlight = false;
+        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
+            return;
+        }
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause == null && (outcome == null || outcome.isEmpty())) {
+            cause = new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '"
+                    + config.tenant() + "' (finished calls are kept limits.coordinationRetentionMs, "
+                    + config.limits().coordinationRetentionMs() + " ms)");
+        }
+        if (cause == null) {
+            if (describe) {
+                ctx.write(showCallDescription(format));
+            }
+            ctx.write(new BackendMessage.DataRow(showCallRow(outcome.get())));
+            ctx.write(new BackendMessage.CommandComplete("SHOW"));
+            next.run();
+        } else {
+            onFailure.accept(PgError.of(cause));
+        }
+        if (callInFlight) {
+            return; // the continuation started the next call or write of a multi-statement query
+        }
+        if (ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        drain();
+    }
+
+    private static BackendMessage.RowDescription showCallDescription(short format) {
+        List<BackendMessage.Column> columns = new ArrayList<>(SHOW_CALL_COLUMNS.size());
+        for (String name : SHOW_CALL_COLUMNS) {
+            // text's and json's binary formats are their text: the same bytes serve both result formats
+            columns.add(new BackendMessage.Column(name, name.equals(RESULT_COLUMN) ? JSON_OID : TEXT_OID, (short) -1,
+                    format));
+        }
+        return new BackendMessage.RowDescription(columns);
+    }
+
+    private static List<byte[]> showCallRow(CallOutcome o) {
+        List<byte[]> values = new ArrayList<>(SHOW_CALL_COLUMNS.size());
+        values.add(bytes(o.callId().toString()));
+        values.add(bytes(o.bindingName()));
+        values.add(bytes(o.state()));
+        values.add(o.errorCode() == null ? null : bytes(Integer.toString(o.errorCode())));
+        values.add(o.errorMessage() == null ? null : bytes(o.errorMessage()));
+        values.add(o.resultJson() == null ? null : bytes(o.resultJson()));
+        values.add(timestamp(o.createdAt()));
+        values.add(timestamp(o.finishedAt()));
+        values.add(timestamp(o.deadlineAt()));
+        return values;
+    }
+
+    /** A timestamptz's text in the ISO style, UTC: microseconds without trailing zeros, {@code +00}. */
+    static byte[] timestamp(Instant t) {
+        if (t == null) {
+            return null;
+        }
+        StringBuilder s = new StringBuilder(SECONDS.format(t));
+        int micros = t.getNano() / 1000;
+        if (micros != 0) {
+            String fraction = String.format("%06d", micros);
+            int end = fraction.length();
+            while (fraction.charAt(end - 1) == '0') {
+                end--;
+            }
+            s.append('.').append(fraction, 0, end);
+        }
+        return bytes(s.append("+00").toString());
     }
 
     private static long utf8Length(String s) {
@@ -1082,8 +1284,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---- output helpers
 
-    private static boolean hasRow(ParsedStatement statement) {
-        return statement instanceof ParsedStatement.Call || statement instanceof ParsedStatement.Show;
+    /** How many columns the statement's row has; 0 when it returns none. */
+    private static int columns(ParsedStatement statement) {
+        return switch (statement) {
+            case ParsedStatement.Call c -> 1;
+            case ParsedStatement.Show s -> 1;
+            case ParsedStatement.ShowCall s -> SHOW_CALL_COLUMNS.size();
+            default -> 0;
+        };
     }
 
     /** The RowDescription of a statement that returns a row, NoData for the others. */
@@ -1091,6 +1299,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         return switch (statement) {
             case ParsedStatement.Call c -> rowDescription(format);
             case ParsedStatement.Show s -> showDescription(setting(s.name()).getKey(), format);
+            case ParsedStatement.ShowCall s -> showCallDescription(format);
             case ParsedStatement.Empty e -> new BackendMessage.NoData();
             case ParsedStatement.Copy c -> new BackendMessage.NoData();
             case ParsedStatement.Insert i -> new BackendMessage.NoData();
@@ -1128,7 +1337,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void fail(PgError error) {
         logFailure(error);
         blockFailed();
-        ctx.writeAndFlush(new BackendMessage.ErrorResponse(error));
+        ctx.writeAndFlush(new BackendMessage.ErrorResponse(error, failedCallId));
         skipUntilSync = true;
     }
 

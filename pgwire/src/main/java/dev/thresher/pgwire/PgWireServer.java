@@ -1,6 +1,7 @@
 package dev.thresher.pgwire;
 
 import dev.thresher.bindings.TableService;
+import dev.thresher.bindings.CallOutcomes;
 import dev.thresher.bindings.CallService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -24,6 +25,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -54,11 +57,13 @@ public final class PgWireServer implements AutoCloseable {
     private final LongAdder readPauses;
 
     private final Writes writes;
+    private final ExecutorService lookupExecutor;
 
     private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections,
-                         LongAdder readPauses, Writes writes) {
+                         LongAdder readPauses, Writes writes, ExecutorService lookupExecutor) {
         this.readPauses = readPauses;
         this.writes = writes;
+        this.lookupExecutor = lookupExecutor;
         this.acceptor = acceptor;
         this.io = io;
         this.channel = channel;
@@ -83,10 +88,32 @@ public final class PgWireServer implements AutoCloseable {
      */
     public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
                                      dev.thresher.bindings.BindingService bindings) throws InterruptedException {
+        return start(config, calls, tables, bindings, null);
+    }
+
+    /**
+     * As {@link #start(PgWireConfig, CallService, TableService, dev.thresher.bindings.BindingService)}, and
+     * {@code SHOW CALL 'id'} looks calls up through {@code outcomes} (null: refused as unsupported), on
+     * {@value #LOOKUPS_MAX} threads with at most {@value #LOOKUPS_QUEUED} lookups waiting.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
+     */
+    public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
+                                     dev.thresher.bindings.BindingService bindings, CallOutcomes outcomes)
+            throws InterruptedException {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(calls, "calls");
         Writes writes = tables == null ? null : new Writes(tables, bindings, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), new DefaultThreadFactory("pgwire-writer", true)));
+        ThreadPoolExecutor lookupExecutor = null;
+        Lookups lookups = null;
+        if (outcomes != null) {
+            lookupExecutor = new ThreadPoolExecutor(LOOKUPS_MAX, LOOKUPS_MAX, 60, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(LOOKUPS_QUEUED), new DefaultThreadFactory("pgwire-lookup", true));
+            lookupExecutor.allowCoreThreadTimeOut(true);
+            lookups = new Lookups(outcomes, lookupExecutor);
+        }
+        Lookups served = lookups;
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("pgwire-accept"),
                 NioIoHandler.newFactory());
         EventLoopGroup io = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("pgwire-io"),
@@ -102,7 +129,7 @@ public final class PgWireServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch); // the group forgets a channel when it closes
-                        configure(ch.pipeline(), config, calls, readPauses, writes);
+                        configure(ch.pipeline(), config, calls, readPauses, writes, served);
                     }
                 })
                 .bind(config.host(), config.port())
@@ -111,12 +138,16 @@ public final class PgWireServer implements AutoCloseable {
             if (writes != null) {
                 writes.executor().shutdownNow();
             }
+            if (lookupExecutor != null) {
+                lookupExecutor.shutdownNow();
+            }
             acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             io.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw new ThresherException(ErrorCode.INVALID_CONFIGURATION,
                     "pgwire cannot listen on " + config.host() + ":" + config.port() + ": " + bound.cause(), bound.cause());
         }
-        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses, writes);
+        PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses, writes,
+                lookupExecutor);
         if (config.authMode() == AuthMode.PASSWORD && !isLoopback(config.host())) {
             log.warn("pgwire on {} asks for cleartext passwords on a non-loopback address; use it on loopback only",
                     config.host());
@@ -134,15 +165,28 @@ public final class PgWireServer implements AutoCloseable {
 
     /** The pipeline of a new connection; after the startup message the startup decoder replaces itself. */
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
-        configure(pipeline, config, calls, new LongAdder(), null);
+        configure(pipeline, config, calls, new LongAdder(), null, null);
+    }
+
+    static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, Lookups lookups) {
+        configure(pipeline, config, calls, new LongAdder(), null, lookups);
     }
 
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
-                          Writes writes) {
+                          Writes writes, Lookups lookups) {
         pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
         pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
-        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes));
+        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups));
+    }
+
+    /** {@code SHOW CALL} lookups running at once on one server, ... */
+    static final int LOOKUPS_MAX = 2;
+    /** ... and waiting for a thread; one more is refused, retryably. */
+    static final int LOOKUPS_QUEUED = 64;
+
+    /** Where {@code SHOW CALL} looks calls up, and the threads its blocking lookups run on. */
+    record Lookups(CallOutcomes outcomes, Executor executor) {
     }
 
     /** Loads and inserts running at once on one server; one more is refused, retryably. */
@@ -194,6 +238,9 @@ public final class PgWireServer implements AutoCloseable {
         io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         if (writes != null) {
             writes.executor().shutdown();
+        }
+        if (lookupExecutor != null) {
+            lookupExecutor.shutdown();
         }
         acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         log.info("pgwire on port {} closed", port);

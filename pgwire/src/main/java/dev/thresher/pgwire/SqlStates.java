@@ -23,7 +23,7 @@ import dev.thresher.errors.RetryClass;
  *     exceeds a fixed cap (argument bytes, statements or portals held by one connection)</td></tr>
  * <tr><td>INVALID_TEXT_ENCODING</td><td>22021 character_not_in_repertoire</td><td>what PostgreSQL says for an invalid byte
  *     sequence in the client's encoding (UTF8, the only one served)</td></tr>
- * <tr><td>UNKNOWN_SETTING</td><td>42704 undefined_object</td><td>what PostgreSQL says for SHOW of an unrecognized
+ * <tr><td>UNKNOWN_SETTING, UNKNOWN_CALL</td><td>42704 undefined_object</td><td>what PostgreSQL says for SHOW of an unrecognized
  *     configuration parameter</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
  * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
@@ -84,7 +84,7 @@ public final class SqlStates {
             case INVALID_ARGUMENTS, INVALID_DEADLINE -> "22023";
             case PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_TEXT_ENCODING -> "22021";
-            case UNKNOWN_SETTING -> "42704";
+            case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";
             case PARTITIONS_DO_NOT_TILE, TOPOLOGY_CHANGE_REFUSED -> "55000";

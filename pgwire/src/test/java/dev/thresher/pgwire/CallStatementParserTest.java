@@ -8,6 +8,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.pgwire.ParsedStatement.Argument.Literal;
 import dev.thresher.pgwire.ParsedStatement.Argument.Parameter;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -160,6 +161,40 @@ class CallStatementParserTest {
         assertThat(CallStatementParser.parse("SHOW thresher.call_deadline_ms")).isEqualTo(new ParsedStatement.Show("thresher.call_deadline_ms"));
         assertThat(CallStatementParser.parse("SHOW TIME ZONE")).isEqualTo(new ParsedStatement.Show("timezone"));
         assertThat(CallStatementParser.parse("SHOW ALL")).isEqualTo(new ParsedStatement.Show("all"));
+    }
+
+    @Test
+    void showCallTakesTheCallIdAsAStringLiteral() {
+        UUID id = UUID.fromString("0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f");
+        assertThat(CallStatementParser.parse("SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f'"))
+                .isEqualTo(new ParsedStatement.ShowCall(id));
+        assertThat(CallStatementParser.parse("  show /* c */ Call\n'0F8E6D2C-1B7A-4C3E-9D5F-2A4B6C8D0E1F' -- x\n;"))
+                .isEqualTo(new ParsedStatement.ShowCall(id));
+        assertThat(CallStatementParser.parse("SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f'").parameterCount()).isZero();
+        assertThat(CallStatementParser.parseScript("SET thresher.call_id_notice = off; SHOW CALL '"
+                + id + "'; SHOW thresher.call_id_notice")).containsExactly(
+                new ParsedStatement.Set("thresher.call_id_notice", "off"), new ParsedStatement.ShowCall(id),
+                new ParsedStatement.Show("thresher.call_id_notice"));
+        // without a literal, "call" is a parameter name (unknown when run), as in PostgreSQL
+        assertThat(CallStatementParser.parse("SHOW call")).isEqualTo(new ParsedStatement.Show("call"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SHOW CALL 'nope'", "SHOW CALL ''", "SHOW CALL ' 0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f'",
+        "SHOW CALL '0f8e6d2c1b7a4c3e9d5f2a4b6c8d0e1f'", "SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1'",
+        "SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1g'", "SHOW CALL '1-1-1-1-1'"})
+    void aShowCallIdThatIsNoUuidIsInvalidArguments(String sql) {
+        assertFails(sql, ErrorCode.INVALID_ARGUMENTS);
+        assertThatThrownBy(() -> CallStatementParser.parseScript("SET a = 1; " + sql))
+                .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.getMessage())
+                        .contains("invalid call id at position 22").contains("is not a UUID"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f", "SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f' x",
+        "SHOW CALL '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f' '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f'", "SHOW CALL x"})
+    void malformedShowCallsAreSyntaxErrors(String sql) {
+        assertFails(sql, ErrorCode.SYNTAX_ERROR);
     }
 
     @ParameterizedTest

@@ -149,8 +149,8 @@ class PgWireProtocolTest {
         assertThat(messages.get(19).firstColumn()).isEqualTo(RESULT);
         assertThat(messages.get(20).strings()).containsExactly("CALL");
 
-        assertThat(calls.requests).containsExactly(
-                CallRequest.of("acme", "thresher", "total_sales", "{\"region\": 'eu'}"));
+        assertThat(calls.requests).usingRecursiveFieldByFieldElementComparatorIgnoringFields("onRecorded") // a listener per call
+                .containsExactly(CallRequest.of("acme", "thresher", "total_sales", "{\"region\": 'eu'}"));
         assertThat(c.channel.isOpen()).isFalse();
         c.assertNoLeaks();
     }

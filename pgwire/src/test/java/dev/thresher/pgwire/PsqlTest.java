@@ -81,6 +81,12 @@ class PsqlTest {
         Run run = psql(PgJdbcTest.PASSWORD, "-c", "CALL BINDING x('{}')");
         assertThat(run.exitCode()).as(run.stderr()).isZero();
         assertThat(run.stdout()).isEqualTo(TestCallService.RESULT);
+        // the call id notice goes to stderr, before the answer; SET thresher.call_id_notice = off silences it
+        assertThat(run.stderr()).matches("(?s)NOTICE:  call call-\\d+ recorded\\s+DETAIL:  call-\\d+");
+        Run quiet = psql(PgJdbcTest.PASSWORD, "-c", "SET thresher.call_id_notice = off", "-c", "CALL BINDING x('{}')");
+        assertThat(quiet.exitCode()).as(quiet.stderr()).isZero();
+        assertThat(quiet.stdout().lines()).containsExactly("SET", TestCallService.RESULT);
+        assertThat(quiet.stderr()).isEmpty();
     }
 
     @Test

@@ -21,7 +21,7 @@ class SqlStatesTest {
             case PAYLOAD_TOO_LARGE -> "54000";
             case TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_TEXT_ENCODING -> "22021";
-            case UNKNOWN_SETTING -> "42704";
+            case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE -> "22023";
             case INVALID_CONFIGURATION -> "F0000";

@@ -15,7 +15,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A call service for protocol tests: binding {@code echo} returns its arguments, a binding named like an
  * {@link ErrorCode} (any case) fails with that code, every other binding returns {@link #RESULT}.
- * Completes on another thread, as a real coordinator would.
+ * Completes on another thread, as a real coordinator would, and like it tells the request's listener the
+ * call id first ({@code call-<n>}, the id of the result). {@link #requests} keeps the requests without
+ * their listeners, so they compare equal to requests built with the five-argument constructor.
  */
 final class TestCallService implements CallService {
     static final String RESULT = "{\"total\": 42, \"unit\": \"€\"}";
@@ -25,17 +27,20 @@ final class TestCallService implements CallService {
 
     @Override
     public CompletableFuture<CallResult> call(CallRequest request) {
-        requests.add(request);
+        requests.add(new CallRequest(request.tenant(), request.principal(), request.bindingName(),
+                request.argumentsJson(), request.deadlineMs()));
+        String callId = "call-" + requests.size();
         return CompletableFuture.supplyAsync(() -> {
+            request.onRecorded().accept(callId);
             if (request.bindingName().equals("echo")) {
-                return new CallResult("call-" + requests.size(), request.argumentsJson());
+                return new CallResult(callId, request.argumentsJson());
             }
             for (ErrorCode code : ErrorCode.values()) {
                 if (code.name().equals(request.bindingName().toUpperCase(Locale.ROOT))) {
                     throw new ThresherException(code, "test failure " + code);
                 }
             }
-            return new CallResult("call-" + requests.size(), RESULT);
+            return new CallResult(callId, RESULT);
         }, executor);
     }
 }

@@ -235,7 +235,8 @@ public final class Node implements AutoCloseable {
 
         tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
-                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings());
+                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings(),
+                new dev.thresher.store.control.InvocationLookup(controlDb)); // SHOW CALL: uncounted, not the call path
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges());

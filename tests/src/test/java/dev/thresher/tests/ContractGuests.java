@@ -30,6 +30,7 @@ import javax.sql.DataSource;
  * recurse        recurses until the stack runs out            {}
  * trap           unreachable                                  {}
  * reduce_trap    as row_count                                 unreachable
+ * nul_key        emits to\0tal = rows (same key everywhere)     {"entries": n}
  * </pre>
  */
 public final class ContractGuests {
@@ -38,7 +39,8 @@ public final class ContractGuests {
 
     /** The guest names, each a {@code guests/<name>.wat} resource. */
     public static final List<String> NAMES =
-            List.of("row_count", "emit_65", "nan_partial", "constant_key", "spin", "spin_rows", "recurse", "trap", "reduce_trap");
+            List.of("row_count", "emit_65", "nan_partial", "constant_key", "spin", "spin_rows", "recurse", "trap", "reduce_trap",
+                    "nul_key");
 
     private static final Map<String, byte[]> CACHE = new ConcurrentHashMap<>();
 

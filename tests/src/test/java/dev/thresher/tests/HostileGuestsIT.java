@@ -81,6 +81,25 @@ class HostileGuestsIT {
     }
 
     @Test
+    void aKeyHoldingANulFailsTypedAndItsInvocationIsRecordedAsFailed() throws Exception {
+        // kills: ControlStore.storable (the validator's failure quotes the key, and no PostgreSQL text holds a NUL:
+        // the failure could not be recorded and the invocation stayed running)
+        deploy("nul_key", 1, ContractGuests.SELECTOR, ContractGuests.wasm("nul_key"));
+        Ended e = fails("nul_key", "10000");
+        assertThat(e.sqlState()).as(e.message()).isEqualTo("39000");
+        try (Connection c = java.sql.DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT state, error_code, error_message FROM invocations"
+                     + " WHERE binding_name = 'nul_key' ORDER BY created_at DESC LIMIT 1")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("failed");
+            assertThat(rs.getInt(2)).isEqualTo(dev.thresher.errors.ErrorCode.PARTIAL_KEY_DUPLICATED.code());
+            assertThat(rs.getString(3)).contains("to\uFFFDtal");
+        }
+        sampleIsRight(0);
+    }
+
+    @Test
     void everyHostileGuestEndsTypedWithinItsBudgetAndTheNodeServesTheNextCall() throws Exception {
         String orders = "SELECT region, amount FROM orders";
         // each declares its run budget: every failure, typed, must come within it plus 100 ms
