@@ -591,8 +591,15 @@ public final class Coordinator implements CallService {
                 throw new TimeoutException();
             }
             try {
-                return sent.get(Math.max(1, Math.min(remaining, SUPERSEDED_CHECK_MICROS)), TimeUnit.MICROSECONDS);
+                // one microsecond more than what is left (whole microseconds, rounded down): a wait to the deadline
+                // ends past it
+                return sent.get(Math.min(remaining + 1, SUPERSEDED_CHECK_MICROS), TimeUnit.MICROSECONDS);
             } catch (TimeoutException e) {
+                // a deadline that passed (a stall of this process included) is the answer, not a leader replaced
+                // meanwhile: the caller must not read a retryable stale target long after the deadline
+                if (call.deadline.passed()) {
+                    throw e;
+                }
                 if (superseded(targets)) {
                     return null;
                 }

@@ -351,6 +351,21 @@ class CoordinatorTest {
     }
 
     @Test
+    void aDeadlinePassedWhileWaitingIsTheAnswerEvenWhenTheLeaderWasAlsoReplaced() throws Exception {
+        // kills: awaitReply's deadline check before the superseded check (a coordinator stalled past its deadline
+        // answered a retryable stale target long after it)
+        leaders.answer = (host, req) -> {
+            if (host.equals("h2")) {
+                control.topology(moved(Plans.topology(3), 99, "h3", 8)); // replaced as soon as it was sent
+                return leaders.hold(host, req);
+            }
+            return done(leaders.reply(host, req, Map.of()));
+        };
+        ThresherException e = failure(coordinator().call(request(200)));
+        assertThat(e.code()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+    }
+
+    @Test
     void aRequestToALeaderThatWasReplacedIsGivenUpWhenTheCacheSeesTheNewEpochNotAtTheDeadline() throws Exception {
         // h2 froze holding partition 99's slot; another host took its lease over, moving the partition to epoch 8
         leaders.answer = (host, req) -> host.equals("h2") ? leaders.hold(host, req) : done(leaders.reply(host, req, Map.of()));
