@@ -133,8 +133,12 @@ public final class DevCluster implements AutoCloseable {
     private void startAll() throws Exception {
         long t0 = System.nanoTime();
         Files.createDirectories(options.workDir());
+        // What a dev cluster killed here before left behind (a PostgreSQL still running, its data directory): cleared,
+        // with one log line each, so this start begins clean; refused when a live dev cluster uses the directory.
+        DevRecovery.recover(options.workDir());
+        Files.deleteIfExists(endpointsFile()); // a dead cluster's; written again once this one is up
         postgres = EmbeddedPostgres.builder()
-                .setDataDirectory(options.workDir().resolve("postgres"))
+                .setDataDirectory(DevRecovery.dataDirectory(options.workDir()))
                 .setCleanDataDirectory(true)
                 // Stopped by close(), after the nodes, so they can release their leases first.
                 .setRegisterShutdownHook(false)
@@ -176,7 +180,7 @@ public final class DevCluster implements AutoCloseable {
      * Waits (up to a minute) until every partition is led by a home node of its shard, as the nodes settle: a node
      * that started before another may have taken the other's partitions as a standby, and hands them back.
      */
-    private void awaitHomeLeadership() throws SQLException, InterruptedException {
+    void awaitHomeLeadership() throws SQLException, InterruptedException {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         try (Connection c = java.sql.DriverManager.getConnection(controlUrl(), USER, PASSWORD);
              PreparedStatement ps = c.prepareStatement("""
@@ -352,7 +356,20 @@ public final class DevCluster implements AutoCloseable {
         m.put("postgres", pg);
         m.put("user", USER);
         m.put("password", PASSWORD);
+        m.put("pid", ProcessHandle.current().pid());
+        m.put("nodes", nodes.stream().map(n -> nodeEntry(n.hostId(), n.pgwireAddress(), n.httpAddress(),
+                ProcessHandle.current().pid())).toList());
         return m;
+    }
+
+    /** One node's entry under {@code nodes} in {@code endpoints.json}. */
+    static Map<String, Object> nodeEntry(String id, String pgwire, String http, long pid) {
+        Map<String, Object> n = new LinkedHashMap<>();
+        n.put("id", id);
+        n.put("pgwire", pgwire);
+        n.put("http", http);
+        n.put("pid", pid);
+        return n;
     }
 
     public Path endpointsFile() {
@@ -360,7 +377,15 @@ public final class DevCluster implements AutoCloseable {
     }
 
     private void writeEndpoints() throws IOException {
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(endpointsFile().toFile(), endpoints());
+        writeEndpoints(endpoints());
+    }
+
+    /** Writes {@code endpoints.json} whole: to a temporary file first, so a reader never sees half of it. */
+    void writeEndpoints(Map<String, Object> endpoints) throws IOException {
+        Path tmp = endpointsFile().resolveSibling("endpoints.json.tmp");
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(tmp.toFile(), endpoints);
+        Files.move(tmp, endpointsFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /**

@@ -57,7 +57,18 @@ public final class Main implements Runnable {
         new CommandLine(this).usage(System.out);
     }
 
-    @Command(name = "dev", description = "Start a local cluster on embedded PostgreSQL with sample data and the sample binding.")
+    @Command(name = "dev", description = {
+            "Start a local cluster on embedded PostgreSQL with sample data and the sample binding.",
+            "",
+            "Data lives under --dir and is generated again at every start. A dev cluster killed there before"
+                    + " (kill -9, a crash) is cleaned up first: a PostgreSQL of it still running is stopped (a fast"
+                    + " shutdown, SIGINT, then SIGKILL after 10 s), node processes of it still running are killed,"
+                    + " and its data directory is removed, each said in one log line.",
+            "",
+            "With --processes every node runs as its own OS process (thresher node -c FILE), its configuration and"
+                    + " log in DIR/nodes/; endpoints.json names each node's pid, so one can be killed (kill -9) or"
+                    + " frozen (kill -STOP) as in production. The node processes stop with the dev process, however"
+                    + " it ends (one frozen at that moment is killed by the next thresher dev in the same --dir)."})
     static final class Dev implements Callable<Integer> {
         @Option(names = "--pgwire-port", defaultValue = "5433", description = "First node's pgwire port (default ${DEFAULT-VALUE}); the others follow it.")
         int pgwirePort;
@@ -73,8 +84,15 @@ public final class Main implements Runnable {
                 + " at most 64, the slots one call may cover).")
         int partitions;
 
+        @Option(names = "--processes", description = "Run each node as its own OS process (a JVM of its own, logging to"
+                + " DIR/nodes/node-N.log) instead of inside this one; the databases stay in this process.")
+        boolean processes;
+
         @Override
         public Integer call() throws Exception {
+            Path workDir = dir.toAbsolutePath();
+            // Before the port check: node processes a killed dev cluster left behind may hold the ports.
+            DevRecovery.recover(workDir);
             if (pgwirePort != 0) {
                 for (int port = pgwirePort; port < pgwirePort + 3; port++) {
                     if (!free(port)) {
@@ -91,16 +109,36 @@ public final class Main implements Runnable {
                         dev.thresher.limits.Limits.DEFAULTS.coordinationSlots());
                 return 2;
             }
-            DevCluster cluster = DevCluster.start(DevCluster.Options.defaults(dir.toAbsolutePath()).withPgwirePort(pgwirePort)
-                    .withRows(rows).withPartitions(n));
+            DevCluster.Options options = DevCluster.Options.defaults(workDir).withPgwirePort(pgwirePort)
+                    .withRows(rows).withPartitions(n);
+            DevCluster cluster = DevCluster.start(processes ? options.withoutNodes() : options);
+            DevProcesses nodeProcesses;
+            try {
+                nodeProcesses = processes ? DevProcesses.start(cluster) : null;
+            } catch (Exception | Error e) {
+                cluster.close();
+                throw e;
+            }
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 System.out.println("\nstopping the dev cluster...");
+                if (nodeProcesses != null) {
+                    nodeProcesses.close();
+                }
                 cluster.close();
                 stopped.countDown();
             }, "dev-cluster-shutdown"));
-            cluster.warmUp(2);
-            printSnippets(cluster);
+            if (nodeProcesses != null) {
+                nodeProcesses.warmUp(2);
+                printSnippets(cluster, nodeProcesses.nodes().stream().map(DevProcesses.NodeProcess::pgwire).toList(),
+                        nodeProcesses.nodes().get(0).http(), "Node processes (kill -9 or kill -STOP one to watch failover):\n"
+                        + String.join("\n", nodeProcesses.nodes().stream().map(p -> "  %s  pid %d  log %s".formatted(
+                                p.id(), p.pid(), p.log())).toList()) + "\n");
+            } else {
+                cluster.warmUp(2);
+                printSnippets(cluster, cluster.nodes().stream().map(Node::pgwireAddress).toList(),
+                        cluster.nodes().get(0).httpAddress(), "");
+            }
             stopped.await();
             return 0;
         }
@@ -114,14 +152,13 @@ public final class Main implements Runnable {
             }
         }
 
-        private void printSnippets(DevCluster c) {
-            Node first = c.nodes().get(0);
-            String pg = first.pgwireAddress();
+        private void printSnippets(DevCluster c, java.util.List<String> pgwire, String http, String extra) {
+            String pg = pgwire.get(0);
             String host = pg.substring(0, pg.lastIndexOf(':'));
-            int port = first.pgwirePort();
+            int port = Integer.parseInt(pg.substring(pg.lastIndexOf(':') + 1));
             System.out.printf("""
 
-                    Thresher dev cluster is up: %d nodes, table orders in %d partitions over %d shard databases, %d rows,
+                    Thresher dev cluster is up: %d nodes%s, table orders in %d partitions over %d shard databases, %d rows,
                     binding %s.
 
                       psql:  psql -h %s -p %d -c "CALL BINDING %s('{}')"
@@ -130,11 +167,12 @@ public final class Main implements Runnable {
                       SQL reference (each shard database):
                              psql "postgresql://%s:%s@127.0.0.1:%d/thresher_shard_1" -c "SELECT region, sum(amount), count(*) FROM orders GROUP BY region"
 
-                    Endpoints of every part: %s
+                    %sEndpoints of every part: %s
                     Ctrl-C stops everything.
-                    """, c.nodes().size(), c.options().partitions(), c.nodes().size(), rows, DevCluster.SAMPLE_BINDING, host, port,
-                    DevCluster.SAMPLE_BINDING, host, port, DevCluster.USER, DevCluster.SAMPLE_BINDING, first.httpAddress(),
-                    DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD, c.postgresPort(), c.endpointsFile());
+                    """, pgwire.size(), processes ? " (one process each)" : "", c.options().partitions(), c.options().shards(),
+                    rows, DevCluster.SAMPLE_BINDING, host, port, DevCluster.SAMPLE_BINDING, host, port, DevCluster.USER,
+                    DevCluster.SAMPLE_BINDING, http, DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD,
+                    c.postgresPort(), extra, c.endpointsFile());
         }
     }
 
@@ -143,6 +181,10 @@ public final class Main implements Runnable {
     static final class NodeCommand implements Callable<Integer> {
         @Option(names = {"-c", "--config"}, description = "A properties file (see docs/operations.md).")
         Path config;
+
+        /** Set by {@code thresher dev --processes}: a node process does not outlive the dev process that started it. */
+        @Option(names = "--exit-with", hidden = true, description = "Stop (cleanly) when the process with this pid ends.")
+        Long exitWith;
 
         @Command(name = "drain", description = "Stop a node leading partitions: its leases pass to the other candidates of"
                 + " their shards (refused when a partition would have none); waits until they did.")
@@ -189,6 +231,9 @@ public final class Main implements Runnable {
             } catch (IllegalArgumentException e) {
                 System.err.println(e.getMessage());
                 return 2;
+            }
+            if (exitWith != null) {
+                ParentWatch.exitWith(exitWith);
             }
             Node node = Node.start(nodeConfig);
             CountDownLatch stopped = new CountDownLatch(1);
