@@ -241,7 +241,9 @@ public final class Node implements AutoCloseable {
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges());
 
-        upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.bindHost(), wireServer.port()),
+        // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
+        upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
+                        config.advertisedWirePort(wireServer.port())),
                 pgwireAddress(), httpAddress(), config.standbyShards());
         leasesStarted = true;
         leases.start();

@@ -19,21 +19,50 @@ import java.util.TreeMap;
  * {@code pgwire.auth} ({@code trust} or {@code password}), {@code pgwire.user}, {@code pgwire.password},
  * {@code tenant}, {@code failpoints.enabled} (tests only; default false), {@code node.standbyShards} (the shard
  * databases besides its own this node stands by for, comma separated ids; their URLs come from the control
- * database), and every {@code limits.*} key of {@link Limits}.
+ * database), {@code node.wireAdvertisedHost} and {@code node.wireAdvertisedPort} (the node-to-node address other
+ * nodes are told to connect to, when it is not the one bound: behind a proxy or a port mapping; default the bind
+ * host and the bound wire port), and every {@code limits.*} key of {@link Limits}.
  */
 public record NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
                          String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
                          AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
-                         boolean failpointsEnabled, List<Integer> standbyShards) {
+                         boolean failpointsEnabled, List<Integer> standbyShards, String wireAdvertisedHost,
+                         int wireAdvertisedPort) {
     public NodeConfig {
         Objects.requireNonNull(hostId, "hostId");
         Objects.requireNonNull(bindHost, "bindHost");
+        if (wireAdvertisedHost != null && wireAdvertisedHost.isBlank()) {
+            wireAdvertisedHost = null;
+        }
+        if (wireAdvertisedPort < 0 || wireAdvertisedPort > 65535) {
+            throw new IllegalArgumentException("node.wireAdvertisedPort is 0 (the bound port) to 65535, was "
+                    + wireAdvertisedPort);
+        }
         Objects.requireNonNull(controlJdbcUrl, "controlJdbcUrl");
         Objects.requireNonNull(shardJdbcUrl, "shardJdbcUrl");
         Objects.requireNonNull(pgwireAuth, "pgwireAuth");
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(limits, "limits");
         standbyShards = standbyShards.stream().filter(s -> s != shardId).distinct().sorted().toList();
+    }
+
+    /** A node advertising the wire address it binds. */
+    public NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
+                      String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
+                      AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
+                      boolean failpointsEnabled, List<Integer> standbyShards) {
+        this(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl, dbUser, dbPassword,
+                pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled, standbyShards, null, 0);
+    }
+
+    /** The host other nodes connect to for this node's wire server: {@code node.wireAdvertisedHost}, else the bind host. */
+    public String advertisedWireHost() {
+        return wireAdvertisedHost != null ? wireAdvertisedHost : bindHost;
+    }
+
+    /** The port other nodes connect to: {@code node.wireAdvertisedPort}, else {@code boundPort}, the one the wire server bound. */
+    public int advertisedWirePort(int boundPort) {
+        return wireAdvertisedPort != 0 ? wireAdvertisedPort : boundPort;
     }
 
     /** A node standing by for no shard database but its own. */
@@ -59,7 +88,8 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
     public static Set<String> keys() {
         Set<String> keys = new LinkedHashSet<>(List.of("node.id", "node.shardId", "node.bindHost", "node.wirePort",
                 "node.pgwirePort", "node.httpPort", "control.jdbcUrl", "shard.jdbcUrl", "db.user", "db.password",
-                "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled", "node.standbyShards"));
+                "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled", "node.standbyShards",
+                "node.wireAdvertisedHost", "node.wireAdvertisedPort"));
         Limits.DEFAULTS.asMap().keySet().forEach(k -> keys.add("limits." + k));
         return keys;
     }
@@ -149,6 +179,10 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         int wirePort = integer(p, "node.wirePort", "7433", problems);
         int pgPort = integer(p, "node.pgwirePort", "5433", problems);
         int httpPort = integer(p, "node.httpPort", "8433", problems);
+        int advertisedPort = integer(p, "node.wireAdvertisedPort", "0", problems);
+        if (advertisedPort < 0 || advertisedPort > 65535) {
+            problems.add("node.wireAdvertisedPort is 0 (the bound port) to 65535, was " + advertisedPort);
+        }
         AuthMode auth = null;
         String authText = p.getOrDefault("pgwire.auth", "password");
         try {
@@ -179,7 +213,8 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         return new NodeConfig(id, shardId, p.getOrDefault("node.bindHost", "127.0.0.1"), wirePort, pgPort, httpPort,
                 control, shard, p.get("db.user"), p.get("db.password"), auth, p.getOrDefault("pgwire.user", "thresher"),
                 p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits,
-                Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")), standby);
+                Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")), standby,
+                p.get("node.wireAdvertisedHost"), advertisedPort);
     }
 
     private static String required(Map<String, String> p, String key, List<String> problems) {

@@ -33,6 +33,21 @@ class NodeConfigTest {
     }
 
     @Test
+    void theAdvertisedWireAddressIsTheBoundOneUnlessConfigured() {
+        NodeConfig plain = NodeConfig.fromProperties(minimal());
+        assertThat(plain.advertisedWireHost()).isEqualTo("127.0.0.1");
+        assertThat(plain.advertisedWirePort(41000)).isEqualTo(41000);
+        Map<String, String> p = minimal();
+        p.put("node.wireAdvertisedHost", "10.0.0.7");
+        p.put("node.wireAdvertisedPort", "9000");
+        NodeConfig proxied = NodeConfig.fromProperties(p);
+        assertThat(proxied.advertisedWireHost()).isEqualTo("10.0.0.7");
+        assertThat(proxied.advertisedWirePort(41000)).isEqualTo(9000);
+        p.put("node.wireAdvertisedPort", "70000");
+        assertThatThrownBy(() -> NodeConfig.fromProperties(p)).hasMessageContaining("node.wireAdvertisedPort");
+    }
+
+    @Test
     void keysMapToTheirFields() {
         Map<String, String> p = minimal();
         p.put("node.pgwirePort", "6543");

@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -30,7 +29,9 @@ import java.util.concurrent.TimeUnit;
 final class NodeProcesses implements AutoCloseable {
     private final DevCluster databases;
     private final Path dir;
-    private final Map<Integer, Process> processes = new TreeMap<>();
+    private final Map<Integer, Process> processes = new java.util.concurrent.ConcurrentSkipListMap<>();
+    /** Each running node's pgwire address as it registered itself, read once it was ready. */
+    private final Map<Integer, String> pgwireAddresses = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, String> extra;
 
     NodeProcesses(DevCluster databases, Path dir, Map<String, String> extra) {
@@ -41,6 +42,11 @@ final class NodeProcesses implements AutoCloseable {
 
     /** Starts node {@code i} (home shard {@code i}, standing by for the next) and waits until it reads ready. */
     void start(int i) throws Exception {
+        start(i, Map.of());
+    }
+
+    /** {@link #start(int)} with {@code more} configuration keys for this start of this node (over the others). */
+    void start(int i, Map<String, String> more) throws Exception {
         Properties p = new Properties();
         p.setProperty("node.id", id(i));
         p.setProperty("node.shardId", Integer.toString(i));
@@ -57,6 +63,7 @@ final class NodeProcesses implements AutoCloseable {
         p.setProperty("pgwire.auth", "trust");
         p.setProperty("tenant", DevCluster.TENANT);
         extra.forEach(p::setProperty);
+        more.forEach(p::setProperty);
         Path config = dir.resolve(id(i) + ".properties");
         try (var out = Files.newOutputStream(config)) {
             p.store(out, null);
@@ -65,8 +72,10 @@ final class NodeProcesses implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log(i).toFile()));
         pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL"));
         long since = System.currentTimeMillis();
+        pgwireAddresses.remove(i);
         processes.put(i, pb.start());
         awaitReady(i, since);
+        pgwireAddresses.put(i, hostColumn(i, "pgwire_address"));
     }
 
     /** The command line of {@code thresher ARGS} in a JVM of its own, like this one, with {@code jvmOptions} added. */
@@ -93,8 +102,20 @@ final class NodeProcesses implements AutoCloseable {
         return processes.get(i).pid();
     }
 
+    /** Whether node {@code i}'s process was started here and has not been killed. */
+    boolean running(int i) {
+        Process p = processes.get(i);
+        return p != null && p.isAlive();
+    }
+
+    /** The pgwire address node {@code i} registered at its last start, from memory (no database read), or null. */
+    String knownPgwireAddress(int i) {
+        return pgwireAddresses.get(i);
+    }
+
     /** {@code kill -9}. */
     void kill(int i) throws InterruptedException {
+        pgwireAddresses.remove(i);
         Process p = processes.remove(i);
         p.destroyForcibly();
         p.waitFor(30, TimeUnit.SECONDS);
@@ -114,10 +135,18 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     Connection connect(int i) throws Exception {
+        return connect(i, new Properties());
+    }
+
+    /** A pgjdbc connection to node {@code i}'s pgwire with {@code more} driver properties. */
+    Connection connect(int i, Properties more) throws Exception {
         Properties p = new Properties();
         p.setProperty("user", DevCluster.USER);
         p.setProperty("password", DevCluster.PASSWORD);
-        return DriverManager.getConnection("jdbc:postgresql://" + pgwireAddress(i) + "/thresher", p);
+        p.putAll(more);
+        String address = pgwireAddresses.get(i);
+        return DriverManager.getConnection("jdbc:postgresql://" + (address != null ? address : pgwireAddress(i))
+                + "/thresher", p);
     }
 
     private String hostColumn(int i, String column) throws Exception {
@@ -208,5 +237,6 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         processes.clear();
+        pgwireAddresses.clear();
     }
 }

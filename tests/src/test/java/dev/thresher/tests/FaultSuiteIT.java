@@ -1,0 +1,286 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.thresher.server.DevCluster;
+import dev.thresher.tests.FaultCheckers.Check;
+import dev.thresher.tests.FaultCheckers.FaultRun;
+import dev.thresher.tests.Faults.Fault;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * The fault suite (docs/reliability.md): real faults on a cluster of separate node processes over the embedded
+ * PostgreSQL of a {@link DevCluster}, under clients calling the sample binding through node-1 with a short deadline.
+ * Each fault runs as: calls flowing, the fault injected and held, healed, then the checkers of {@link FaultCheckers}
+ * over every call and over the control database.
+ *
+ * <p>Node-1 coordinates every call (the clients call it) and leads shard 1's partitions, standing by for shard 2;
+ * node-2 leads shard 2's, node-3 shard 3's. Each node binds its wire server on a free port and advertises the port of
+ * a {@link TcpProxy} in front of it ({@code node.wireAdvertisedPort}), so all node-to-node traffic crosses a proxy.
+ *
+ * <p>System properties: {@code faults.secondsPerFault} (default 4: the short variant in the normal test run; 180 for
+ * the long one), {@code faults.deadlineMs} (4000), {@code faults.clients} (4), {@code faults.only} (comma-separated
+ * fault names), {@code faults.afterHealSeconds} (calls kept flowing after the heal: 0 in the short variant, 30 when a
+ * fault lasts a minute or more), {@code faults.writeDoc} (write the results into docs/reliability.md; default true when
+ * a fault lasts a minute or more). The results always go to {@code tests/target/fault-suite-results.md}.
+ */
+class FaultSuiteIT {
+    private static final long SECONDS_PER_FAULT = Long.getLong("faults.secondsPerFault", 4);
+    private static final long DEADLINE_MS = Long.getLong("faults.deadlineMs", 4_000);
+    private static final int CLIENTS = Integer.getInteger("faults.clients", 4);
+    private static final long AFTER_HEAL_SECONDS = Long.getLong("faults.afterHealSeconds", SECONDS_PER_FAULT >= 60 ? 30 : 0);
+    private static final boolean WRITE_DOC = Boolean.parseBoolean(
+            System.getProperty("faults.writeDoc", Boolean.toString(SECONDS_PER_FAULT >= 60)));
+    private static final Set<String> ONLY = Arrays.stream(System.getProperty("faults.only", "").split(","))
+            .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+    /** The wire-delay fault's latency, each way. */
+    private static final long WIRE_DELAY_MS = Long.getLong("faults.wireDelayMs", 1_500);
+
+    private static DevCluster databases;
+    private static NodeProcesses nodes;
+    private static final Map<Integer, TcpProxy> proxies = new TreeMap<>();
+    private static Faults.Postgres postgres;
+    private static Faults.Cluster cluster;
+    private static Map<String, double[]> reference;
+    private static final List<Result> results = Collections.synchronizedList(new ArrayList<>());
+    private static long suiteStarted;
+
+    /** One fault's run and its checks, or why it could not run. */
+    record Result(FaultRun run, List<Check> checks, String error, String faultNote) {}
+
+    @BeforeAll
+    static void start() throws Exception {
+        suiteStarted = System.nanoTime();
+        Path dir = Files.createTempDirectory("thresher-faults-");
+        databases = DevCluster.start(DevCluster.Options.defaults(dir).withPgwirePort(0).withRows(20_000).withoutNodes());
+        postgres = new Faults.Postgres(databases);
+        nodes = new NodeProcesses(databases, dir, Map.of());
+        for (int i = 1; i <= 3; i++) {
+            proxies.put(i, new TcpProxy("node-" + i));
+        }
+        cluster = new Faults.Cluster(nodes, proxies, postgres);
+        ExecutorService starting = Executors.newFixedThreadPool(3);
+        try {
+            List<Future<Object>> started = new ArrayList<>();
+            for (int i = 1; i <= 3; i++) {
+                int n = i;
+                started.add(starting.submit(() -> {
+                    cluster.startNode(n);
+                    return null;
+                }));
+            }
+            for (Future<Object> f : started) {
+                f.get(180, TimeUnit.SECONDS);
+            }
+        } finally {
+            starting.shutdownNow();
+        }
+        reference = Cluster.sqlReference(databases);
+        System.out.printf("fault suite: cluster up in %d s; %d s per fault, deadline %d ms, %d clients%n",
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - suiteStarted), SECONDS_PER_FAULT, DEADLINE_MS, CLIENTS);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        try {
+            if (postgres != null) {
+                try {
+                    postgres.thaw();
+                    postgres.startIfStopped();
+                } catch (Exception e) {
+                    System.out.println("fault suite: could not heal PostgreSQL: " + e);
+                }
+            }
+            proxies.values().forEach(TcpProxy::heal);
+            writeReport();
+        } finally {
+            if (nodes != null) {
+                nodes.close();
+            }
+            proxies.values().forEach(TcpProxy::close);
+            proxies.clear();
+            if (databases != null) {
+                databases.close();
+            }
+            databases = null;
+            nodes = null;
+        }
+    }
+
+    static List<Fault> faults() {
+        List<Fault> all = List.of(
+                Faults.kill(cluster, 2, "leader"),
+                Faults.freeze(cluster, 2, "leader"),
+                Faults.kill(cluster, 1, "coordinator"),
+                Faults.freeze(cluster, 1, "coordinator"),
+                Faults.postgresStopped(cluster),
+                Faults.postgresFrozen(cluster),
+                Faults.sessionsTerminated(cluster),
+                Faults.wireDelay(cluster, List.of(2, 3), WIRE_DELAY_MS),
+                Faults.wireBlackhole(cluster, 2, List.of(TcpProxy.Direction.TO_NODE, TcpProxy.Direction.FROM_NODE)));
+        return all.stream().filter(f -> ONLY.isEmpty() || ONLY.contains(f.name())).toList();
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyFaultHealsWithoutAWrongLateOrLostAnswer() {
+        return faults().stream().map(f -> DynamicTest.dynamicTest(f.name(), () -> {
+            Result r = run(f);
+            results.add(r);
+            assertThat(r.error()).as("%s could not run", f.name()).isNull();
+            List<String> failed = r.checks().stream().filter(c -> !c.passed())
+                    .map(c -> c.number() + ". " + c.name() + ": " + c.detail()).toList();
+            assertThat(failed).as("checkers that failed under %s", f.name()).isEmpty();
+        }));
+    }
+
+    private static Result run(Fault f) throws Exception {
+        long t0 = System.nanoTime();
+        // The steady state first: a failover of the fault before hands partitions back within two leases.
+        String unsteady = cluster.awaitHomeLeaders(30_000);
+        if (unsteady != null) {
+            System.out.println("fault " + f.name() + ": " + unsteady);
+        }
+        Timestamp windowStart = FaultCheckers.controlNow(databases, 30_000);
+        FaultRun run;
+        String error = null;
+        try (FaultCalls calls = new FaultCalls(nodes, 1, CLIENTS, DEADLINE_MS, reference)) {
+            boolean flowing = calls.awaitSuccesses(2 * CLIENTS, 60_000);
+            long inject = System.nanoTime();
+            long held;
+            try {
+                f.inject();
+                long until = inject + TimeUnit.SECONDS.toNanos(SECONDS_PER_FAULT);
+                while (System.nanoTime() - until < 0) {
+                    f.during();
+                    Thread.sleep(Math.max(1, Math.min(250, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()))));
+                }
+            } catch (Exception e) {
+                error = "injecting: " + e;
+            } finally {
+                held = System.nanoTime();
+                try {
+                    f.heal();
+                } catch (Exception e) {
+                    error = (error == null ? "" : error + "; ") + "healing: " + e;
+                }
+            }
+            long heal = System.nanoTime();
+            // Calls go on until they succeed again (each client once), bounded by the recovery bound and a deadline.
+            calls.awaitSuccessesSince(heal, CLIENTS, FaultCheckers.RECOVERY_BOUND_MS + DEADLINE_MS + 1_000);
+            if (AFTER_HEAL_SECONDS > 0) {
+                Thread.sleep(Math.max(0, TimeUnit.SECONDS.toMillis(AFTER_HEAL_SECONDS)
+                        - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - heal)));
+            }
+            List<FaultCalls.Call> done = calls.stop();
+            run = new FaultRun(f.name(), f.what(), DEADLINE_MS, TimeUnit.NANOSECONDS.toMillis(held - inject),
+                    TimeUnit.NANOSECONDS.toMillis(heal - held), done,
+                    calls.connectFailures(), inject, heal, windowStart, flowing, f.hitsCoordinator(),
+                    (unsteady == null ? "" : unsteady + "; ") + f.note());
+        }
+        List<Check> checks = FaultCheckers.check(run, databases, reference);
+        Result r = new Result(run, checks, error, f.note());
+        System.out.println(summary(r) + " (" + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0) + " s)");
+        return r;
+    }
+
+    private static String summary(Result r) {
+        FaultRun run = r.run();
+        StringBuilder b = new StringBuilder("fault " + run.fault() + ": " + run.calls().size() + " calls, "
+                + run.successes() + " succeeded (" + run.successesDuringFault() + " during the fault), failures " + run.failures() + ", max answer " + run.maxLatencyMs()
+                + " ms, recovery " + run.recoveryMs() + " ms after the heal" + (r.error() == null ? "" : "; ERROR " + r.error()));
+        for (Check c : r.checks()) {
+            b.append("\n  ").append(c.number()).append(' ').append(c.verdict()).append(' ').append(c.name()).append(": ")
+                    .append(c.detail());
+        }
+        return b.toString();
+    }
+
+    static final String BEGIN = "<!-- fault-suite results: begin (written by FaultSuiteIT) -->";
+    static final String END = "<!-- fault-suite results: end -->";
+
+    private static void writeReport() throws Exception {
+        if (results.isEmpty()) {
+            return;
+        }
+        String md = markdown();
+        Path repo = Path.of(System.getProperty("thresher.repo", "."));
+        Path target = repo.resolve("tests/target/fault-suite-results.md");
+        Files.createDirectories(target.getParent());
+        Files.writeString(target, md, StandardCharsets.UTF_8);
+        System.out.println("fault suite: results in " + target);
+        if (WRITE_DOC) {
+            Path doc = repo.resolve("docs/reliability.md");
+            String text = Files.readString(doc, StandardCharsets.UTF_8);
+            int b = text.indexOf(BEGIN);
+            int e = text.indexOf(END);
+            if (b < 0 || e < b) {
+                System.out.println("fault suite: " + doc + " has no results markers; not written");
+                return;
+            }
+            Files.writeString(doc, text.substring(0, b + BEGIN.length()) + "\n" + md + text.substring(e),
+                    StandardCharsets.UTF_8);
+            System.out.println("fault suite: results written into " + doc);
+        }
+    }
+
+    private static String markdown() {
+        StringBuilder m = new StringBuilder();
+        m.append("\n### Run of ").append(Instant.now().truncatedTo(ChronoUnit.MINUTES)).append(": ")
+                .append(SECONDS_PER_FAULT >= 60 ? "long" : "short").append(" variant\n\n")
+                .append(SECONDS_PER_FAULT).append(" s per fault, call deadline ").append(DEADLINE_MS).append(" ms, ")
+                .append(CLIENTS).append(" clients calling node-1, ").append(Runtime.getRuntime().availableProcessors())
+                .append(" cores, suite ").append(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - suiteStarted))
+                .append(" s").append(AFTER_HEAL_SECONDS > 0 ? ", calls kept flowing " + AFTER_HEAL_SECONDS
+                        + " s after each heal" : "").append(".\n\n");
+        m.append("| fault | held | heal took | calls | ok | ok during the fault | failures by code | connect failures | max answer / deadline | first success after heal | 1 | 2 | 3 | 4 | 5 | 6 | 7 |\n");
+        m.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Result r : results) {
+            FaultRun run = r.run();
+            m.append("| `").append(run.fault()).append("` | ").append(run.heldMs()).append(" ms | ")
+                    .append(run.healMs()).append(" ms | ")
+                    .append(run.calls().size()).append(" | ").append(run.successes()).append(" | ")
+                    .append(run.successesDuringFault()).append(" | ")
+                    .append(run.failures().entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+                            .collect(Collectors.joining(", "))).append(" | ").append(run.connectFailures()).append(" | ")
+                    .append(run.maxLatencyMs()).append(" / ").append(run.deadlineMs()).append(" ms | ")
+                    .append(run.recoveryMs() < 0 ? "none" : run.recoveryMs() + " ms");
+            for (Check c : r.checks()) {
+                m.append(" | ").append(c.passed() ? "pass" : "**FAIL**");
+            }
+            m.append(" |\n");
+        }
+        m.append("\nWhat each check found:\n\n");
+        for (Result r : results) {
+            m.append("- `").append(r.run().fault()).append("`")
+                    .append(r.error() == null ? "" : " (error: " + r.error() + ")")
+                    .append(r.run().note().isEmpty() ? "" : " (" + r.run().note() + ")").append(":\n");
+            for (Check c : r.checks()) {
+                m.append("  ").append(c.number()).append(". ").append(c.passed() ? "pass" : "**FAIL**").append(" — ")
+                        .append(c.detail().replace("|", "\\|")).append('\n');
+            }
+        }
+        return m.toString();
+    }
+}
