@@ -79,6 +79,9 @@ public final class Pools {
         return new BoundedDataSource(pool);
     }
 
+    /** How long taking a connection waits for the server to answer the liveness check (HikariCP's least). */
+    static final long VALIDATION_TIMEOUT_MS = 250;
+
     /** The statement every read-only pool connection runs first. */
     public static final String READ_ONLY_SESSION = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
 
@@ -95,6 +98,9 @@ public final class Pools {
         c.setMaximumPoolSize(maxSize);
         c.setMinimumIdle(1);
         c.setConnectionTimeout(10_000);
+        // HikariCP checks a connection idle for more than 500 ms before handing it out, waiting this long for the
+        // server: its own default (5 s) would hold a caller that long past its deadline when the server is frozen
+        c.setValidationTimeout(VALIDATION_TIMEOUT_MS);
         // a server that accepts TCP but never answers the startup (frozen) does not hold a new connection longer
         c.addDataSourceProperty("connectTimeout", "5");
         c.addDataSourceProperty("loginTimeout", "5");

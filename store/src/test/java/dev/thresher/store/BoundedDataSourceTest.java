@@ -84,6 +84,37 @@ class BoundedDataSourceTest {
     }
 
     @Test
+    void anIdleConnectionToAFrozenServerIsGivenUpWithinTheDeadline() throws Exception {
+        // kills: Pools' validation timeout (HikariCP checks a connection idle > 500 ms before handing it out and would
+        // wait 5 s for a frozen server, past the deadline)
+        long pid;
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            pid = rs.getLong(1);
+        }
+        long idleSince = System.nanoTime();
+        TestPostgres.await(Duration.ofSeconds(5), "the pool's connection idle for 600 ms",
+                () -> System.nanoTime() - idleSince > TimeUnit.MILLISECONDS.toNanos(600));
+        signal("STOP", pid);
+        try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(300)))) {
+            long t = System.nanoTime();
+            // the idle connection's backend is frozen: given up after the check, and a new one taken (the server
+            // still accepts connections) or none within the deadline; either way, in time
+            try (Connection c = bounded.getConnection(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                assertThat(rs.getLong(1)).isNotEqualTo(pid);
+            } catch (SQLException e) {
+                assertThat(DbDeadline.passed()).as(e.toString()).isTrue();
+            }
+            assertThat(System.nanoTime() - t).isLessThan(TimeUnit.MILLISECONDS.toNanos(300) + BOUND_NANOS);
+        } finally {
+            signal("CONT", pid);
+        }
+    }
+
+    @Test
     void outsideADeadlineThePoolIsItself() throws Exception {
         // kills: the scope check (a connection without a deadline bounded by a stale one)
         assertThat(DbDeadline.current()).isEmpty();

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.within;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,7 +31,7 @@ class LauncherIT {
         Path repo = Path.of(System.getProperty("thresher.repo", ".")).toAbsolutePath();
         Path dir = Files.createTempDirectory("thresher-launcher-");
         Path log = dir.resolve("dev.log");
-        int port = freePortRun();
+        int port = DevLaunch.freePortRun();
         ProcessBuilder pb = new ProcessBuilder(repo.resolve("thresher").toString(), "dev", "--pgwire-port",
                 String.valueOf(port), "--dir", dir.resolve("dev").toString())
                 .directory(repo.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
@@ -107,37 +106,6 @@ class LauncherIT {
         }
     }
 
-    /**
-     * A port p such that p, p+1 and p+2 are free right now, below the kernel's ephemeral range: the
-     * nodes' own ephemeral listeners (wire, HTTP) are drawn from that range and must not take one of
-     * them before the third node binds its pgwire port (as 5433-5435 of a real dev cluster never are).
-     */
-    private static int freePortRun() throws IOException {
-        int ephemeralLow = 32_768;
-        try {
-            ephemeralLow = Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
-                    .trim().split("\\s+")[0]);
-        } catch (IOException | RuntimeException e) {
-            // not Linux: keep the common default
-        }
-        int low = Math.max(10_000, ephemeralLow - 12_000);
-        java.util.Random random = new java.util.Random();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int p = low + random.nextInt(Math.max(1, ephemeralLow - 3 - low));
-            if (free(p) && free(p + 1) && free(p + 2)) {
-                return p;
-            }
-        }
-        throw new IOException("no run of three free ports below " + ephemeralLow);
-    }
-
-    private static boolean free(int port) {
-        try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
 
     private static boolean listening(int port) {
         try (Socket s = new Socket("127.0.0.1", port)) {

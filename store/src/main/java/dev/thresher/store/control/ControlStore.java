@@ -290,8 +290,10 @@ public final class ControlStore {
      *       stays);</li>
      *   <li>a lease that is free (none, ended, or its own of an older epoch) is taken by a home candidate, by the
      *       host a transfer names, or by a standby while no home candidate of the shard is live and not
-     *       draining (for a partition never led, only once it is two leases old: a home node starting a moment
-     *       later keeps its own); a draining host takes none;</li>
+     *       draining, once the standby itself has been live for a lease without a gap (after an outage of the
+     *       control database every heartbeat is stale: the home nodes renew their own leases first instead of
+     *       standbys taking them and handing them back) and, for a partition never led, once it is two leases old
+     *       (a home node starting a moment later keeps its own); a draining host takes none;</li>
      *   <li>taking a lease whose last holder was another host bumps the partition's epoch, so the old
      *       holder's runs can never publish.</li>
      * </ul>
@@ -307,7 +309,7 @@ public final class ControlStore {
                       UPDATE hosts SET heartbeat_at = now(),
                         live_since = CASE WHEN heartbeat_at > now() - make_interval(secs => ? / 1000.0) THEN live_since
                                           ELSE now() END
-                      WHERE host_id = ? RETURNING draining),
+                      WHERE host_id = ? RETURNING draining, live_since),
                     homes AS (
                       SELECT o.shard_id, o.host_id, oh.live_since < now() - make_interval(secs => ? / 1000.0) AS settled
                       FROM host_shards o JOIN hosts oh ON oh.host_id = o.host_id
@@ -332,7 +334,8 @@ public final class ControlStore {
                                            OR (NOT EXISTS (SELECT 1 FROM homes h WHERE h.shard_id = p.shard_id
                                                              AND h.host_id <> hs.host_id)
                                                AND (l.partition_id IS NOT NULL
-                                                    OR p.created_at < now() - make_interval(secs => ? / 1000.0)))))))
+                                                    OR p.created_at < now() - make_interval(secs => ? / 1000.0))
+                                               AND me.live_since < now() - make_interval(secs => ? / 1000.0))))))
                       ORDER BY p.partition_id
                       FOR NO KEY UPDATE OF p SKIP LOCKED),
                     bumped AS (
@@ -355,7 +358,8 @@ public final class ControlStore {
                       RETURNING partition_id, epoch)
                     SELECT p.partition_id, p.tenant, p.table_name, p.slot_lo, p.slot_hi, p.shard_id, t.epoch
                     FROM taken t JOIN partitions p ON p.partition_id = t.partition_id""")) {
-                bind(ps, leaseMs, hostId, 2 * leaseMs, leaseMs, hostId, leaseMs, 2 * leaseMs, hostId, hostId, leaseMs);
+                bind(ps, leaseMs, hostId, 2 * leaseMs, leaseMs, hostId, leaseMs, 2 * leaseMs, leaseMs, hostId, hostId,
+                        leaseMs);
                 List<Held> held = new ArrayList<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {

@@ -223,11 +223,32 @@ class ControlStoreTest {
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
         store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        liveForAnHour(standby);
         Partition p = partition();
         exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
         assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
         assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+    }
+
+    @Test
+    void aStandbyTakesNoFreeLeaseUntilItHasItselfBeenLiveForALease() {
+        // kills: acquireLeadership's "me.live_since < now() - lease" (after an outage of the control database every
+        // heartbeat is stale: a standby renewing first would take its home nodes' partitions, then hand them back)
+        int otherShard = newShard();
+        String standby = "standby-" + otherShard;
+        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        Partition p = partition();
+        exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
+        exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?, ?)", hostA, hostB, standby);
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).as("back after a gap").doesNotContain(p.id());
+        liveForAnHour(standby);
+        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).as("live for a lease").contains(p.id());
+    }
+
+    /** Makes {@code host} live without a gap for the last hour (a standby that has run all along). */
+    private static void liveForAnHour(String host) {
+        exec("UPDATE hosts SET heartbeat_at = now(), live_since = now() - interval '1 hour' WHERE host_id = ?", host);
     }
 
     @Test
@@ -237,6 +258,7 @@ class ControlStoreTest {
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
         store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        liveForAnHour(standby);
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
         Partition p = partition();
         assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
@@ -251,6 +273,7 @@ class ControlStoreTest {
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
         store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        liveForAnHour(standby);
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
         Partition p = partition();
         exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
@@ -270,6 +293,7 @@ class ControlStoreTest {
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
         store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        liveForAnHour(standby);
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id = ?", hostB);
         Partition p = partition();
         assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
