@@ -46,26 +46,30 @@ final class BoundedDataSource implements DataSource {
             return pool.getConnection();
         }
         Deadline deadline = scope.get();
-        long remainingMs = deadline.remainingMillis();
-        if (remainingMs <= 0) {
+        // judged as DbDeadline.passed() judges it, so a failure here always reads as the deadline's
+        if (deadline.passed()) {
             throw new SQLTimeoutException("the call's deadline passed before a connection of " + pool.getPoolName()
                     + " was taken", "57014");
         }
         HikariPool hikari = (HikariPool) pool.getHikariPoolMXBean();
-        Connection c = hikari == null ? pool.getConnection() : hikari.getConnection(remainingMs);
+        Connection c = hikari == null ? pool.getConnection() : hikari.getConnection(ceilMillis(deadline));
         try {
-            long left = deadline.remainingMillis();
-            if (left <= 0) {
+            if (deadline.passed()) {
                 throw new SQLTimeoutException("the call's deadline passed while a connection of " + pool.getPoolName()
                         + " was taken", "57014");
             }
-            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, left + SOCKET_GRACE_MS));
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, ceilMillis(deadline) + SOCKET_GRACE_MS));
         } catch (SQLException | RuntimeException e) {
             c.close();
             throw e;
         }
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
                 new Bounded(c, deadline));
+    }
+
+    /** The time left in whole milliseconds, rounded up, at least 1: a wait to it ends past the deadline. */
+    private static long ceilMillis(Deadline deadline) {
+        return Math.max(1, (deadline.remainingNanos() + 999_999) / 1_000_000);
     }
 
     /** Hands each statement the deadline as a query timeout, so the server cancels it there. */
@@ -83,7 +87,7 @@ final class BoundedDataSource implements DataSource {
                 throw e.getCause();
             }
             if (result instanceof Statement s && CREATES_STATEMENT.contains(method.getName())) {
-                long left = Math.max(1, deadline.remainingMillis());
+                long left = ceilMillis(deadline);
                 if (s.isWrapperFor(PgStatement.class)) {
                     s.unwrap(PgStatement.class).setQueryTimeoutMs(left);
                 }
