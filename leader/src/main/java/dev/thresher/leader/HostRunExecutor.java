@@ -235,10 +235,8 @@ public final class HostRunExecutor implements HostRunHandler {
             RequestStart start;
             long asked = System.nanoTime();
             try {
-                List<String> wireIds = request.slots().stream().map(SlotRun::wireId).toList();
-                UUID callId = callIdOf(request);
-                start = callId == null ? new RequestStart(control.journaled(request.tenant(), wireIds),
-                        java.util.OptionalLong.empty(), 0) : control.requestStart(request.tenant(), callId, wireIds);
+                start = control.requestStart(request.tenant(), callId(request),
+                        request.slots().stream().map(SlotRun::wireId).toList());
             } catch (RuntimeException e) {
                 refusals.addAndGet(request.slots().size());
                 // nothing started here, whatever the control database did
@@ -261,11 +259,13 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    private static UUID callIdOf(HostRunRequest request) {
+    /** The request's call id; one that is not a UUID is a {@code PROTOCOL_VIOLATION} (no coordinator sends it). */
+    private static UUID callId(HostRunRequest request) {
         try {
             return UUID.fromString(request.callId());
         } catch (IllegalArgumentException e) {
-            return null;
+            throw new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "call id '" + request.callId()
+                    + "' is not a UUID");
         }
     }
 
@@ -566,7 +566,7 @@ public final class HostRunExecutor implements HostRunHandler {
         } catch (RuntimeException e) {
             return Ran.answered(refusal(slot, e), slot);
         }
-        UUID callId = UUID.fromString(request.callId());
+        UUID callId = callId(request);
         Budgets budgets = resolved.binding().budgets();
         // The binding's budgets: its run time within the call's deadline, its input bytes (arguments and batches)
         Deadline runDeadline = budgets.runDeadline(deadline);
