@@ -3,7 +3,6 @@ package dev.thresher.store;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import dev.thresher.limits.Deadline;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -14,10 +13,7 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTimeoutException;
 import java.sql.Statement;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.Executor;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.postgresql.jdbc.PgStatement;
 
 /**
@@ -26,16 +22,16 @@ import org.postgresql.jdbc.PgStatement;
  * after the deadline (a frozen or unreachable server cannot hold the caller), and every statement created on
  * it is cancelled by the server at the deadline. Outside a scope it is the pool itself.
  */
-final class BoundedDataSource implements DataSource {
+final class BoundedDataSource extends ForwardingDataSource {
     /** How long after the deadline a connection's socket still waits for the server, so a statement the server
      *  cancels at the deadline can still answer with its cancellation instead of a cut connection. */
     static final int SOCKET_GRACE_MS = 250;
-    private static final Set<String> CREATES_STATEMENT = Set.of("createStatement", "prepareStatement", "prepareCall");
     private static final Executor DIRECT = Runnable::run;
 
     private final HikariDataSource pool;
 
     BoundedDataSource(HikariDataSource pool) {
+        super(pool);
         this.pool = pool;
     }
 
@@ -99,40 +95,5 @@ final class BoundedDataSource implements DataSource {
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
         throw new SQLFeatureNotSupportedException("a pool's connections use its own credentials");
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return pool.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        pool.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        pool.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return pool.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return pool.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : pool.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || pool.isWrapperFor(iface);
     }
 }

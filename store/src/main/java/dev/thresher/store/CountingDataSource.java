@@ -1,22 +1,18 @@
 package dev.thresher.store;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -39,13 +35,11 @@ import javax.sql.DataSource;
  * Not counted: what a driver sends by itself (pgjdbc's {@code setTransactionIsolation} is a
  * round trip of its own), and work done on an object obtained by {@code unwrap}.
  */
-public final class CountingDataSource implements DataSource {
+public final class CountingDataSource extends ForwardingDataSource {
     private static final Set<String> EXECUTES = Set.of(
             "execute", "executeQuery", "executeUpdate", "executeLargeUpdate", "executeBatch", "executeLargeBatch");
-    private static final Set<String> CREATES_STATEMENT = Set.of("createStatement", "prepareStatement", "prepareCall");
     private static final int RECENT = 128;
 
-    private final DataSource delegate;
     private final LongAdder statements = new LongAdder();
     private final LongAdder transactions = new LongAdder();
     private final LongAdder rollbacks = new LongAdder();
@@ -54,7 +48,7 @@ public final class CountingDataSource implements DataSource {
     private final AtomicLong recorded = new AtomicLong();
 
     public CountingDataSource(DataSource delegate) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
     }
 
     /** The counts at one moment; subtract two to measure a piece of code. */
@@ -103,55 +97,23 @@ public final class CountingDataSource implements DataSource {
         return List.copyOf(sql);
     }
 
-    /** The wrapped data source (to close a pool, for instance). */
-    public DataSource delegate() {
-        return delegate;
-    }
 
     @Override
     public Connection getConnection() throws SQLException {
-        return wrap(delegate.getConnection());
+        return wrap(delegate().getConnection());
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return wrap(delegate.getConnection(username, password));
+        return wrap(delegate().getConnection(username, password));
     }
 
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return delegate.getLogWriter();
-    }
 
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        delegate.setLogWriter(out);
-    }
 
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        delegate.setLoginTimeout(seconds);
-    }
 
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return delegate.getLoginTimeout();
-    }
 
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return delegate.getParentLogger();
-    }
 
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
 
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
-    }
 
     private Connection wrap(Connection c) throws SQLException {
         return (Connection) Proxy.newProxyInstance(CountingDataSource.class.getClassLoader(), new Class<?>[] {Connection.class},
