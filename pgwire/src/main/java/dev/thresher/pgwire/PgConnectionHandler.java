@@ -1004,8 +1004,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     what + ": this server does not write tables")));
             return;
         }
-        callInFlight = true;
-        ctx.channel().config().setAutoRead(false);
+        pauseReading();
         CompletableFuture<Long> future;
         try {
             future = CompletableFuture.supplyAsync(work::run, writes.executor());
@@ -1039,13 +1038,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         } else {
             onFailure.accept(PgError.of(cause));
         }
-        if (callInFlight) {
-            return; // the continuation started the next call or write of a multi-statement query
-        }
-        if (ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(true);
-        }
-        drain();
+        resumeUnlessContinued();
     }
 
     // ---- calls
@@ -1079,9 +1072,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             future = CompletableFuture.failedFuture(
                     new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service returned no future"));
         }
-        callInFlight = true;
-        // Back-pressure: no reads while a call is in flight, so a pipelining client cannot grow the queue.
-        ctx.channel().config().setAutoRead(false);
+        pauseReading();
         future.whenComplete((result, failure) -> {
             try {
                 ctx.executor().execute(() -> callDone(result, failure, onSuccess, onFailure));
@@ -1115,6 +1106,29 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * Marks work in flight off the event loop (a call, a table write, a lookup) and stops reading: back-pressure, so a
+     * pipelining client cannot grow the queue while it runs.
+     */
+    private void pauseReading() {
+        callInFlight = true;
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    /**
+     * After such work was answered: reading resumes and queued messages are handled, unless the answer's continuation
+     * already started the next call or write of a multi-statement query.
+     */
+    private void resumeUnlessContinued() {
+        if (callInFlight) {
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        drain();
+    }
+
     private void callDone(CallResult result, Throwable failure, Consumer<CallResult> onSuccess,
                           Consumer<PgError> onFailure) {
         callInFlight = false;
@@ -1139,13 +1153,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 failedCallId = null;
             }
         }
-        if (callInFlight) {
-            return; // the continuation started the next call of a multi-statement query
-        }
-        if (ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(true);
-        }
-        drain();
+        resumeUnlessContinued();
     }
 
     // ---- SHOW CALL
@@ -1169,8 +1177,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     "SHOW CALL: this server does not keep call outcomes"));
             return;
         }
-        callInFlight = true;
-        ctx.channel().config().setAutoRead(false);
+        pauseReading();
         String tenant = config.tenant();
         CompletableFuture<Optional<CallOutcome>> future;
         try {
@@ -1213,13 +1220,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         } else {
             onFailure.accept(PgError.of(cause));
         }
-        if (callInFlight) {
-            return; // the continuation started the next call or write of a multi-statement query
-        }
-        if (ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(true);
-        }
-        drain();
+        resumeUnlessContinued();
     }
 
     private static BackendMessage.RowDescription showCallDescription(short format) {
