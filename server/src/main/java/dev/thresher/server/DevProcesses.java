@@ -247,7 +247,17 @@ public final class DevProcesses implements AutoCloseable {
      */
     @Override
     public void close() {
-        List<Process> all = List.copyOf(started);
+        stop(started);
+        nodes.clear();
+        started.clear();
+    }
+
+    /**
+     * Stops node processes as {@link #close} does: {@code SIGCONT}, {@code SIGTERM}, and {@code SIGKILL} for any still
+     * running {@value #STOP_SECONDS} s later.
+     */
+    public static void stop(java.util.Collection<Process> processes) {
+        List<Process> all = List.copyOf(processes);
         for (Process p : all) {
             signal(p, "CONT");
             p.destroy();
@@ -264,8 +274,6 @@ public final class DevProcesses implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        nodes.clear();
-        started.clear();
     }
 
     private static void signal(Process p, String signal) {

@@ -1,6 +1,7 @@
 package dev.thresher.tests;
 
 import dev.thresher.server.DevCluster;
+import dev.thresher.server.DevProcesses;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -218,24 +219,7 @@ final class NodeProcesses implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Process p : processes.values()) {
-            try {
-                new ProcessBuilder("kill", "-CONT", Long.toString(p.pid())).start().waitFor();
-            } catch (IOException | InterruptedException e) {
-                // going anyway
-            }
-            p.destroy();
-        }
-        for (Process p : processes.values()) {
-            try {
-                if (!p.waitFor(40, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
+        DevProcesses.stop(processes.values());
         processes.clear();
         pgwireAddresses.clear();
     }
