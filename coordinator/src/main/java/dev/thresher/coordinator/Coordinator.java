@@ -97,6 +97,7 @@ public final class Coordinator implements CallService {
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong replans = new AtomicLong();
     private final AtomicLong supersededRequests = new AtomicLong();
+    private final AtomicLong leaderWaits = new AtomicLong();
     private final AtomicLong failedSlots = new AtomicLong();
     private final AtomicInteger callsInFlight = new AtomicInteger();
     private final CallPhases phases = new CallPhases();
@@ -165,6 +166,11 @@ public final class Coordinator implements CallService {
     /** Host requests given up because their partitions' epochs moved on while they were out (a leader replaced). */
     public long supersededRequests() {
         return supersededRequests.get();
+    }
+
+    /** Slots to be sent again that found their partition without a live leader and waited for one. */
+    public long leaderWaits() {
+        return leaderWaits.get();
     }
 
     /** Slots of calls coordinated here that failed for good. */
@@ -607,11 +613,20 @@ public final class Coordinator implements CallService {
         }
     }
 
+    /**
+     * Whether a target's partition is gone or at a newer epoch led by another host (or by none). A newer epoch
+     * led by the very host the request went to is not: that host renewed its lease meanwhile, so it is alive and
+     * answers, and its epoch fence refuses the slot before any guest, which leaves the slot retryable.
+     */
     private boolean superseded(List<ShardTarget> targets) {
         Topology t = catalog.topology();
         for (ShardTarget target : targets) {
             Optional<Partition> p = t.partition(target.partition().id());
-            if (p.isEmpty() || p.get().epoch() > target.partition().epoch()) {
+            if (p.isEmpty()) {
+                return true;
+            }
+            if (p.get().epoch() > target.partition().epoch()
+                    && !t.leaderOf(p.get()).map(h -> h.hostId().equals(target.leader().hostId())).orElse(false)) {
                 return true;
             }
         }
@@ -630,6 +645,7 @@ public final class Coordinator implements CallService {
      */
     private ShardTarget reresolve(CallRun call, ShardTarget t) {
         Deadline giveUp = call.deadline.within(Duration.ofMillis(limits.activationWindowMs()));
+        boolean waited = false;
         while (true) {
             if (call.stopped()) {
                 return null;
@@ -650,6 +666,10 @@ public final class Coordinator implements CallService {
             }
             if (giveUp.remainingNanos() <= msToNanos(ACTIVATION_POLL_MS)) {
                 throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "partition " + p.id() + " has no live leader");
+            }
+            if (!waited) {
+                waited = true;
+                leaderWaits.incrementAndGet();
             }
             pause(ACTIVATION_POLL_MS);
         }

@@ -386,6 +386,31 @@ class CoordinatorTest {
     }
 
     @Test
+    void aRequestToALeaderThatTookItsPartitionAgainUnderANewEpochIsAnsweredByItAndRetried() throws Exception {
+        // h2 leads partition 99 again under epoch 8 (its lease lapsed and it took it back): it is alive, so its
+        // answer is waited for, and its epoch fence refusing the slot before any guest leaves the slot retryable
+        leaders.answer = (host, req) -> host.equals("h2") ? leaders.hold(host, req) : done(leaders.reply(host, req, Map.of()));
+        Coordinator coordinator = coordinator();
+        CompletableFuture<CallResult> call = coordinator.call(request(20_000));
+        Sent first = leaders.nextHeld();
+        control.topology(moved(Plans.topology(3), 99, "h2", 8));
+        // the coordinator looked at the cache, which shows the new epoch, while the request was out
+        int reads = control.cachedTopologyReads.get();
+        while (control.cachedTopologyReads.get() < reads + 2 && !call.isDone()) {
+            Thread.onSpinWait();
+        }
+        assertThat(call).isNotDone();
+        leaders.complete(first, Map.of(1, notStarted(ErrorCode.TARGET_STALE)));
+        Sent second = leaders.nextHeld();
+        assertThat(second.request().slots()).singleElement().satisfies(s -> assertThat(s.epoch()).isEqualTo(8));
+        leaders.complete(second, Map.of());
+
+        result(call);
+        assertThat(coordinator.supersededRequests()).isZero();
+        assertThat(coordinator.shardRetries()).isEqualTo(1);
+    }
+
+    @Test
     void aSlotWhosePartitionWasSplitIsPlannedAgainAsANewInvocationThatCoversBothHalves() throws Exception {
         Topology three = Plans.topology(3);
         Partition p99 = three.partition(99).orElseThrow();

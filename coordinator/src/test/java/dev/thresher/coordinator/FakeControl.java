@@ -52,6 +52,7 @@ final class FakeControl implements CallStore, Catalog {
 
     final AtomicInteger invalidations = new AtomicInteger();
     final AtomicInteger refreshes = new AtomicInteger();
+    final AtomicInteger cachedTopologyReads = new AtomicInteger();
     final AtomicInteger startReduces = new AtomicInteger();
     final AtomicInteger publishes = new AtomicInteger();
     final List<Binding> inserted = new CopyOnWriteArrayList<>();
@@ -131,6 +132,7 @@ final class FakeControl implements CallStore, Catalog {
 
     @Override
     public Topology topology() {
+        cachedTopologyReads.incrementAndGet();
         return cachedTopology;
     }
 

@@ -34,8 +34,11 @@ public final class Failpoints {
         /** Tells the caller to drop what it was doing (a wire message, a connection). */
         record Drop() implements Action {}
 
-        /** Blocks until {@link Failpoints#release} or a safety bound of 60 s, then proceeds. */
-        record Halt(CountDownLatch released) implements Action {}
+        /**
+         * Blocks until {@link Failpoints#release} or a safety bound of 60 s, then proceeds, or throws a
+         * {@link ThresherException} with {@code then} when it is not null.
+         */
+        record Halt(CountDownLatch released, ErrorCode then) implements Action {}
 
         public static Action delay(Duration d) {
             return new Delay(d);
@@ -54,7 +57,12 @@ public final class Failpoints {
         }
 
         public static Action halt() {
-            return new Halt(new CountDownLatch(1));
+            return new Halt(new CountDownLatch(1), null);
+        }
+
+        /** Held like {@link #halt()}; once released, fails with {@code code} instead of proceeding. */
+        public static Action haltThenFail(ErrorCode code) {
+            return new Halt(new CountDownLatch(1), java.util.Objects.requireNonNull(code));
         }
     }
 
@@ -133,6 +141,9 @@ public final class Failpoints {
                     h.released().await(HALT_BOUND_SECONDS, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
+                }
+                if (h.then() != null) {
+                    throw new ThresherException(h.then(), "failpoint " + point.id() + " fired at " + site + " (released)");
                 }
                 yield Outcome.PROCEED;
             }

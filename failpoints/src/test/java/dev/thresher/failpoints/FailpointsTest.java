@@ -89,4 +89,21 @@ class FailpointsTest {
         f.release(halt);
         assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo(Outcome.PROCEED);
     }
+
+    @Test
+    void haltThenFailHoldsUntilReleasedThenFails() throws Exception {
+        Failpoints f = Failpoints.enabled();
+        Action halt = Action.haltThenFail(ErrorCode.TARGET_STALE);
+        f.arm(Failpoint.WIRE_RECEIVE, 1, halt);
+        CompletableFuture<Outcome> held = CompletableFuture.supplyAsync(() -> f.hit(Failpoint.WIRE_RECEIVE, P1));
+        while (f.fired(Failpoint.WIRE_RECEIVE) == 0) {
+            Thread.onSpinWait();
+        }
+        assertThat(held).isNotDone();
+        f.release(halt);
+        assertThatThrownBy(() -> held.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(ThresherException.class)
+                .satisfies(e -> assertThat(((ThresherException) e).code()).isEqualTo(ErrorCode.TARGET_STALE));
+        // used up: the next hit proceeds
+        assertThat(f.hit(Failpoint.WIRE_RECEIVE, P1)).isEqualTo(Outcome.PROCEED);
+    }
 }

@@ -423,22 +423,24 @@ class ContractIT {
         Node n9 = node(9);
         Node n10 = node(10);
         Node coordinator = cluster.nodes().get(0);
-        // Slot 9 is held on arrival while partition 9 moves on (so its receiver refuses it before the guest,
-        // retryable) and then loses its leader (so its retry has to wait for a new one); slot 10's guest runs
-        // and is held, then the slot fails for good. Every send of slot 9 is counted at the coordinator.
-        Action holdNine = Action.halt();
+        // Slot 9 is held on arrival, then refused before its guest (retryable), after partition 9 lost its leader
+        // (so its retry has to wait for a new one); slot 10's guest runs and is held, then the slot fails for good.
+        // The epoch stays: the coordinator has no reason to give up on the held request. Every send of slot 9 is
+        // counted at the coordinator.
+        Action holdNine = Action.haltThenFail(ErrorCode.TARGET_STALE);
         Action holdTen = Action.halt();
         n9.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 9, 1, holdNine);
         n10.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 10, 1, holdTen);
         n10.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 10, 1, Action.fail(ErrorCode.GUEST_TRAP));
         coordinator.failpoints().arm(Failpoint.WIRE_SEND, s -> s.slotIndex() == 9, -1, Action.delay(Duration.ZERO));
         long failedBefore = coordinator.coordinator().failedSlots();
+        long waitsBefore = coordinator.coordinator().leaderWaits();
+        long supersededBefore = coordinator.coordinator().supersededRequests();
         // Slot 9 never started, so the failure that surfaces is slot 10's, the lowest started slot that failed.
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
                 ErrorCode.GUEST_TRAP, "38000"), CALLERS);
         await(() -> n9.failpoints().fired(Failpoint.WIRE_RECEIVE) == 1
                 && n10.failpoints().fired(Failpoint.AFTER_GUEST_START) == 1, "slots 9 and 10 are held", failed);
-        moveOn(n9, 9);
         // Node 9's lease keeper is frozen (a renewal halted while it holds the keeper's turn), then the lease is
         // deleted: no renewal can take it back until the keeper thaws.
         n9.failpoints().arm(Failpoint.LEASE_RENEW, 1, Action.halt());
@@ -447,9 +449,9 @@ class ContractIT {
         try (Connection c = controlDb.getConnection(); Statement s = c.createStatement()) {
             assertThat(s.executeUpdate("DELETE FROM partition_leases WHERE partition_id = 9")).isEqualTo(1);
         }
-        long refusals = n9.shardExecutor().refusals();
         n9.failpoints().release(holdNine);
-        await(() -> n9.shardExecutor().refusals() > refusals, "slot 9 was refused before its guest", failed);
+        await(() -> coordinator.coordinator().leaderWaits() > waitsBefore, "slot 9 was refused and waits for a leader",
+                failed);
         n10.failpoints().release(holdTen);
         await(() -> coordinator.coordinator().failedSlots() > failedBefore, "slot 10 failed for good", failed);
         n9.failpoints().disarm(Failpoint.LEASE_RENEW); // thawed: a leader for partition 9 appears while slot 9 may still wait
@@ -457,6 +459,7 @@ class ContractIT {
         failed.get(30, TimeUnit.SECONDS);
         assertThat(coordinator.failpoints().fired(Failpoint.WIRE_SEND)).as("slot 9 was sent once, never again")
                 .isEqualTo(1);
+        assertThat(coordinator.coordinator().supersededRequests()).isEqualTo(supersededBefore);
     }
 
     @Test
