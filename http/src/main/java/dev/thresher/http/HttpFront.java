@@ -67,6 +67,9 @@ import org.slf4j.LoggerFactory;
  * The HTTP front door of a node.
  *
  * <pre>
+ * /admin/* needs "Authorization: Bearer &lt;token&gt;" with the node's admin token, and /livez, /readyz and
+ * /metrics need it from peers other than loopback ({@link HttpAccess}); 401 otherwise.
+ *
  * GET  /livez                         200 while the process serves
  * GET  /readyz                        200 once the node leads its partitions and serves calls, else 503
  * GET  /admin/topology                the node's view of the topology, byte-stable JSON (sorted keys)
@@ -155,6 +158,16 @@ public final class HttpFront implements AutoCloseable {
                                   java.util.function.Supplier<Optional<String>> readiness, TableService tables,
                                   BindingService bindings, java.util.function.Supplier<String> topology,
                                   dev.thresher.bindings.TopologyService topologyChanges) throws InterruptedException {
+        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges,
+                HttpAccess.NO_TOKEN);
+    }
+
+    /** As above, with who may use which route ({@link HttpAccess}: the admin token, the open endpoints). */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
+                                  BindingService bindings, java.util.function.Supplier<String> topology,
+                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access)
+            throws InterruptedException {
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
@@ -172,7 +185,7 @@ public final class HttpFront implements AutoCloseable {
                             connections.add(c); // the group forgets a channel when it closes
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, readiness, open, admin, topology));
+                                    new Handler(tenant, limits, calls, readiness, open, admin, topology, access));
                         }
                     })
                     .bind(host, port).sync().channel();
@@ -251,17 +264,19 @@ public final class HttpFront implements AutoCloseable {
         private ScheduledFuture<?> arrival;
 
         private final Admin admin;
+        private final HttpAccess access;
 
         /** The node's topology view for {@code GET /admin/topology}, or null when not served. */
         private final java.util.function.Supplier<String> topology;
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this(tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty() : Optional.of("not ready"), open,
-                    null, null);
+                    null, null, HttpAccess.NO_TOKEN);
         }
 
         Handler(String tenant, Limits limits, CallService calls, java.util.function.Supplier<Optional<String>> readiness,
-                AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology) {
+                AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology, HttpAccess access) {
+            this.access = access;
             this.topology = topology;
             this.admin = admin;
             this.tenant = tenant;
@@ -390,6 +405,13 @@ public final class HttpFront implements AutoCloseable {
             boolean keepAlive = HttpUtil.isKeepAlive(req);
             String path = req.uri().split("\\?", 2)[0];
             HttpMethod method = req.method();
+            try {
+                access.check(path, CALL.matcher(path).matches(), ctx.channel().remoteAddress(),
+                        req.headers().get(HttpHeaderNames.AUTHORIZATION));
+            } catch (ThresherException e) {
+                unauthorized(ctx, keepAlive, e);
+                return;
+            }
             if (path.equals("/livez") || path.equals("/readyz")) {
                 if (!method.equals(HttpMethod.GET)) {
                     wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
@@ -838,6 +860,13 @@ public final class HttpFront implements AutoCloseable {
 
         private void fail(ChannelHandlerContext ctx, boolean keepAlive, ThresherException e) {
             send(ctx, keepAlive, HttpStatuses.of(e.code()), error(e));
+        }
+
+        /** 401 with the challenge a client needs to know what to send. */
+        private void unauthorized(ChannelHandlerContext ctx, boolean keepAlive, ThresherException e) {
+            FullHttpResponse res = response(HttpStatuses.of(e.code()), error(e));
+            res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"thresher\"");
+            write(ctx, keepAlive, res);
         }
 
         private static String error(ThresherException e) {

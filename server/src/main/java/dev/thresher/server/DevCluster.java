@@ -6,6 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.examples.ExampleComponents;
 import dev.thresher.limits.Limits;
+import dev.thresher.http.HttpAccess;
 import dev.thresher.pgwire.AuthMode;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlStore;
@@ -112,6 +113,8 @@ public final class DevCluster implements AutoCloseable {
     }
 
     private final Options options;
+    /** The nodes' admin bearer token, new for each start; {@code endpoints.json} names it as {@code "token"}. */
+    private final String adminToken = newToken();
     private EmbeddedPostgres postgres;
     private final List<Node> nodes = new ArrayList<>();
 
@@ -167,7 +170,7 @@ public final class DevCluster implements AutoCloseable {
             List<Integer> standby = standbyShards(i);
             nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", 0, pg, 0, controlUrl(), shardUrl(i),
                     USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits(), options.failpoints(),
-                    standby)));
+                    standby).withHttpAccess(HttpAccess.withToken(adminToken))));
         }
         if (options.startNodes()) {
             awaitHomeLeadership();
@@ -341,6 +344,28 @@ public final class DevCluster implements AutoCloseable {
         return postgres.getPort();
     }
 
+    /** Creates {@code file} empty, readable and writable by its owner only (where the file system has POSIX modes). */
+    static void ownerOnly(Path file) throws IOException {
+        Files.deleteIfExists(file);
+        try {
+            Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        } catch (UnsupportedOperationException e) {
+            Files.createFile(file);
+        }
+    }
+
+    /** The admin bearer token of this cluster's nodes ({@code Authorization: Bearer <token>}). */
+    public String adminToken() {
+        return adminToken;
+    }
+
+    private static String newToken() {
+        byte[] b = new byte[32];
+        new java.security.SecureRandom().nextBytes(b);
+        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
     /** The facts of {@code endpoints.json}, in its key order. */
     public Map<String, Object> endpoints() {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -356,6 +381,7 @@ public final class DevCluster implements AutoCloseable {
         m.put("postgres", pg);
         m.put("user", USER);
         m.put("password", PASSWORD);
+        m.put("token", adminToken);
         m.put("pid", ProcessHandle.current().pid());
         m.put("nodes", nodes.stream().map(n -> nodeEntry(n.hostId(), n.pgwireAddress(), n.httpAddress(),
                 ProcessHandle.current().pid())).toList());
@@ -380,9 +406,13 @@ public final class DevCluster implements AutoCloseable {
         writeEndpoints(endpoints());
     }
 
-    /** Writes {@code endpoints.json} whole: to a temporary file first, so a reader never sees half of it. */
+    /**
+     * Writes {@code endpoints.json} whole: to a temporary file first, so a reader never sees half of it. It names the
+     * admin token and passwords, so only its owner may read it.
+     */
     void writeEndpoints(Map<String, Object> endpoints) throws IOException {
         Path tmp = endpointsFile().resolveSibling("endpoints.json.tmp");
+        ownerOnly(tmp);
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(tmp.toFile(), endpoints);
         Files.move(tmp, endpointsFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);

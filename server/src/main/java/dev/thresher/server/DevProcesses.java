@@ -121,9 +121,11 @@ public final class DevProcesses implements AutoCloseable {
         p.setProperty("db.password", DevCluster.PASSWORD);
         p.setProperty("pgwire.auth", "trust");
         p.setProperty("tenant", DevCluster.TENANT);
+        p.setProperty("http.adminToken", databases.adminToken());
         p.setProperty("failpoints.enabled", Boolean.toString(o.failpoints()));
         o.limits().asMap().forEach((k, v) -> p.setProperty("limits." + k, Long.toString(v)));
         Path config = dir.resolve(id(i) + ".properties").toAbsolutePath();
+        DevCluster.ownerOnly(config); // it names the admin token
         try (var out = Files.newOutputStream(config)) {
             p.store(out, "node " + i + " of the dev cluster in " + o.workDir() + " (written by thresher dev --processes)");
         }

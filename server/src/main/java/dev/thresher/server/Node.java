@@ -239,7 +239,8 @@ public final class Node implements AutoCloseable {
                 new dev.thresher.store.control.InvocationLookup(controlDb)); // SHOW CALL: uncounted, not the call path
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
-                () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges());
+                () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
+                config.httpAccess());
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),

@@ -1,5 +1,6 @@
 package dev.thresher.server;
 
+import dev.thresher.http.HttpAccess;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.AuthMode;
 import java.util.ArrayList;
@@ -21,14 +22,18 @@ import java.util.TreeMap;
  * databases besides its own this node stands by for, comma separated ids; their URLs come from the control
  * database), {@code node.wireAdvertisedHost} and {@code node.wireAdvertisedPort} (the node-to-node address other
  * nodes are told to connect to, when it is not the one bound: behind a proxy or a port mapping; default the bind
- * host and the bound wire port), and every {@code limits.*} key of {@link Limits}.
+ * host and the bound wire port), {@code http.adminToken} (the bearer token of {@code /admin/*} and handler routes; none:
+ * they are refused) and {@code http.openEndpoints} ({@code loopback}, {@code anywhere} or {@code nowhere}: who may use
+ * {@code /livez}, {@code /readyz} and {@code /metrics} without the token; see {@link HttpAccess}), and every
+ * {@code limits.*} key of {@link Limits}.
  */
 public record NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
                          String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
                          AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
                          boolean failpointsEnabled, List<Integer> standbyShards, String wireAdvertisedHost,
-                         int wireAdvertisedPort) {
+                         int wireAdvertisedPort, HttpAccess httpAccess) {
     public NodeConfig {
+        Objects.requireNonNull(httpAccess, "httpAccess");
         Objects.requireNonNull(hostId, "hostId");
         Objects.requireNonNull(bindHost, "bindHost");
         if (wireAdvertisedHost != null && wireAdvertisedHost.isBlank()) {
@@ -52,7 +57,15 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
                       AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
                       boolean failpointsEnabled, List<Integer> standbyShards) {
         this(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl, dbUser, dbPassword,
-                pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled, standbyShards, null, 0);
+                pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled, standbyShards, null, 0,
+                HttpAccess.NO_TOKEN);
+    }
+
+    /** This configuration with {@code access} for its HTTP routes. */
+    public NodeConfig withHttpAccess(HttpAccess access) {
+        return new NodeConfig(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl,
+                dbUser, dbPassword, pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled,
+                standbyShards, wireAdvertisedHost, wireAdvertisedPort, access);
     }
 
     /** The host other nodes connect to for this node's wire server: {@code node.wireAdvertisedHost}, else the bind host. */
@@ -89,7 +102,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         Set<String> keys = new LinkedHashSet<>(List.of("node.id", "node.shardId", "node.bindHost", "node.wirePort",
                 "node.pgwirePort", "node.httpPort", "control.jdbcUrl", "shard.jdbcUrl", "db.user", "db.password",
                 "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled", "node.standbyShards",
-                "node.wireAdvertisedHost", "node.wireAdvertisedPort"));
+                "node.wireAdvertisedHost", "node.wireAdvertisedPort", "http.adminToken", "http.openEndpoints"));
         Limits.DEFAULTS.asMap().keySet().forEach(k -> keys.add("limits." + k));
         return keys;
     }
@@ -201,6 +214,13 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
                 problems.add("node.standbyShards is a comma-separated list of shard ids, had '" + part.trim() + "'");
             }
         }
+        HttpAccess access = HttpAccess.NO_TOKEN;
+        try {
+            access = new HttpAccess(java.util.Optional.ofNullable(p.get("http.adminToken")),
+                    HttpAccess.OpenEndpoints.parse(p.getOrDefault("http.openEndpoints", "loopback")));
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
         Limits limits = null;
         try {
             limits = Limits.fromProperties(p);
@@ -214,7 +234,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
                 control, shard, p.get("db.user"), p.get("db.password"), auth, p.getOrDefault("pgwire.user", "thresher"),
                 p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits,
                 Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")), standby,
-                p.get("node.wireAdvertisedHost"), advertisedPort);
+                p.get("node.wireAdvertisedHost"), advertisedPort, access);
     }
 
     private static String required(Map<String, String> p, String key, List<String> problems) {

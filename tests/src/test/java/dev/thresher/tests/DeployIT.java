@@ -286,26 +286,26 @@ class DeployIT {
         try (java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient()) {
             String body = "{\"manifest\": " + manifest("via_http", 2, "SELECT region, amount FROM orders") + ", \"module\": \""
                     + java.util.Base64.getEncoder().encodeToString(wasm) + "\"}";
-            var created = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+            var created = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base)).header("Authorization", "Bearer " + cluster.adminToken())
                     .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
             assertThat(json.readTree(created.body()).get("version").asInt()).isEqualTo(1);
-            var again = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+            var again = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base)).header("Authorization", "Bearer " + cluster.adminToken())
                     .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(again.body()).get("unchanged").asBoolean()).isTrue();
-            var shown = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http")).GET().build(),
+            var shown = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http")).header("Authorization", "Bearer " + cluster.adminToken()).GET().build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             JsonNode v = json.readTree(shown.body());
             assertThat(v.at("/version/deployedBy").asText()).isEqualTo("http");
             assertThat(v.at("/manifest/binding").asText()).isEqualTo("via_http");
             assertThat(v.at("/version/deployedAt").asText()).endsWith("Z");
-            var bad = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/rollback"))
+            var bad = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/rollback")).header("Authorization", "Bearer " + cluster.adminToken())
                     .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"to\": 1}")).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(bad.body()).at("/error/message").asText()).contains("is the current version already");
-            var history = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/history")).GET().build(),
+            var history = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/via_http/history")).header("Authorization", "Bearer " + cluster.adminToken()).GET().build(),
                     java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(history.body())).hasSize(1);
         }

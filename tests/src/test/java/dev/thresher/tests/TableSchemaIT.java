@@ -146,7 +146,7 @@ class TableSchemaIT {
         String base = cluster.nodes().get(1).httpAddress() + "/admin/tables";
         ObjectMapper json = new ObjectMapper();
         try (HttpClient client = HttpClient.newHttpClient()) {
-            HttpResponse<String> created = client.send(HttpRequest.newBuilder(URI.create(base)).POST(HttpRequest.BodyPublishers.ofString(
+            HttpResponse<String> created = client.send(HttpRequest.newBuilder(URI.create(base)).header("Authorization", "Bearer " + cluster.adminToken()).POST(HttpRequest.BodyPublishers.ofString(
                     "{\"name\": \"http_t\", \"key\": \"k\", \"columns\": \"k text, v bigint\", \"partitions\": 3}")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
@@ -154,29 +154,29 @@ class TableSchemaIT {
             assertThat(table.get("keyType").asText()).isEqualTo("text");
             assertThat(table.get("partitions")).hasSize(3);
 
-            HttpResponse<String> altered = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrations"))
+            HttpResponse<String> altered = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrations")).header("Authorization", "Bearer " + cluster.adminToken())
                     .POST(HttpRequest.BodyPublishers.ofString("{\"dropColumn\": \"v\"}")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(altered.statusCode()).as(altered.body()).isEqualTo(200);
             JsonNode migrations = json.readTree(altered.body()).get("migrations");
             assertThat(migrations).hasSize(2);
             assertThat(migrations.get(1).get("description").asText()).isEqualTo("drop column v");
 
-            HttpResponse<String> list = client.send(HttpRequest.newBuilder(URI.create(base)).GET().build(),
+            HttpResponse<String> list = client.send(HttpRequest.newBuilder(URI.create(base)).header("Authorization", "Bearer " + cluster.adminToken()).GET().build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(list.body()).findValuesAsText("name")).contains("http_t", "orders");
 
-            HttpResponse<String> bad = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrations"))
+            HttpResponse<String> bad = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrations")).header("Authorization", "Bearer " + cluster.adminToken())
                     .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(json.readTree(bad.body()).at("/error/name").asText()).isEqualTo("INVALID_ARGUMENTS");
 
-            HttpResponse<String> dropped = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t")).DELETE().build(),
+            HttpResponse<String> dropped = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t")).header("Authorization", "Bearer " + cluster.adminToken()).DELETE().build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(dropped.statusCode()).as(dropped.body()).isEqualTo(200);
-            HttpResponse<String> gone = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t")).GET().build(),
+            HttpResponse<String> gone = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t")).header("Authorization", "Bearer " + cluster.adminToken()).GET().build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(gone.body()).at("/error/message").asText()).isEqualTo("there is no table http_t");
-            HttpResponse<String> wrong = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrate"))
+            HttpResponse<String> wrong = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrate")).header("Authorization", "Bearer " + cluster.adminToken())
                     .GET().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(wrong.statusCode()).isEqualTo(405);
         }

@@ -243,15 +243,15 @@ class TopologyChangesIT {
         HttpClient http = HttpClient.newHttpClient();
         String base = cluster.nodes().get(0).httpAddress();
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/partitions/" + partition
-                + "/move")).POST(HttpRequest.BodyPublishers.ofString("{\"to\": \"" + shard + "\"}")).build(),
+                + "/move")).header("Authorization", "Bearer " + cluster.adminToken()).POST(HttpRequest.BodyPublishers.ofString("{\"to\": \"" + shard + "\"}")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(409);
         assertThat(JSON.readTree(r.body()).path("error").path("name").asText()).isEqualTo("TOPOLOGY_CHANGE_REFUSED");
-        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/partitions/" + partition + "/split"))
+        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/partitions/" + partition + "/split")).header("Authorization", "Bearer " + cluster.adminToken())
                 .POST(HttpRequest.BodyPublishers.ofString("{\"dryRun\": true}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(r.body()).path("outcome").asText()).isEqualTo("planned");
-        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/topology/changes?limit=2")).GET().build(),
+        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/topology/changes?limit=2")).header("Authorization", "Bearer " + cluster.adminToken()).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(JSON.readTree(r.body()).get(0).path("command").asText()).isEqualTo("partition split " + partition + " --dry-run");
     }

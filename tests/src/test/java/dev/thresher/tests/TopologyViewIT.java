@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class TopologyViewIT {
     private static String get(HttpClient http, Node n) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/admin/topology")).GET().build(),
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/admin/topology")).header("Authorization", "Bearer " + Cluster.get().adminToken()).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return r.body();
@@ -65,5 +65,30 @@ class TopologyViewIT {
             previous = p.get("id").asInt();
         }
         assertThat(doc.get("hosts")).extracting(h -> h.get("id").asText()).containsExactly("node-1", "node-2", "node-3");
+    }
+
+    @Test
+    void theAdminRoutesNeedTheDevClustersTokenWhichOnlyItsOwnerCanRead() throws Exception {
+        DevCluster cluster = Cluster.get();
+        JsonNode endpoints = new ObjectMapper().readTree(cluster.endpointsFile().toFile());
+        assertThat(endpoints.path("token").asText()).isEqualTo(cluster.adminToken()).hasSizeGreaterThanOrEqualTo(16);
+        assertThat(java.nio.file.Files.getPosixFilePermissions(cluster.endpointsFile()))
+                .containsExactlyInAnyOrder(java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+                        java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+        HttpClient http = HttpClient.newHttpClient();
+        for (Node n : cluster.nodes()) {
+            HttpResponse<String> refused = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/admin/topology"))
+                    .GET().build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).as(refused.body()).isEqualTo(401);
+            assertThat(refused.headers().firstValue("WWW-Authenticate")).isPresent();
+            HttpResponse<String> wrong = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/admin/topology"))
+                    .header("Authorization", "Bearer " + cluster.adminToken() + "0").GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(wrong.statusCode()).isEqualTo(401);
+            assertThat(get(http, n)).startsWith("{");
+            HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/readyz")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(ready.statusCode()).as("open on loopback").isEqualTo(200);
+        }
     }
 }
