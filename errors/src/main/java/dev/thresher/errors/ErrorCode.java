@@ -28,6 +28,8 @@ public enum ErrorCode {
     TOPOLOGY_CHANGE_REFUSED(1014, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     /** No call of the tenant has that id (never, or its record passed the coordination retention). */
     UNKNOWN_CALL(1015, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
+    /** An Idempotency-Key already journaled for a different request (another route or body). */
+    IDEMPOTENCY_KEY_REUSED(1016, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     AUTHENTICATION_TIMEOUT(2003, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),
 
     AUTHENTICATION_FAILED(2001, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),

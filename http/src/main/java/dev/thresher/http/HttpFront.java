@@ -6,7 +6,9 @@ import dev.thresher.bindings.TableService;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
+import dev.thresher.bindings.CallOutcomes;
 import dev.thresher.bindings.CallService;
+import dev.thresher.bindings.IdempotentRequests;
 import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -92,6 +94,8 @@ public final class HttpFront implements AutoCloseable {
             .addSerializer(java.time.Instant.class, com.fasterxml.jackson.databind.ser.std.ToStringSerializer.instance));
     private static final Logger log = LoggerFactory.getLogger(HttpFront.class);
     private static final Pattern CALL = Pattern.compile("^/v1/bindings/([^/]+)/call$");
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    static final String IDEMPOTENT_REPLAYED = "Idempotent-Replayed";
     private static final Pattern BINDING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private final EventLoopGroup group;
@@ -168,6 +172,20 @@ public final class HttpFront implements AutoCloseable {
                                   BindingService bindings, java.util.function.Supplier<String> topology,
                                   dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access)
             throws InterruptedException {
+        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges, access,
+                null, null);
+    }
+
+    /**
+     * As above, journaling direct calls that carry an {@code Idempotency-Key} in {@code idempotency} (without it such
+     * calls are refused), a request taking over the key of one that died answering from its call's outcome in
+     * {@code outcomes}.
+     */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
+                                  BindingService bindings, java.util.function.Supplier<String> topology,
+                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
+                                  IdempotentRequests idempotency, CallOutcomes outcomes) throws InterruptedException {
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
@@ -185,7 +203,8 @@ public final class HttpFront implements AutoCloseable {
                             connections.add(c); // the group forgets a channel when it closes
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, readiness, open, admin, topology, access));
+                                    new Handler(tenant, limits, calls, readiness, open, admin, topology, access,
+                                            idempotency, outcomes));
                         }
                     })
                     .bind(host, port).sync().channel();
@@ -265,18 +284,24 @@ public final class HttpFront implements AutoCloseable {
 
         private final Admin admin;
         private final HttpAccess access;
+        /** Journals calls with an Idempotency-Key; null: such calls are refused. */
+        private final IdempotentRequests idempotency;
+        private final CallOutcomes outcomes;
 
         /** The node's topology view for {@code GET /admin/topology}, or null when not served. */
         private final java.util.function.Supplier<String> topology;
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this(tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty() : Optional.of("not ready"), open,
-                    null, null, HttpAccess.NO_TOKEN);
+                    null, null, HttpAccess.NO_TOKEN, null, null);
         }
 
         Handler(String tenant, Limits limits, CallService calls, java.util.function.Supplier<Optional<String>> readiness,
-                AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology, HttpAccess access) {
+                AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology, HttpAccess access,
+                IdempotentRequests idempotency, CallOutcomes outcomes) {
             this.access = access;
+            this.idempotency = idempotency;
+            this.outcomes = outcomes;
             this.topology = topology;
             this.admin = admin;
             this.tenant = tenant;
@@ -484,6 +509,11 @@ public final class HttpFront implements AutoCloseable {
             if (body.isBlank()) {
                 fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_ARGUMENTS,
                         "the body is empty; it must be the call's JSON arguments, e.g. {}"));
+                return;
+            }
+            String idempotencyKey = req.headers().get(IDEMPOTENCY_KEY);
+            if (idempotencyKey != null) {
+                idempotentCall(ctx, keepAlive, name, body, deadline, idempotencyKey, req.content());
                 return;
             }
             CompletableFuture<CallResult> future;
@@ -805,6 +835,115 @@ public final class HttpFront implements AutoCloseable {
             return n.get(field).asText();
         }
 
+        /**
+         * A direct call with an {@code Idempotency-Key}: run once per (tenant, key) and journaled with a fingerprint of
+         * the route and body; a repeat is answered the journaled response with {@code Idempotent-Replayed: true}.
+         */
+        private void idempotentCall(ChannelHandlerContext ctx, boolean keepAlive, String name, String body,
+                                    Optional<Long> deadline, String key, io.netty.buffer.ByteBuf content) {
+            if (idempotency == null) {
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                        "this node does not journal Idempotency-Keys"));
+                return;
+            }
+            byte[] fingerprint = fingerprint("POST /v1/bindings/" + name + "/call", content);
+            long waitMs = deadline.filter(d -> d > 0).orElse(limits.callDeadlineMs());
+            CompletableFuture<IdempotentRequests.Answer> answer;
+            try {
+                answer = idempotency.once(tenant, key, fingerprint, Math.min(waitMs, limits.maxCallDeadlineMs()),
+                        run -> directCallOutcome(name, body, deadline, run));
+            } catch (RuntimeException e) {
+                answer = CompletableFuture.failedFuture(e);
+            }
+            answer.whenComplete((a, failure) -> {
+                try {
+                    ctx.executor().execute(() -> answered(ctx, keepAlive, a, failure));
+                } catch (RejectedExecutionException e) {
+                    log.debug("event loop shut down; dropping the answer of an idempotent call of {}", name);
+                }
+            });
+        }
+
+        /**
+         * Runs the call, or answers from the call an earlier owner of the key recorded when that one succeeded (it
+         * was published once; it is not run again). A success is kept with the key, a failure as {@link #keeps} says.
+         */
+        private CompletableFuture<IdempotentRequests.Outcome> directCallOutcome(String name, String body,
+                                                                             Optional<Long> deadline,
+                                                                             IdempotentRequests.Run run) {
+            if (run.previousCall().isPresent() && outcomes != null) {
+                Optional<dev.thresher.bindings.CallOutcome> earlier = outcomes.lookup(tenant, run.previousCall().get());
+                if (earlier.isPresent() && "succeeded".equals(earlier.get().state())) {
+                    return CompletableFuture.completedFuture(new IdempotentRequests.Outcome(new IdempotentRequests.Response(
+                            200, success(earlier.get().callId().toString(), earlier.get().resultJson())), true));
+                }
+            }
+            CompletableFuture<CallResult> call;
+            try {
+                call = calls.call(new CallRequest(tenant, "http", name, body, deadline).onRecorded(run.onRecorded()));
+            } catch (RuntimeException e) {
+                call = CompletableFuture.failedFuture(e);
+            }
+            if (call == null) {
+                call = CompletableFuture.failedFuture(new ThresherException(ErrorCode.INTERNAL_ERROR,
+                        "the call service returned no future"));
+            }
+            return call.handle((result, failure) -> {
+                if (failure == null && result != null) {
+                    return new IdempotentRequests.Outcome(new IdempotentRequests.Response(200,
+                            success(result.callId(), result.resultJson())), true);
+                }
+                ThresherException e = failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
+                        "the call service completed with no result") : ThresherException.of(failure);
+                return new IdempotentRequests.Outcome(new IdempotentRequests.Response(HttpStatuses.statusOf(e.code()),
+                        error(e)), keeps(e));
+            });
+        }
+
+        /**
+         * Whether a failed call's answer is kept under its key: only a terminal failure after guest code ran (the
+         * same request fails the same way). A failure before any guest, a retryable or ambiguous one, or a deadline
+         * releases the key: nothing was published, and the same key may run again.
+         */
+        static boolean keeps(ThresherException e) {
+            return e.retryClass() == dev.thresher.errors.RetryClass.TERMINAL && e.guestCodeRan()
+                    && e.code().category() != dev.thresher.errors.Category.DEADLINE;
+        }
+
+        private void answered(ChannelHandlerContext ctx, boolean keepAlive, IdempotentRequests.Answer a, Throwable failure) {
+            if (!ctx.channel().isActive()) {
+                log.debug("{} closed before its call completed; dropping the answer", ctx.channel());
+                return;
+            }
+            if (failure != null || a == null) {
+                fail(ctx, keepAlive, failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
+                        "the idempotency journal completed with no answer") : ThresherException.of(failure));
+                return;
+            }
+            FullHttpResponse res = response(HttpResponseStatus.valueOf(a.response().status()), a.response().body());
+            if (a.replayed()) {
+                res.headers().set(IDEMPOTENT_REPLAYED, "true");
+            }
+            write(ctx, keepAlive, res);
+        }
+
+        /** SHA-256 of the route and the body's bytes: what makes two requests with one key the same request. */
+        static byte[] fingerprint(String route, io.netty.buffer.ByteBuf body) {
+            try {
+                java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
+                d.update(route.getBytes(StandardCharsets.UTF_8));
+                d.update((byte) 0);
+                d.update(body.nioBuffer());
+                return d.digest();
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private static String success(String callId, String resultJson) {
+            return "{\"call_id\":\"" + callId + "\",\"result\":" + resultJson + "}";
+        }
+
         private void callDone(ChannelHandlerContext ctx, boolean keepAlive, CallResult result, Throwable failure) {
             if (!ctx.channel().isActive()) {
                 log.debug("{} closed before its call completed; dropping the result", ctx.channel());
@@ -814,8 +953,7 @@ public final class HttpFront implements AutoCloseable {
                 failure = new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service completed with no result");
             }
             if (failure == null) {
-                send(ctx, keepAlive, HttpResponseStatus.OK, "{\"call_id\":\"" + result.callId()
-                        + "\",\"result\":" + result.resultJson() + "}");
+                send(ctx, keepAlive, HttpResponseStatus.OK, success(result.callId(), result.resultJson()));
             } else {
                 fail(ctx, keepAlive, ThresherException.of(failure));
             }

@@ -19,6 +19,7 @@ public final class HttpStatuses {
             case AUTHENTICATION_FAILED -> HttpResponseStatus.UNAUTHORIZED;
             case PERMISSION_DENIED -> HttpResponseStatus.FORBIDDEN;
             case TOPOLOGY_CHANGE_REFUSED -> HttpResponseStatus.CONFLICT;
+            case IDEMPOTENCY_KEY_REUSED -> HttpResponseStatus.UNPROCESSABLE_ENTITY;
             default -> of(code.category());
         };
     }

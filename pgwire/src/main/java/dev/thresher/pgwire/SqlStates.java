@@ -27,6 +27,8 @@ import dev.thresher.errors.RetryClass;
  *     configuration parameter</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
  * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
+ * <tr><td>IDEMPOTENCY_KEY_REUSED</td><td>22023 invalid_parameter_value</td><td>the key is an argument that names
+ * another request (HTTP only; HTTP answers 422)</td></tr>
  * <tr><td>INVALID_CONFIGURATION</td><td>F0000 config_file_error</td><td>the node's configuration, not the call, is wrong</td></tr>
  * <tr><td>PARTITIONS_DO_NOT_TILE</td><td>55000 object_not_in_prerequisite_state</td><td>the table's partitions leave
  * slots out or hold some twice; the topology must be fixed before the table can be called</td></tr>
@@ -81,7 +83,7 @@ public final class SqlStates {
             case SYNTAX_ERROR -> "42601";
             case UNSUPPORTED_STATEMENT -> "0A000";
             case UNKNOWN_BINDING -> "42883";
-            case INVALID_ARGUMENTS, INVALID_DEADLINE -> "22023";
+            case INVALID_ARGUMENTS, INVALID_DEADLINE, IDEMPOTENCY_KEY_REUSED -> "22023";
             case PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";

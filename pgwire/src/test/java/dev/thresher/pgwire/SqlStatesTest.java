@@ -23,7 +23,7 @@ class SqlStatesTest {
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case INVALID_SELECTOR -> "42P17";
-            case INVALID_DEADLINE -> "22023";
+            case INVALID_DEADLINE, IDEMPOTENCY_KEY_REUSED -> "22023";
             case INVALID_CONFIGURATION -> "F0000";
             case PARTITIONS_DO_NOT_TILE -> "55000";
             case TOPOLOGY_CHANGE_REFUSED -> "55000";

@@ -88,6 +88,7 @@ public final class Node implements AutoCloseable {
     private WireClient wireClient;
     private PgWireServer pgwire;
     private HttpFront http;
+    private dev.thresher.store.control.IdempotencyKeys idempotencyKeys;
     private FrontDoorCalls frontDoorCalls;
     private Failpoints failpoints;
     private HostRunExecutor shards;
@@ -233,6 +234,8 @@ public final class Node implements AutoCloseable {
                 Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
+        idempotencyKeys = new dev.thresher.store.control.IdempotencyKeys(Pools.bounded(controlDb),
+                limits.coordinationRetentionMs(), config.hostId());
         tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings(),
@@ -240,7 +243,7 @@ public final class Node implements AutoCloseable {
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
-                config.httpAccess());
+                config.httpAccess(), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb));
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
@@ -436,6 +439,7 @@ public final class Node implements AutoCloseable {
         int callsLeft = awaitCallsInFlight(maxCallMs);
         closeQuietly(pgwire, "pgwire");
         closeQuietly(http, "HTTP");
+        closeQuietly(idempotencyKeys, "Idempotency-Key journal");
         closeQuietly(tableService, "table service");
         log.info("node {}: stopping 2/6: {} calls in flight finished, {} still running at the {} ms bound; pgwire and HTTP closed ({} ms)",
                 id, callsAtStart - callsLeft, callsLeft, maxCallMs, msSince(t));

@@ -1054,6 +1054,11 @@ public final class ControlStore {
                     n += ps.executeUpdate();
                 }
             }
+            // journaled outer responses expire with the retention they were written with (IdempotencyKeys)
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM idempotency_keys WHERE expires_at < now()"
+                    + " AND (state = 'done' OR claimed_until < now())")) {
+                n += ps.executeUpdate();
+            }
             return n;
         });
     }
