@@ -52,6 +52,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Coordinates calls accepted on this node.
@@ -72,6 +73,8 @@ import org.slf4j.LoggerFactory;
  * state lives in one {@link CallRun}; whether a failed slot is sent again is {@link RetryPolicy}'s.
  */
 public final class Coordinator implements CallService {
+    /** The log context key of a call's id; {@code wire_id} is a shard run's (docs/operations.md, "Logs"). */
+    public static final String CALL_ID = "call_id";
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long ACTIVATION_POLL_MS = 100;
@@ -203,7 +206,9 @@ public final class Coordinator implements CallService {
 
     private CallResult run(CallRun call) {
         // Every database wait of the call on this thread ends at its deadline (docs/contract.md, "one deadline").
-        try (DbDeadline scope = DbDeadline.enter(call.deadline)) {
+        // and every line logged about it carries its id (docs/operations.md, "Logs")
+        try (DbDeadline scope = DbDeadline.enter(call.deadline);
+             MDC.MDCCloseable id = MDC.putCloseable(CALL_ID, call.callId.toString())) {
             return runWithin(call);
         }
     }
@@ -349,7 +354,8 @@ public final class Coordinator implements CallService {
                 break;
             }
             started.add(CompletableFuture.supplyAsync(() -> {
-                try (DbDeadline scope = DbDeadline.enter(call.deadline)) {
+                try (DbDeadline scope = DbDeadline.enter(call.deadline);
+                     MDC.MDCCloseable id = MDC.putCloseable(CALL_ID, call.callId.toString())) {
                     return runHost(call, group, place);
                 }
             }, callExecutor));
@@ -732,8 +738,12 @@ public final class Coordinator implements CallService {
         Budgets budgets = plan.binding().budgets();
         // the binding's run budget bounds reduce too, within the call's deadline
         Deadline reduceDeadline = budgets.runDeadline(call.deadline);
-        CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> reducer.reduce(
-                plan.binding().componentDigest(), partials, call.request.argumentsJson(), reduceDeadline), guestExecutor);
+        CompletableFuture<ReduceOutcome> running = CompletableFuture.supplyAsync(() -> {
+            try (MDC.MDCCloseable id = MDC.putCloseable(CALL_ID, call.callId.toString())) {
+                return reducer.reduce(plan.binding().componentDigest(), partials, call.request.argumentsJson(),
+                        reduceDeadline);
+            }
+        }, guestExecutor);
         try {
             ReduceOutcome reduced = awaitReduce(running, call.deadline);
             if (reduced.resultJson().indexOf('\u0000') >= 0) {

@@ -44,6 +44,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Runs the slots a coordinator sends this node, one host request at a time per executor thread.
@@ -230,8 +231,10 @@ public final class HostRunExecutor implements HostRunHandler {
      *     was not admitted)
      */
     private HostRunReply execute(HostRunRequest request, Deadline received, ThresherException refused) {
-        // Every database wait of the request ends at its deadline (docs/contract.md, "one deadline").
-        try (DbDeadline scope = DbDeadline.enter(received)) {
+        // Every database wait of the request ends at its deadline (docs/contract.md, "one deadline"), and every line
+        // logged about it carries the call's id (and a slot's wire id while it runs).
+        try (DbDeadline scope = DbDeadline.enter(received);
+             MDC.MDCCloseable id = MDC.putCloseable("call_id", request.callId())) {
             RequestStart start;
             long asked = System.nanoTime();
             try {
@@ -545,6 +548,16 @@ public final class HostRunExecutor implements HostRunHandler {
 
     private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
                     ControlClock clock) {
+        try (MDC.MDCCloseable wire = MDC.putCloseable("wire_id", slot.wireId())) {
+            Ran r = runSlot(request, slot, resolved, read, deadline, clock);
+            log.debug("slot {} of {} (partition {} at epoch {}) ran on {}", slot.slotIndex(), request.bindingName(),
+                    slot.partitionId(), slot.epoch(), hostId);
+            return r;
+        }
+    }
+
+    private Ran runSlot(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
+                        ControlClock clock) {
         Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
         Partition partition;
         Input input;

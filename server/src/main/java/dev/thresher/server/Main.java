@@ -27,6 +27,12 @@ import picocli.CommandLine.Parameters;
                 Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
+        String format = System.getenv("THRESHER_LOG_FORMAT");
+        if (format != null && !format.equals("text") && !format.equals("json")) {
+            // logback would log nothing at all with an appender it does not know
+            System.err.println("thresher: THRESHER_LOG_FORMAT is text or json, was '" + format + "'");
+            System.exit(2);
+        }
         System.exit(commandLine().execute(args));
     }
 

@@ -32,7 +32,7 @@ final class DevLaunch {
         all.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(NodeProcesses.thresher(List.of(), all.toArray(String[]::new)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
-        pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL"));
+        pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL") && !k.equals("THRESHER_LOG_FORMAT"));
         return pb.start();
     }
 

@@ -34,11 +34,18 @@ final class NodeProcesses implements AutoCloseable {
     /** Each running node's pgwire address as it registered itself, read once it was ready. */
     private final Map<Integer, String> pgwireAddresses = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, String> extra;
+    /** Environment variables of particular nodes' processes (a log format, a log level). */
+    private final Map<Integer, Map<String, String>> environments = new java.util.concurrent.ConcurrentHashMap<>();
 
     NodeProcesses(DevCluster databases, Path dir, Map<String, String> extra) {
         this.databases = databases;
         this.dir = dir;
         this.extra = extra;
+    }
+
+    /** Node {@code i}'s process gets these environment variables from its next start on. */
+    void environment(int i, Map<String, String> variables) {
+        environments.put(i, Map.copyOf(variables));
     }
 
     /** Starts node {@code i} (home shard {@code i}, standing by for the next) and waits until it reads ready. */
@@ -71,7 +78,8 @@ final class NodeProcesses implements AutoCloseable {
         }
         ProcessBuilder pb = new ProcessBuilder(thresher(List.of(), "node", "-c", config.toString())).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log(i).toFile()));
-        pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL"));
+        pb.environment().keySet().removeIf(k -> k.startsWith("THRESHER_") && !k.equals("THRESHER_LOG_LEVEL") && !k.equals("THRESHER_LOG_FORMAT"));
+        pb.environment().putAll(environments.getOrDefault(i, Map.of()));
         long since = System.currentTimeMillis();
         pgwireAddresses.remove(i);
         processes.put(i, pb.start());
