@@ -166,7 +166,7 @@ public final class CellHost implements AutoCloseable {
     }
 
     /** Cells currently instantiated (for tests and metrics). */
-    int liveCells() {
+    public int liveCells() {
         int n = 0;
         for (CellSeat s : seats.values()) {
             n += s.cell != null ? 1 : 0;

@@ -47,6 +47,16 @@ public final class CallPhases {
         callNanos.forEach((p, n) -> nanos.get(p).add(n));
     }
 
+    /** Calls that published a result so far. */
+    public long calls() {
+        return calls.sum();
+    }
+
+    /** Time spent in {@code phase} so far, summed over those calls. */
+    public long totalNanos(Phase phase) {
+        return nanos.get(phase).sum();
+    }
+
     /** The totals so far. */
     public Snapshot snapshot() {
         Map<Phase, Long> m = new EnumMap<>(Phase.class);

@@ -28,6 +28,8 @@ final class CallRun {
     final long deadlineMs;
 
     private CallPlan plan;
+    /** The binding's name once resolved from the catalog (the caller's name may name none); the call's thread only. */
+    private String bindingName;
     private final AtomicInteger attempts = new AtomicInteger();
     private final AtomicBoolean guestMayHaveRun = new AtomicBoolean();
     private final AtomicReference<ThresherException> stop = new AtomicReference<>();
@@ -47,6 +49,16 @@ final class CallRun {
         for (Phase p : Phase.values()) {
             phaseNanos.put(p, new LongAdder());
         }
+    }
+
+    /** The binding was resolved: it exists, under this name. */
+    void resolved(String name) {
+        bindingName = name;
+    }
+
+    /** The resolved binding's name, or null before it was resolved. */
+    String bindingName() {
+        return bindingName;
     }
 
     CallPlan plan() {

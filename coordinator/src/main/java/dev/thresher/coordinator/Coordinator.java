@@ -104,6 +104,7 @@ public final class Coordinator implements CallService {
     private final AtomicLong failedSlots = new AtomicLong();
     private final AtomicInteger callsInFlight = new AtomicInteger();
     private final CallPhases phases = new CallPhases();
+    private final CallObserver observer;
 
     /**
      * @param control the control database's invocation, reduce and publish transactions
@@ -116,6 +117,14 @@ public final class Coordinator implements CallService {
      */
     public Coordinator(String hostId, CallStore control, Catalog catalog, Leaders wire, Reducer reducer, Limits limits,
                        ExecutorService callExecutor, ExecutorService guestExecutor, Failpoints failpoints) {
+        this(hostId, control, catalog, wire, reducer, limits, callExecutor, guestExecutor, failpoints, CallObserver.NONE);
+    }
+
+    /** As above, telling {@code observer} how each call ended (the node's metrics). */
+    public Coordinator(String hostId, CallStore control, Catalog catalog, Leaders wire, Reducer reducer, Limits limits,
+                       ExecutorService callExecutor, ExecutorService guestExecutor, Failpoints failpoints,
+                       CallObserver observer) {
+        this.observer = java.util.Objects.requireNonNull(observer, "observer");
         this.hostId = hostId;
         this.control = control;
         this.catalog = catalog;
@@ -181,7 +190,42 @@ public final class Coordinator implements CallService {
         return failedSlots.get();
     }
 
+    /** Host requests out now, each holding a place of this node's pool of {@code limits.shardConcurrency}. */
+    public int hostRequestsOut() {
+        return hostPool.places() - hostPool.free();
+    }
+
+    /** Host requests waiting for a place of this node's pool now. */
+    public int hostRequestsWaiting() {
+        return hostPool.waiting();
+    }
+
+    /** Runs the call and tells the observer how it ended. */
     private CallResult run(CallRequest request, long startNanos) {
+        CallRun[] last = new CallRun[1];
+        ErrorCode failure = ErrorCode.INTERNAL_ERROR; // unless it returns or throws a code
+        try {
+            CallResult result = run(request, startNanos, last);
+            failure = null;
+            return result;
+        } catch (RuntimeException e) {
+            failure = ThresherException.of(e).code();
+            throw e;
+        } finally {
+            observe(last[0], failure, System.nanoTime() - startNanos);
+        }
+    }
+
+    private void observe(CallRun call, ErrorCode failure, long nanos) {
+        try {
+            observer.callEnded(Optional.ofNullable(call == null ? null : call.bindingName()), failure, nanos);
+        } catch (RuntimeException e) {
+            log.debug("the call observer failed: {}", e.toString());
+        }
+    }
+
+    /** @param last set to each attempt's run as it starts: the last one tells whether the binding was resolved */
+    private CallResult run(CallRequest request, long startNanos, CallRun[] last) {
         long deadlineMs = request.deadlineMs().orElse(limits.callDeadlineMs());
         if (deadlineMs <= 0 || deadlineMs > limits.maxCallDeadlineMs()) {
             throw new ThresherException(ErrorCode.INVALID_DEADLINE, "a call deadline is 1.." + limits.maxCallDeadlineMs()
@@ -190,6 +234,7 @@ public final class Coordinator implements CallService {
         checkArguments(request.argumentsJson(), limits);
         for (int plans = 1; ; plans++) {
             CallRun call = new CallRun(request, UUID.randomUUID(), startNanos, deadlineMs);
+            last[0] = call;
             try {
                 return run(call);
             } catch (ThresherException e) {
@@ -262,6 +307,7 @@ public final class Coordinator implements CallService {
             }
             Binding binding = cached.orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '"
                     + request.bindingName() + "' does not exist for tenant '" + request.tenant() + "'"));
+            call.resolved(binding.name());
             CallPlan plan;
             try {
                 plan = planWithActivationWait(call, binding);
@@ -696,7 +742,17 @@ public final class Coordinator implements CallService {
             throw new ThresherException(ErrorCode.REDUCE_LEASE_LOST, "another node holds the reduce lease of "
                     + call.callId);
         }
-        List<Partial> merged = SlotValidator.validate(call.dispatchedTargets(), start.slots(), limits);
+        List<Partial> merged;
+        try {
+            merged = SlotValidator.validate(call.dispatchedTargets(), start.slots(), limits);
+        } catch (ThresherException e) {
+            try {
+                observer.slotRejected(e.code());
+            } catch (RuntimeException oe) {
+                log.debug("the call observer failed: {}", oe.toString());
+            }
+            throw e;
+        }
         call.deadline.check("before reduce");
         call.addPhase(Phase.VALIDATE, System.nanoTime() - t);
 

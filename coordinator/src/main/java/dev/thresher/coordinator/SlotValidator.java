@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Checks every expected slot, as published in the control database, before reduction and builds
@@ -19,6 +20,12 @@ import java.util.Map;
  */
 public final class SlotValidator {
     private SlotValidator() {}
+
+    /** Every code {@link #validate} fails with: the reasons a published slot is rejected. */
+    public static final Set<ErrorCode> REASONS = java.util.Collections.unmodifiableSet(java.util.EnumSet.of(
+            ErrorCode.SLOT_MISSING, ErrorCode.SLOT_STALE, ErrorCode.SLOT_EXPIRED, ErrorCode.TARGET_STALE,
+            ErrorCode.EMIT_LIMIT_EXCEEDED, ErrorCode.SLOT_TOO_LARGE, ErrorCode.PARTIAL_MALFORMED,
+            ErrorCode.PARTIAL_NON_NUMERIC, ErrorCode.PARTIAL_KEY_DUPLICATED, ErrorCode.MERGED_PARTIALS_TOO_LARGE));
 
     /**
      * @param targets the call's slots as finally dispatched (a retry may have re-planned one)

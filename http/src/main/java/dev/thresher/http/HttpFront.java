@@ -75,6 +75,7 @@ import org.slf4j.LoggerFactory;
  * GET  /livez                         200 while the process serves
  * GET  /readyz                        200 once the node leads its partitions and serves calls, else 503
  * GET  /admin/topology                the node's view of the topology, byte-stable JSON (sorted keys)
+ * GET  /metrics                       the node's metrics, Prometheus text or OpenMetrics ({@link MetricsRoute})
  * POST /v1/bindings/{name}/call       body: the JSON arguments; header Thresher-Deadline-Ms optional
  *      200 {"call_id": "...", "result": &lt;the reduced JSON&gt;}
  *      4xx/5xx {"error": {"code": 1003, "name": "UNKNOWN_BINDING", "category": "...", "retry": "TERMINAL",
@@ -112,10 +113,12 @@ public final class HttpFront implements AutoCloseable {
     }
 
     private final java.util.concurrent.ExecutorService adminThreads;
+    private final MetricsRoute metrics;
 
     private HttpFront(EventLoopGroup group, Channel channel, ChannelGroup connections,
-                      java.util.concurrent.ExecutorService adminThreads) {
+                      java.util.concurrent.ExecutorService adminThreads, MetricsRoute metrics) {
         this.adminThreads = adminThreads;
+        this.metrics = metrics;
         this.group = group;
         this.channel = channel;
         this.connections = connections;
@@ -192,6 +195,7 @@ public final class HttpFront implements AutoCloseable {
         Admin admin = tables == null ? null : new Admin(tables, bindings, topologyChanges, adminThreads);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         AtomicInteger open = new AtomicInteger();
+        MetricsRoute metrics = new MetricsRoute();
         ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
         try {
             Channel ch = new ServerBootstrap()
@@ -204,11 +208,11 @@ public final class HttpFront implements AutoCloseable {
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
                                     new Handler(tenant, limits, calls, readiness, open, admin, topology, access,
-                                            idempotency, outcomes));
+                                            idempotency, outcomes, metrics));
                         }
                     })
                     .bind(host, port).sync().channel();
-            return new HttpFront(group, ch, connections, adminThreads);
+            return new HttpFront(group, ch, connections, adminThreads, metrics);
         } catch (InterruptedException | RuntimeException e) {
             if (adminThreads != null) {
                 adminThreads.shutdownNow();
@@ -220,6 +224,11 @@ public final class HttpFront implements AutoCloseable {
 
     public int port() {
         return ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    /** Serves {@code GET /metrics} from now on, open like the health probes ({@link MetricsRoute}). */
+    public void serveMetrics(MetricsRoute.Scrape scrape) {
+        metrics.serve(scrape);
     }
 
     /** {@code s} as a JSON string. */
@@ -290,15 +299,17 @@ public final class HttpFront implements AutoCloseable {
 
         /** The node's topology view for {@code GET /admin/topology}, or null when not served. */
         private final java.util.function.Supplier<String> topology;
+        private final MetricsRoute metrics;
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this(tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty() : Optional.of("not ready"), open,
-                    null, null, HttpAccess.NO_TOKEN, null, null);
+                    null, null, HttpAccess.NO_TOKEN, null, null, new MetricsRoute());
         }
 
         Handler(String tenant, Limits limits, CallService calls, java.util.function.Supplier<Optional<String>> readiness,
                 AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology, HttpAccess access,
-                IdempotentRequests idempotency, CallOutcomes outcomes) {
+                IdempotentRequests idempotency, CallOutcomes outcomes, MetricsRoute metrics) {
+            this.metrics = metrics;
             this.access = access;
             this.idempotency = idempotency;
             this.outcomes = outcomes;
@@ -447,6 +458,14 @@ public final class HttpFront implements AutoCloseable {
                     send(ctx, keepAlive, why.isEmpty() ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
                             why.isEmpty() ? "{\"status\":\"ready\"}" : "{\"status\":\"not ready\",\"reason\":"
                                     + quote(why.get()) + "}");
+                }
+                return;
+            }
+            if (path.equals(MetricsRoute.PATH) && metrics.served()) {
+                if (!method.equals(HttpMethod.GET)) {
+                    wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+                } else {
+                    write(ctx, keepAlive, metrics.answer(req.headers().get(HttpHeaderNames.ACCEPT)));
                 }
                 return;
             }

@@ -176,6 +176,21 @@ public final class HostRunExecutor implements HostRunHandler {
         return busy.get();
     }
 
+    /** Host requests holding a place of the shard pool now: admitted, running or about to. */
+    public int runsInFlight() {
+        return places.places() - places.free();
+    }
+
+    /** Host requests waiting for a place of the shard pool now (each at most {@code limits.admissionWaitMs}). */
+    public int runsQueued() {
+        return places.waiting();
+    }
+
+    /** The shard pool's places ({@code limits.shardConcurrency}). */
+    public int runPlaces() {
+        return places.places();
+    }
+
     /** Slots refused before any guest code ran (stale target, deadline, failpoint, not run after an earlier failure, ...). */
     public long refusals() {
         return refusals.get();

@@ -40,6 +40,8 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Map<Integer, Held> held = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private final Failpoints failpoints;
+    private final java.util.concurrent.atomic.AtomicLong takeovers = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong drops = new java.util.concurrent.atomic.AtomicLong();
 
     public LeaseKeeper(ControlStore control, String hostId, long leaseMs, Failpoints failpoints) {
         this.control = control;
@@ -103,6 +105,8 @@ public final class LeaseKeeper implements AutoCloseable {
             return before == null || before.partition().epoch() != h.partition().epoch();
         }).map(h -> h.partition().id() + "@" + h.partition().epoch()).toList();
         held.keySet().removeAll(dropped);
+        takeovers.addAndGet(taken.size());
+        drops.addAndGet(dropped.size());
         if (!taken.isEmpty()) {
             log.info("{} leads partitions {} now (partition@epoch)", hostId, taken);
         }
@@ -143,6 +147,19 @@ public final class LeaseKeeper implements AutoCloseable {
 
     public int ledCount() {
         return held.size();
+    }
+
+    /**
+     * Partitions this node came to lead so far: a lease taken that it did not hold, or held under another epoch
+     * (each line "leads partitions … now" counts its partitions).
+     */
+    public long takeovers() {
+        return takeovers.get();
+    }
+
+    /** Partitions this node stopped leading so far (handed over, drained, failed back, or taken by another). */
+    public long drops() {
+        return drops.get();
     }
 
     @Override

@@ -435,6 +435,9 @@ class HostRunExecutorTest {
             CompletableFuture<HostRunReply> other = executor.handle(new HostRunRequest(43, callId, "t", "other", DIGEST,
                     3, 10_000_000, "{}", List.of(new SlotRun(2, 2, 7, wireId(2), 1))), System.nanoTime());
             assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(executor.runsInFlight()).isEqualTo(2);
+            assertThat(executor.runPlaces()).isEqualTo(3);
+            assertThat(executor.runsQueued()).isZero();
             // beside "other", "b" holds its one place (a third of three): its next request waits although a place
             // is free, then is answered busy, and no guest runs for it
             HostRunReply second = run(request(1));
@@ -445,6 +448,7 @@ class HostRunExecutorTest {
             release.countDown();
             assertPublished(first.get(10, TimeUnit.SECONDS).slots().get(0));
             assertPublished(other.get(10, TimeUnit.SECONDS).slots().get(0));
+            assertThat(executor.runsInFlight()).as("each place given back before its reply").isZero();
             assertThat(guests.runs).containsExactlyInAnyOrder(0, 2);
             // alone, a binding may use every place
             assertPublished(run(request(1)).slots().get(0));

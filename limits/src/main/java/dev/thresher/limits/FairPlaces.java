@@ -310,6 +310,20 @@ public final class FairPlaces {
         }
     }
 
+    /** Waiters of every key now. */
+    public int waiting() {
+        lock.lock();
+        try {
+            int n = 0;
+            for (Key k : keys.values()) {
+                n += k.waiters.size();
+            }
+            return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Whether {@code key} counts as slow now (one place at most). */
     public boolean slow(String key) {
         lock.lock();

@@ -161,6 +161,25 @@ class FairPlacesTest {
         assertThat(new FairPlaces(2, 5, 1).perKey()).isEqualTo(2);
     }
 
+    @Test
+    void waitingCountsTheWaitersOfEveryKey() throws Exception {
+        FairPlaces pool = new FairPlaces(1, 1, 1_000);
+        FairPlaces.Permit held = pool.acquire("a", in(0));
+        assertThat(pool.waiting()).isZero();
+        CompletableFuture<FairPlaces.Permit> a = waitFor(pool, "a", Long.MAX_VALUE);
+        CompletableFuture<FairPlaces.Permit> b = waitFor(pool, "b", Long.MAX_VALUE);
+        awaitWaiting(pool, "a", 1);
+        awaitWaiting(pool, "b", 1);
+        assertThat(pool.waiting()).isEqualTo(2);
+        held.close();
+        FairPlaces.Permit next = CompletableFuture.anyOf(a, b).thenApply(FairPlaces.Permit.class::cast).get(10, TimeUnit.SECONDS);
+        assertThat(pool.waiting()).isEqualTo(1);
+        next.close();
+        (a.isDone() && a.join() == next ? b : a).get(10, TimeUnit.SECONDS).close();
+        assertThat(pool.waiting()).isZero();
+        assertThat(pool.free()).isEqualTo(1);
+    }
+
     /** Waits (bounded) until {@code n} threads wait for {@code key}: a condition, not a sleep. */
     private static void awaitWaiting(FairPlaces pool, String key, int n) throws InterruptedException {
         long until = in(10_000);

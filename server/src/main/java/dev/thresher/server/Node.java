@@ -97,6 +97,7 @@ public final class Node implements AutoCloseable {
     private LeaseKeeper leases;
     private boolean leasesStarted;
     private CoordinationJanitor janitor;
+    private NodeMetrics metrics;
 
     private Node(NodeConfig config) {
         this.config = config;
@@ -164,6 +165,7 @@ public final class Node implements AutoCloseable {
 
     private void startParts() throws InterruptedException {
         var limits = config.limits();
+        metrics = new NodeMetrics(config.hostId());
         // Calls and the node's own upkeep (leases, janitor, cache) use separate pools, so a lease renewal never
         // waits behind call traffic and the call path's statements can be counted alone.
         // Every coordination statement runs under statement, lock and idle-in-transaction timeouts, so neither a
@@ -194,9 +196,13 @@ public final class Node implements AutoCloseable {
             }
         }
         checkConnectionBudget(limits.shardConcurrency());
+        metrics.bindPool("control", controlDb);
+        metrics.bindPool("control-upkeep", backgroundControlDb);
+        shardDbs.forEach((shard, pool) -> metrics.bindPool("shard-" + shard, pool));
         // Within a call every wait on a database (a connection, the socket, each statement) ends at the call's
         // deadline (Pools.bounded, DbDeadline); outside calls the pools' own timeouts apply.
         callPathControlDb = new CountingDataSource(Pools.bounded(controlDb));
+        metrics.bindControlStatements(callPathControlDb);
         control = new ControlStore(callPathControlDb);
         ControlStore upkeep = new ControlStore(Pools.bounded(backgroundControlDb));
         catalog = ControlCache.start(upkeep, () -> DriverManager.getConnection(config.controlJdbcUrl(), config.dbUser(),
@@ -207,6 +213,7 @@ public final class Node implements AutoCloseable {
         }
 
         cells = CellHost.create(limits);
+        metrics.bindCells(cells, limits);
         log.info("node {}: guest engine {} ({})", config.hostId(), cells.engineName(),
                 cells.optimizing() ? "optimizing runtime on" : "INTERPRETER ONLY, guests run 20-100x slower");
 
@@ -221,6 +228,7 @@ public final class Node implements AutoCloseable {
                 Leadership.of(leases), PartitionReader.of(shardReaders()), GuestRunner.of(cells, components),
                 limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
+        metrics.bindLeaderSide(shards, leases);
         wireServer = WireServer.start(config.bindHost(), config.wirePort(), config.hostId(), limits, servedShardRuns,
                 failpoints);
 
@@ -231,7 +239,9 @@ public final class Node implements AutoCloseable {
         reduceExecutor = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 Thread.ofPlatform().name(config.hostId() + "-reduce-", 0).daemon().factory());
         coordinator = new Coordinator(config.hostId(), CallStore.of(control), Catalog.of(catalog),
-                Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints);
+                Leaders.of(wireClient), Reducer.of(cells, components), limits, callExecutor, reduceExecutor, failpoints,
+                metrics.calls());
+        metrics.bindCoordinator(coordinator);
         frontDoorCalls = new FrontDoorCalls(config.hostId(), coordinator);
 
         idempotencyKeys = new dev.thresher.store.control.IdempotencyKeys(Pools.bounded(controlDb),
@@ -244,6 +254,7 @@ public final class Node implements AutoCloseable {
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
                 config.httpAccess(), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb));
+        http.serveMetrics(metrics::scrape);
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
@@ -385,6 +396,11 @@ public final class Node implements AutoCloseable {
         return ready.get();
     }
 
+    /** This node's metrics, served on its HTTP port as {@code GET /metrics}. */
+    public NodeMetrics metrics() {
+        return metrics;
+    }
+
     /**
      * Stops the node so that calls in flight finish, in this order (each phase logs one line with its
      * duration):
@@ -397,7 +413,7 @@ public final class Node implements AutoCloseable {
      *       close the wire server and this node's wire client;</li>
      *   <li>stop the lease keeper, releasing partition leadership, and the janitor;</li>
      *   <li>stop the executors, waiting up to {@value #EXECUTOR_STOP_MS} ms for their tasks;</li>
-     *   <li>close the cells, then the database pools.</li>
+     *   <li>close the cells, then the database pools and the metrics.</li>
      * </ol>
      * Idempotent; a second caller waits for the first to finish. Parts a failed start never started are skipped.
      */
@@ -477,6 +493,7 @@ public final class Node implements AutoCloseable {
         }
         closeQuietly(controlDb, "control database pool");
         closeQuietly(backgroundControlDb, "control database upkeep pool");
+        closeQuietly(metrics, "metrics");
         log.info("node {}: stopping 6/6: cells and database pools closed ({} ms); stopped in {} ms", id, msSince(t),
                 msSince(t0));
     }

@@ -28,6 +28,13 @@ class ModuleBoundariesTest {
     }
 
     @Test
+    void onlyTheServerAssemblyImportsMicrometer() {
+        noClasses().that().resideOutsideOfPackage("dev.thresher.server..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.micrometer..", "io.prometheus..")
+                .check(classes);
+    }
+
+    @Test
     void frontDoorsDoNotTouchJdbc() {
         noClasses().that().resideInAnyPackage("dev.thresher.pgwire..", "dev.thresher.http..")
                 .should().dependOnClassesThat()
