@@ -157,6 +157,7 @@ public final class TableAdmin implements AutoCloseable {
                 created.add(e.getKey());
                 out.printf("shard %d: created %s with %d partitions%n", e.getKey(), table, e.getValue().size());
             }
+            control.ensureTenant(tenant); // a new cluster's first table may come before its first binding
             control.putTable(tenant, table, keyColumn, key.type());
             if (!shardIds.isEmpty()) {
                 setResidency(tenant, table, over);

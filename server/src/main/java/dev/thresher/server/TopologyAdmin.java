@@ -3,6 +3,7 @@ package dev.thresher.server;
 import dev.thresher.bindings.TopologyService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Tiling;
@@ -712,8 +713,17 @@ public final class TopologyAdmin implements TopologyService {
 
     // ---- shards --------------------------------------------------------------------------------------------
 
+    /**
+     * Registers a shard database. The first ones of a new cluster are registered before any node has run, on an empty
+     * control database: its schema is created (or brought up to date) first, as a node does at start.
+     */
     @Override
     public Change addShard(String requestedBy, String jdbcUrl, Optional<String> name, boolean dryRun) {
+        try {
+            ControlStore.migrate(control);
+        } catch (RuntimeException e) {
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        }
         return audited(requestedBy, "shard add " + redacted(jdbcUrl) + name.map(n -> " --name " + n).orElse("")
                 + dryRunFlag(dryRun), dryRun, steps -> {
             if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql://")) {
