@@ -30,6 +30,8 @@ public enum ErrorCode {
     UNKNOWN_CALL(1015, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     /** An Idempotency-Key already journaled for a different request (another route or body). */
     IDEMPOTENCY_KEY_REUSED(1016, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
+    /** A query of the journal views names a column the view does not have. */
+    UNKNOWN_COLUMN(1017, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     AUTHENTICATION_TIMEOUT(2003, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),
 
     AUTHENTICATION_FAILED(2001, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),

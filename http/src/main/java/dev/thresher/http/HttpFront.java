@@ -107,9 +107,9 @@ public final class HttpFront implements AutoCloseable {
     /** Threads the admin routes' blocking work runs on. */
     static final int ADMIN_THREADS = 2;
 
-    /** The table service and the threads its work runs on. */
+    /** The table service and the threads its work runs on; {@code journal} answers {@code /admin/invocations}. */
     record Admin(TableService tables, BindingService bindings, dev.thresher.bindings.TopologyService topologyChanges,
-                 java.util.concurrent.Executor executor) {
+                 java.util.concurrent.Executor executor, dev.thresher.bindings.JournalService journal) {
     }
 
     private final java.util.concurrent.ExecutorService adminThreads;
@@ -189,10 +189,21 @@ public final class HttpFront implements AutoCloseable {
                                   BindingService bindings, java.util.function.Supplier<String> topology,
                                   dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
                                   IdempotentRequests idempotency, CallOutcomes outcomes) throws InterruptedException {
+        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges, access,
+                idempotency, outcomes, null);
+    }
+
+    /** As above, serving the journal too when {@code journal} is given ({@code GET /admin/invocations}, {@link JournalRoutes}). */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
+                                  BindingService bindings, java.util.function.Supplier<String> topology,
+                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
+                                  IdempotentRequests idempotency, CallOutcomes outcomes,
+                                  dev.thresher.bindings.JournalService journal) throws InterruptedException {
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
-        Admin admin = tables == null ? null : new Admin(tables, bindings, topologyChanges, adminThreads);
+        Admin admin = tables == null ? null : new Admin(tables, bindings, topologyChanges, adminThreads, journal);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         AtomicInteger open = new AtomicInteger();
         MetricsRoute metrics = new MetricsRoute();
@@ -490,6 +501,10 @@ public final class HttpFront implements AutoCloseable {
                 adminBindings(ctx, keepAlive, method, path, req);
                 return;
             }
+            if (JournalRoutes.serves(path)) {
+                adminJournal(ctx, keepAlive, method, path, req);
+                return;
+            }
             Matcher m = CALL.matcher(path);
             if (!m.matches()) {
                 // A routing failure, not a call's: HTTP's own 404, with the code of a request Thresher does not serve.
@@ -765,6 +780,20 @@ public final class HttpFront implements AutoCloseable {
                 };
             };
             runAdmin(ctx, keepAlive, method, path, HttpResponseStatus.OK, work);
+        }
+
+        /** {@code GET /admin/invocations} and {@code GET /admin/invocations/{id}}: {@link JournalRoutes}. */
+        private void adminJournal(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
+                                  FullHttpRequest req) {
+            if (admin == null || admin.journal() == null || !JournalRoutes.routable(path)) {
+                send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+            } else if (!method.equals(HttpMethod.GET)) {
+                wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+            } else {
+                runAdmin(ctx, keepAlive, method, path, HttpResponseStatus.OK,
+                        JournalRoutes.route(admin.journal(), tenant, req.uri()));
+            }
         }
 
         /** An admin path taken apart: {@code <prefix>[/name[/sub]]}, and the body as text. */

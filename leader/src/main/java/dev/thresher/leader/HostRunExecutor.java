@@ -722,7 +722,7 @@ public final class HostRunExecutor implements HostRunHandler {
                 continue;
             }
             pending.add(answers.size() - 1);
-            publications.add(new SlotPublication(r.outcome(), r.slot().slotIndex()));
+            publications.add(new SlotPublication(r.outcome(), r.slot().slotIndex(), r.slot().attempt(), r.readMicros()));
         }
         long publishMicros = 0;
         if (!publications.isEmpty()) {

@@ -96,6 +96,10 @@ sealed interface BackendMessage {
     record NoData() implements BackendMessage {
     }
 
+    /** {@code 's' int32 4}: Execute's row limit was reached; the portal holds more rows. */
+    record PortalSuspended() implements BackendMessage {
+    }
+
     /** {@code 't' int32 len, int16 n, int32 typeOid[n]}. */
     record ParameterDescription(List<Integer> typeOids) implements BackendMessage {
         public ParameterDescription {

@@ -103,6 +103,7 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
             case BackendMessage.BindComplete b -> end(out, begin(out, '2'));
             case BackendMessage.CloseComplete c -> end(out, begin(out, '3'));
             case BackendMessage.NoData n -> end(out, begin(out, 'n'));
+            case BackendMessage.PortalSuspended p -> end(out, begin(out, 's'));
             case BackendMessage.ParameterDescription d -> {
                 int at = begin(out, 't');
                 out.writeShort(d.typeOids().size());

@@ -14,7 +14,8 @@ import java.util.Locale;
  * <pre>
  * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
- * statement  := call | set | show | begin | commit | rollback | copy | insert
+ * statement  := call | set | show | begin | commit | rollback | copy | insert | select
+ * select     := SELECT any                          -- a query of a journal view: see JournalSqlParser
  * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
  * insert     := INSERT any                           -- kept as written for the table service
  * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
@@ -26,7 +27,7 @@ import java.util.Locale;
  *             | '$' tag? '$' any '$' tag? '$'          -- dollar quoting
  *             | '$1'
  * set        := SET (SESSION | LOCAL)? name ('.' name)* ( '=' | TO )? value
- * show       := SHOW ( TRANSACTION ISOLATION LEVEL | TIME ZONE | CALL callid | name ('.' name)* )
+ * show       := SHOW ( TRANSACTION ISOLATION LEVEL | TIME ZONE | CALL callid | CALLS | name ('.' name)* )
  * callid     := '\'' uuid '\''                           -- 8-4-4-4-12 hex digits, any case; else INVALID_ARGUMENTS
  * begin      := ( BEGIN (WORK | TRANSACTION)? | START TRANSACTION ) mode ( ','? mode )*   -- modes are ignored
  * mode       := ISOLATION LEVEL (SERIALIZABLE | REPEATABLE READ | READ COMMITTED | READ UNCOMMITTED)
@@ -46,7 +47,8 @@ import java.util.Locale;
 final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
             + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
-            + " CREATE/ALTER BINDING, SHOW CALL '<call id>', and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+            + " CREATE/ALTER BINDING, SHOW CALL '<call id>', SHOW CALLS, SELECT ... FROM thresher.invocations or"
+            + " thresher.shard_slots, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
     private static final java.util.regex.Pattern UUID_TEXT = java.util.regex.Pattern.compile(
             "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
@@ -117,6 +119,10 @@ final class CallStatementParser {
             }
             case "COPY" -> copy(start);
             case "INSERT" -> insert(start);
+            case "SELECT" -> {
+                skipToEnd();
+                yield new ParsedStatement.Select(JournalSqlParser.parse(sql, start, pos));
+            }
             case "CREATE", "DROP", "ALTER" -> tableStatement(start, keyword);
             case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
             case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
@@ -242,6 +248,14 @@ final class CallStatementParser {
         if (name.equals("time")) {
             requireWords("ZONE");
             return new ParsedStatement.Show("timezone");
+        }
+        if (name.equals("calls")) {
+            int save = pos;
+            skipTrivia();
+            if (atEnd() || peek() == ';') {
+                return new ParsedStatement.Select(JournalSqlParser.showCalls());
+            }
+            pos = save;
         }
         if (name.equals("call")) {
             int save = pos;

@@ -83,6 +83,22 @@ sealed interface ParsedStatement {
     }
 
     /**
+     * A query of a journal view: {@code SELECT ... FROM thresher.invocations} or {@code thresher.shard_slots}
+     * ({@link JournalSqlParser}), and {@code SHOW CALLS}, the most recent calls. Answered with the view's rows from
+     * the control database, scoped to the connection's tenant.
+     */
+    record Select(dev.thresher.bindings.JournalSelect select) implements ParsedStatement {
+        public Select {
+            Objects.requireNonNull(select, "select");
+        }
+
+        @Override
+        public int parameterCount() {
+            return select.parameterTypes().keySet().stream().mapToInt(Integer::intValue).max().orElse(0);
+        }
+    }
+
+    /**
      * A transaction-control statement. Calls are not transactional: a block only tracks the status byte
      * of ReadyForQuery, as PostgreSQL reports it, so clients that wrap statements in BEGIN and COMMIT work.
      */

@@ -88,7 +88,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * A bound statement; {@code bound} is a call's JSON arguments when it takes {@code $1}, an INSERT's text
      * with its parameters written in as literals when it takes any, else null.
      */
-    private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed) {
+    private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed,
+                          JournalResults.Cursor cursor) {
+        Portal(Prepared prepared, String bound, short resultFormat, boolean executed) {
+            this(prepared, bound, resultFormat, executed, null);
+        }
     }
 
     private final PgWireConfig config;
@@ -509,6 +513,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 showCall(show, true, (short) 0, () -> runScript(statements, index + 1), this::queryFailed);
                 return;
             }
+            if (statement instanceof ParsedStatement.Select select) {
+                if (select.parameterCount() > 0) {
+                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $"
+                            + select.parameterCount() + " in a simple query; use the extended query protocol to bind it");
+                }
+                JournalResults.Cursor cursor = new JournalResults.Cursor(select.select(),
+                        JournalResults.formats(List.of(), select.select().columns().size()));
+                journalSelect(cursor, true, 0, () -> runScript(statements, index + 1), this::queryFailed);
+                return;
+            }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
                     ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
@@ -553,6 +567,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
             case ParsedStatement.BindingStatement b -> throw new IllegalStateException("a binding statement is not run locally");
             case ParsedStatement.ShowCall c -> throw new IllegalStateException("SHOW CALL is not run locally");
+            case ParsedStatement.Select c -> throw new IllegalStateException("a journal query is not run locally");
         }
     }
 
@@ -617,6 +632,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             int oid = i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID;
             if (i < count && statement instanceof ParsedStatement.Insert) {
                 types.add(oid == UNSPECIFIED_OID || oid == UNKNOWN_OID ? TEXT_OID : oid);
+            } else if (i < count && statement instanceof ParsedStatement.Select select) {
+                // a parameter left to the server takes the type of the column it is compared with
+                types.add(oid != UNSPECIFIED_OID && oid != UNKNOWN_OID ? oid : JournalResults.oid(select.select()
+                        .parameterTypes().getOrDefault(i + 1, dev.thresher.bindings.JournalType.TEXT)));
             } else if (i < count) {
                 types.add(parameterType(oid));
             } else if (oid == UNSPECIFIED_OID || oid == UNKNOWN_OID) {
@@ -676,7 +695,20 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String arguments = null;
-        if (prepared.statement() instanceof ParsedStatement.Insert insert && insert.parameterCount() > 0) {
+        JournalResults.Cursor cursor = null;
+        if (prepared.statement() instanceof ParsedStatement.Select select) {
+            dev.thresher.bindings.JournalSelect query = select.select();
+            if (select.parameterCount() > 0) {
+                List<dev.thresher.bindings.JournalSelect.Literal> values = new ArrayList<>(select.parameterCount());
+                for (int i = 0; i < select.parameterCount(); i++) {
+                    values.add(JournalResults.literal(prepared.parameterTypes().get(i),
+                            formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)),
+                            b.parameterValues().get(i), i + 1));
+                }
+                query = query.bind(values);
+            }
+            cursor = new JournalResults.Cursor(query, JournalResults.formats(b.resultFormats(), query.columns().size()));
+        } else if (prepared.statement() instanceof ParsedStatement.Insert insert && insert.parameterCount() > 0) {
             List<String> literals = new ArrayList<>(insert.parameterCount());
             for (int i = 0; i < insert.parameterCount(); i++) {
                 literals.add(SqlLiterals.of(prepared.parameterTypes().get(i),
@@ -700,7 +732,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + portals.size() + " portals; limits.pgwireStatementsPerConnection is "
                     + config.limits().pgwireStatementsPerConnection() + " (close some)");
         }
-        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false));
+        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor));
         ctx.write(new BackendMessage.BindComplete());
     }
 
@@ -750,7 +782,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + d.name() + "\" does not exist"));
                     return;
                 }
-                ctx.write(description(portal.prepared().statement(), portal.resultFormat()));
+                ctx.write(portal.cursor() != null ? portal.cursor().description()
+                        : description(portal.prepared().statement(), portal.resultFormat()));
             }
         }
     }
@@ -778,6 +811,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
             case ParsedStatement.BindingStatement b -> bindingStatement(b, () -> { }, this::fail);
             case ParsedStatement.ShowCall show -> showCall(show, false, portal.resultFormat(), () -> { }, this::fail);
+            case ParsedStatement.Select select -> journalSelect(portal.cursor(), false, e.maxRows(), () -> { }, this::fail);
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -1172,7 +1206,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     private void showCall(ParsedStatement.ShowCall show, boolean describe, short format, Runnable next,
                           Consumer<PgError> onFailure) {
-        if (lookups == null) {
+        if (lookups == null || lookups.outcomes() == null) {
             onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
                     "SHOW CALL: this server does not keep call outcomes"));
             return;
@@ -1265,6 +1299,68 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         return bytes(s.append("+00").toString());
     }
 
+    // ---- journal queries
+
+    /**
+     * Answers a journal query: runs it on the lookup threads the first time (handling pauses until its rows are
+     * there, as for a call), then writes its rows (after its RowDescription when {@code describe}, as a simple query
+     * does), at most {@code maxRows} of them when positive, the rest left for the portal's next Execute.
+     */
+    private void journalSelect(JournalResults.Cursor cursor, boolean describe, int maxRows, Runnable next,
+                               Consumer<PgError> onFailure) {
+        if (cursor.rows() != null) {
+            cursor.send(maxRows, ctx::write);
+            next.run();
+            return;
+        }
+        if (lookups == null || lookups.journal() == null) {
+            onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "SELECT: this server does not serve the journal views"));
+            return;
+        }
+        pauseReading();
+        String tenant = config.tenant();
+        CompletableFuture<dev.thresher.bindings.JournalRows> future;
+        try {
+            future = CompletableFuture.supplyAsync(() -> lookups.journal().select(tenant, cursor.select()),
+                    lookups.executor());
+        } catch (RejectedExecutionException e) {
+            future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
+                    "SELECT: " + PgWireServer.LOOKUPS_QUEUED + " lookups are waiting on this node already; retry"));
+        }
+        future.whenComplete((rows, failure) -> {
+            try {
+                ctx.executor().execute(() -> selectDone(cursor, rows, failure, describe, maxRows, next, onFailure));
+            } catch (RejectedExecutionException e) {
+                log.debug("event loop shut down; dropping the answer of a journal query");
+            }
+        });
+    }
+
+    private void selectDone(JournalResults.Cursor cursor, dev.thresher.bindings.JournalRows rows, Throwable failure,
+                            boolean describe, int maxRows, Runnable next, Consumer<PgError> onFailure) {
+        callInFlight = false;
+        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
+            return;
+        }
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause == null && rows == null) {
+            cause = new ThresherException(ErrorCode.INTERNAL_ERROR, "the journal answered no rows");
+        }
+        if (cause == null) {
+            cursor.ran(rows);
+            if (describe) {
+                ctx.write(cursor.description());
+            }
+            cursor.send(maxRows, ctx::write);
+            next.run();
+        } else {
+            onFailure.accept(PgError.of(cause));
+        }
+        resumeUnlessContinued();
+    }
+
     private static long utf8Length(String s) {
         long bytes = 0;
         for (int i = 0; i < s.length(); i++) {
@@ -1291,6 +1387,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Call c -> 1;
             case ParsedStatement.Show s -> 1;
             case ParsedStatement.ShowCall s -> SHOW_CALL_COLUMNS.size();
+            case ParsedStatement.Select s -> s.select().columns().size();
             default -> 0;
         };
     }
@@ -1301,6 +1398,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Call c -> rowDescription(format);
             case ParsedStatement.Show s -> showDescription(setting(s.name()).getKey(), format);
             case ParsedStatement.ShowCall s -> showCallDescription(format);
+            case ParsedStatement.Select s -> JournalResults.description(s.select().resolvedColumns(),
+                    JournalResults.formats(List.of(format), s.select().columns().size()));
             case ParsedStatement.Empty e -> new BackendMessage.NoData();
             case ParsedStatement.Copy c -> new BackendMessage.NoData();
             case ParsedStatement.Insert i -> new BackendMessage.NoData();

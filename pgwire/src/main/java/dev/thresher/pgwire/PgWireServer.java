@@ -3,6 +3,7 @@ package dev.thresher.pgwire;
 import dev.thresher.bindings.TableService;
 import dev.thresher.bindings.CallOutcomes;
 import dev.thresher.bindings.CallService;
+import dev.thresher.bindings.JournalService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import io.netty.bootstrap.ServerBootstrap;
@@ -101,17 +102,30 @@ public final class PgWireServer implements AutoCloseable {
     public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
                                      dev.thresher.bindings.BindingService bindings, CallOutcomes outcomes)
             throws InterruptedException {
+        return start(config, calls, tables, bindings, outcomes, null);
+    }
+
+    /**
+     * As {@link #start(PgWireConfig, CallService, TableService, dev.thresher.bindings.BindingService, CallOutcomes)},
+     * and queries of the journal views ({@code SELECT ... FROM thresher.invocations}, {@code SHOW CALLS}) are answered
+     * by {@code journal} (null: refused as unsupported), on the threads of {@code SHOW CALL}.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
+     */
+    public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
+                                     dev.thresher.bindings.BindingService bindings, CallOutcomes outcomes,
+                                     JournalService journal) throws InterruptedException {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(calls, "calls");
         Writes writes = tables == null ? null : new Writes(tables, bindings, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), new DefaultThreadFactory("pgwire-writer", true)));
         ThreadPoolExecutor lookupExecutor = null;
         Lookups lookups = null;
-        if (outcomes != null) {
+        if (outcomes != null || journal != null) {
             lookupExecutor = new ThreadPoolExecutor(LOOKUPS_MAX, LOOKUPS_MAX, 60, TimeUnit.SECONDS,
                     new ArrayBlockingQueue<>(LOOKUPS_QUEUED), new DefaultThreadFactory("pgwire-lookup", true));
             lookupExecutor.allowCoreThreadTimeOut(true);
-            lookups = new Lookups(outcomes, lookupExecutor);
+            lookups = new Lookups(outcomes, journal, lookupExecutor);
         }
         Lookups served = lookups;
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("pgwire-accept"),
@@ -180,13 +194,19 @@ public final class PgWireServer implements AutoCloseable {
         pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups));
     }
 
-    /** {@code SHOW CALL} lookups running at once on one server, ... */
+    /** {@code SHOW CALL} lookups and journal queries running at once on one server, ... */
     static final int LOOKUPS_MAX = 2;
     /** ... and waiting for a thread; one more is refused, retryably. */
     static final int LOOKUPS_QUEUED = 64;
 
-    /** Where {@code SHOW CALL} looks calls up, and the threads its blocking lookups run on. */
-    record Lookups(CallOutcomes outcomes, Executor executor) {
+    /**
+     * Where {@code SHOW CALL} looks calls up and journal queries are answered (either may be null: not served), and
+     * the threads their blocking work runs on.
+     */
+    record Lookups(CallOutcomes outcomes, JournalService journal, Executor executor) {
+        Lookups(CallOutcomes outcomes, Executor executor) {
+            this(outcomes, null, executor);
+        }
     }
 
     /** Loads and inserts running at once on one server; one more is refused, retryably. */

@@ -39,8 +39,13 @@ final class SqlLiterals {
         if (value == null) {
             return "NULL";
         }
+        return quote(raw(typeOid, format, value, n));
+    }
+
+    /** A non-NULL bound parameter's value as text, unquoted: text format as it is, binary decoded as {@link #of}. */
+    static String raw(int typeOid, short format, byte[] value, int n) {
         if (format == 0) {
-            return quote(text(value, n));
+            return text(value, n);
         }
         ByteBuffer b = ByteBuffer.wrap(value);
         String v = switch (typeOid) {
@@ -56,7 +61,7 @@ final class SqlLiterals {
             default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter $" + n + " has type OID " + typeOid
                     + " in binary format, which is not served; send it in text format");
         };
-        return quote(v);
+        return v;
     }
 
     private static ByteBuffer fixed(ByteBuffer b, int length, int n) {

@@ -25,6 +25,8 @@ import dev.thresher.errors.RetryClass;
  *     sequence in the client's encoding (UTF8, the only one served)</td></tr>
  * <tr><td>UNKNOWN_SETTING, UNKNOWN_CALL</td><td>42704 undefined_object</td><td>what PostgreSQL says for SHOW of an unrecognized
  *     configuration parameter</td></tr>
+ * <tr><td>UNKNOWN_COLUMN</td><td>42703 undefined_column</td><td>what PostgreSQL says for a column the table
+ *     does not have (the journal views {@code thresher.invocations} and {@code thresher.shard_slots})</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
  * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
  * <tr><td>IDEMPOTENCY_KEY_REUSED</td><td>22023 invalid_parameter_value</td><td>the key is an argument that names
@@ -87,6 +89,7 @@ public final class SqlStates {
             case PAYLOAD_TOO_LARGE, TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
+            case UNKNOWN_COLUMN -> "42703";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";
             case PARTITIONS_DO_NOT_TILE, TOPOLOGY_CHANGE_REFUSED -> "55000";

@@ -22,6 +22,7 @@ class SqlStatesTest {
             case TOO_MANY_PREPARED_STATEMENTS -> "54000";
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
+            case UNKNOWN_COLUMN -> "42703";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE, IDEMPOTENCY_KEY_REUSED -> "22023";
             case INVALID_CONFIGURATION -> "F0000";

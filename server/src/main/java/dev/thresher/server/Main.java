@@ -24,7 +24,7 @@ import picocli.CommandLine.Parameters;
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
         subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class,
                 Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class, Main.TopologyCommand.class,
-                Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class})
+                Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class, JournalCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         String format = System.getenv("THRESHER_LOG_FORMAT");

@@ -247,13 +247,16 @@ public final class Node implements AutoCloseable {
         idempotencyKeys = new dev.thresher.store.control.IdempotencyKeys(Pools.bounded(controlDb),
                 limits.coordinationRetentionMs(), config.hostId());
         tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
+        // SHOW CALL and the journal views: uncounted, not the call path; a few threads of each front door at most
+        var journal = new dev.thresher.store.control.JournalQuery(controlDb);
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings(),
-                new dev.thresher.store.control.InvocationLookup(controlDb)); // SHOW CALL: uncounted, not the call path
+                new dev.thresher.store.control.InvocationLookup(controlDb), journal);
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
-                config.httpAccess(), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb));
+                config.httpAccess(), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb),
+                journal);
         http.serveMetrics(metrics::scrape);
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.

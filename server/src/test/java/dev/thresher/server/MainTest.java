@@ -16,7 +16,8 @@ class MainTest {
         for (List<String> command : List.of(List.of("--help"), List.of("table", "--help"),
                 List.of("table", "create", "--help"), List.of("partition", "move", "--help"),
                 List.of("node", "drain", "--help"), List.of("shard", "add", "--help"), List.of("topology", "changes", "--help"),
-                List.of("component", "test", "--help"), List.of("binding", "rollback", "--help"))) {
+                List.of("component", "test", "--help"), List.of("binding", "rollback", "--help"),
+                List.of("journal", "--help"), List.of("journal", "ls", "--help"), List.of("journal", "show", "--help"))) {
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             CommandLine cl = Main.commandLine();
@@ -27,6 +28,6 @@ class MainTest {
             assertThat(out.toString()).as("%s prints its usage", command).contains("Usage: thresher");
             assertThat(err.toString()).as("%s complains of nothing", command).isEmpty();
         }
-        assertThat(root.getSubcommands()).containsKeys("partition", "leader", "shard", "topology", "node");
+        assertThat(root.getSubcommands()).containsKeys("partition", "leader", "shard", "topology", "node", "journal");
     }
 }

@@ -671,8 +671,16 @@ public final class ControlStore {
      *
      * @param outcome the component outcome of the slot's run (or the journaled one being replayed)
      * @param slotIndex the slot it fills
+     * @param attempt the attempt that produced it (1 or more); 0 when unknown, then neither it nor {@code readMicros}
+     *     is journaled
+     * @param readMicros how long reading the slot's partition took, for operators (the journal views)
      */
-    public record SlotPublication(JournalEntry outcome, int slotIndex) {}
+    public record SlotPublication(JournalEntry outcome, int slotIndex, int attempt, long readMicros) {
+        /** An outcome whose attempt and read time are not known. */
+        public SlotPublication(JournalEntry outcome, int slotIndex) {
+            this(outcome, slotIndex, 0, 0);
+        }
+    }
 
     /**
      * What stands for one slot after {@link #publishShardOutcomes}.
@@ -705,7 +713,8 @@ public final class ControlStore {
                     Object[] row = {e.tenant(), e.wireId(), e.callId(), e.kind(), e.hostId(), e.partitionId(), e.epoch(),
                             e.succeeded(), e.errorCode(), storable(e.errorMessage()), e.rowCount(), e.emitCount(),
                             e.payload(), e.guestMicros(), p.slotIndex(),
-                            e.succeeded() ? PartialsCodec.count(e.payload()) : 0, e.guestStartedAtMicros()};
+                            e.succeeded() ? PartialsCodec.count(e.payload()) : 0, e.guestStartedAtMicros(),
+                            p.attempt(), p.readMicros()};
                     for (Object v : row) {
                         ps.setObject(i++, v);
                     }
@@ -745,21 +754,24 @@ public final class ControlStore {
      * {@code FOR SHARE} in partition order, as lease renewals lock them, so the two never deadlock; judged by
      * {@code clock_timestamp()}) and by the call's deadline as stored (judged by the same clock); it answers, per
      * wire id, whether it journaled the outcome, whether it published the slot and whether the call's deadline had
-     * passed. Parameters: 17 per outcome (the journal columns, the slot index, the partial count, the guest's
-     * start in microseconds on the control database's clock or 0), then host id, lease ms, host id.
+     * passed. Parameters: 19 per outcome (the journal columns, the slot index, the partial count, the guest's
+     * start in microseconds on the control database's clock or 0, the attempt or 0, the read's microseconds), then
+     * host id, lease ms, host id.
      */
     private static String journalAndPublishSlotsSql(int outcomes) {
         StringBuilder values = new StringBuilder();
         for (int i = 0; i < outcomes; i++) {
             values.append(i == 0 ? "" : ",\n  ").append("(?::text, ?::text, ?::uuid, ?::text, ?::text, ?::int, ?::bigint,"
-                    + " ?::boolean, ?::int, ?::text, ?::int, ?::int, ?::bytea, ?::bigint, ?::int, ?::int, ?::bigint)");
+                    + " ?::boolean, ?::int, ?::text, ?::int, ?::int, ?::bytea, ?::bigint, ?::int, ?::int, ?::bigint,"
+                    + " ?::int, ?::bigint)");
         }
-        return "WITH v (tenant, " + JOURNAL_COLUMNS + ", slot_index, entry_count, started_us) AS (VALUES\n  " + values
-                + """
+        return "WITH v (tenant, " + JOURNAL_COLUMNS + ", slot_index, entry_count, started_us, attempt, read_us) AS (VALUES\n  "
+                + values + """
                 ),
                 ins AS (
-                  INSERT INTO journal (tenant, %1$s, guest_started_at)
-                  SELECT tenant, %1$s, CASE WHEN started_us > 0 THEN to_timestamp(started_us / 1000000.0) END FROM v
+                  INSERT INTO journal (tenant, %1$s, guest_started_at, slot_index, attempt, read_micros)
+                  SELECT tenant, %1$s, CASE WHEN started_us > 0 THEN to_timestamp(started_us / 1000000.0) END, slot_index,
+                    NULLIF(attempt, 0), CASE WHEN attempt > 0 THEN read_us END FROM v
                   ON CONFLICT (tenant, wire_id) DO NOTHING
                   RETURNING wire_id),
                 late AS (

@@ -1,0 +1,277 @@
+package dev.thresher.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.thresher.bindings.JournalColumn;
+import dev.thresher.bindings.JournalRows;
+import dev.thresher.bindings.JournalSelect;
+import dev.thresher.bindings.JournalSelect.Filter;
+import dev.thresher.bindings.JournalService;
+import dev.thresher.bindings.JournalView;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The journal over HTTP, answered by a {@link JournalService}:
+ *
+ * <pre>
+ * GET /admin/invocations?tenant=&amp;binding=&amp;state=&amp;since=&amp;until=&amp;limit=&amp;after=
+ *      200 {"tenant": "...", "invocations": [{call_id, binding, state, ...}, ...], "next": "&lt;cursor&gt;" | null}
+ * GET /admin/invocations/{call id}?tenant=
+ *      200 {"tenant": "...", "invocation": {..., "result": &lt;JSON&gt;}, "slots": [{slot_index, partition_id, ...}, ...]}
+ * </pre>
+ *
+ * Keys are the columns of {@code thresher.invocations} and {@code thresher.shard_slots}, with the same names and
+ * values (times as ISO-8601 text); the list leaves out {@code result}. The list is newest first
+ * ({@code created_at}, then {@code call_id}, descending); {@code next}, when more calls exist, is an opaque cursor of
+ * the last one's ({@code created_at}, {@code call_id}) to pass as {@code after=} for the next page, which is then
+ * neither missing a call nor repeating one whatever is recorded meanwhile. {@code since} (inclusive) and
+ * {@code until} (exclusive) bound {@code created_at}; {@code limit} is 1 to {@value JournalSelect#MAX_ROWS} (larger is
+ * capped), {@value #DEFAULT_LIMIT} by default. A bad parameter is {@code INVALID_ARGUMENTS} (400), an id that names
+ * none of the tenant's calls {@code UNKNOWN_CALL} (404).
+ */
+final class JournalRoutes {
+    static final String PREFIX = "/admin/invocations";
+    static final int DEFAULT_LIMIT = 100;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Set<String> LIST_PARAMETERS = Set.of("tenant", "binding", "state", "since", "until", "limit",
+            "after");
+    private static final Set<String> STATES = Set.of("running", "succeeded", "failed");
+    private static final Pattern CURSOR = Pattern.compile("(-?\\d{1,19}):([0-9a-f-]{36})");
+
+    private JournalRoutes() {
+    }
+
+    /** Whether {@code path} is under the journal's prefix. */
+    static boolean serves(String path) {
+        return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
+    }
+
+    /** Whether {@code path} is a route of the journal: the list, or one call. */
+    static boolean routable(String path) {
+        return path.equals(PREFIX) || path.equals(PREFIX + "/")
+                || path.startsWith(PREFIX + "/") && path.indexOf('/', PREFIX.length() + 1) < 0;
+    }
+
+    /**
+     * The work answering {@code GET uri}, run on the admin threads: everything, parsing its parameters included,
+     * fails there with a typed error.
+     */
+    static Supplier<Object> route(JournalService journal, String defaultTenant, String uri) {
+        return () -> {
+            QueryStringDecoder decoded;
+            Map<String, List<String>> parameters;
+            try {
+                decoded = new QueryStringDecoder(uri, StandardCharsets.UTF_8);
+                parameters = decoded.parameters();
+            } catch (IllegalArgumentException e) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the query string is malformed: " + e.getMessage());
+            }
+            String path = decoded.path();
+            if (path.equals(PREFIX) || path.equals(PREFIX + "/")) {
+                return list(journal, defaultTenant, parameters);
+            }
+            return show(journal, defaultTenant, path.substring(PREFIX.length() + 1), parameters);
+        };
+    }
+
+    // ---- the list
+
+    static ObjectNode list(JournalService journal, String defaultTenant, Map<String, List<String>> parameters) {
+        known(parameters, LIST_PARAMETERS);
+        String tenant = single(parameters, "tenant").orElse(defaultTenant);
+        List<Filter> filters = new ArrayList<>();
+        single(parameters, "binding").ifPresent(b -> filters.add(new JournalSelect.Compare("binding", JournalSelect.Op.EQ,
+                new JournalSelect.Text(b))));
+        single(parameters, "state").ifPresent(s -> {
+            if (!STATES.contains(s)) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "state is running, succeeded or failed, not '"
+                        + s + "'");
+            }
+            filters.add(new JournalSelect.Compare("state", JournalSelect.Op.EQ, new JournalSelect.Text(s)));
+        });
+        single(parameters, "since").ifPresent(s -> filters.add(new JournalSelect.Compare("created_at", JournalSelect.Op.GE,
+                new JournalSelect.Timestamp(instant("since", s)))));
+        single(parameters, "until").ifPresent(s -> filters.add(new JournalSelect.Compare("created_at", JournalSelect.Op.LT,
+                new JournalSelect.Timestamp(instant("until", s)))));
+        single(parameters, "after").ifPresent(c -> filters.add(after(c)));
+        int limit = single(parameters, "limit").map(JournalRoutes::limit).orElse(DEFAULT_LIMIT);
+
+        Optional<Filter> where = filters.stream().reduce(JournalSelect.And::new);
+        List<String> columns = JournalView.INVOCATIONS.columns().stream().map(JournalColumn::name)
+                .filter(c -> !c.equals("result")).toList();
+        JournalSelect select = new JournalSelect(JournalView.INVOCATIONS, columns, where,
+                List.of(new JournalSelect.Order("created_at", true), new JournalSelect.Order("call_id", true)),
+                OptionalLong.of(limit), 0);
+        JournalRows rows = journal.select(tenant, select);
+
+        ObjectNode out = JSON.createObjectNode();
+        out.put("tenant", tenant);
+        ArrayNode invocations = out.putArray("invocations");
+        for (int i = 0; i < rows.rows().size(); i++) {
+            invocations.add(object(rows, i));
+        }
+        if (rows.more() && !rows.rows().isEmpty()) {
+            List<Object> last = rows.rows().get(rows.rows().size() - 1);
+            out.put("next", cursor((Instant) last.get(columns.indexOf("created_at")),
+                    (UUID) last.get(columns.indexOf("call_id"))));
+        } else {
+            out.putNull("next");
+        }
+        return out;
+    }
+
+    /** The cursor of a row: its {@code created_at} in microseconds and its {@code call_id}, base64url. */
+    static String cursor(Instant createdAt, UUID callId) {
+        long micros = Math.addExact(Math.multiplyExact(createdAt.getEpochSecond(), 1_000_000L), createdAt.getNano() / 1_000);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString((micros + ":" + callId)
+                .getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** The calls after (older than) the cursor's, in the list's order. */
+    private static Filter after(String cursor) {
+        Matcher m;
+        try {
+            m = CURSOR.matcher(new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.US_ASCII));
+        } catch (IllegalArgumentException e) {
+            m = null;
+        }
+        if (m == null || !m.matches() || JournalSelect.parseUuid(m.group(2)).isEmpty()) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "after is a cursor from a \"next\" of this list, not '"
+                    + (cursor.length() > 64 ? cursor.substring(0, 64) + "..." : cursor) + "'");
+        }
+        long micros;
+        try {
+            micros = Long.parseLong(m.group(1));
+        } catch (NumberFormatException e) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "after is a cursor from a \"next\" of this list");
+        }
+        Instant at = Instant.EPOCH.plusSeconds(Math.floorDiv(micros, 1_000_000L))
+                .plusNanos(Math.floorMod(micros, 1_000_000L) * 1_000);
+        JournalSelect.Literal t = new JournalSelect.Timestamp(at);
+        JournalSelect.Literal id = new JournalSelect.Text(m.group(2));
+        return new JournalSelect.Or(new JournalSelect.Compare("created_at", JournalSelect.Op.LT, t),
+                new JournalSelect.And(new JournalSelect.Compare("created_at", JournalSelect.Op.EQ, t),
+                        new JournalSelect.Compare("call_id", JournalSelect.Op.LT, id)));
+    }
+
+    private static int limit(String s) {
+        long n;
+        try {
+            n = Long.parseLong(s.strip());
+        } catch (NumberFormatException e) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "limit is a number of calls, not '" + s + "'");
+        }
+        if (n < 1) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "limit is at least 1, was " + n);
+        }
+        return (int) Math.min(n, JournalSelect.MAX_ROWS);
+    }
+
+    private static Instant instant(String parameter, String value) {
+        return JournalSelect.parseTimestamp(value).orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                parameter + " is an ISO-8601 time such as 2025-01-31T09:15:00Z, not '" + value + "'"));
+    }
+
+    // ---- one call
+
+    static ObjectNode show(JournalService journal, String defaultTenant, String id, Map<String, List<String>> parameters) {
+        known(parameters, Set.of("tenant"));
+        String tenant = single(parameters, "tenant").orElse(defaultTenant);
+        UUID callId = JournalSelect.parseUuid(id).orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                "'" + (id.length() > 64 ? id.substring(0, 64) + "..." : id) + "' is not a call id (a UUID)"));
+        Optional<Filter> thisCall = Optional.of(new JournalSelect.Compare("call_id", JournalSelect.Op.EQ,
+                new JournalSelect.Text(callId.toString())));
+        JournalRows invocation = journal.select(tenant, JournalSelect.recent(JournalView.INVOCATIONS, thisCall, 1));
+        if (invocation.rows().isEmpty()) {
+            throw new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '" + tenant
+                    + "' (finished calls are kept limits.coordinationRetentionMs)");
+        }
+        JournalRows slots = journal.select(tenant, new JournalSelect(JournalView.SHARD_SLOTS,
+                JournalView.SHARD_SLOTS.columns().stream().map(JournalColumn::name).toList(), thisCall,
+                List.of(new JournalSelect.Order("slot_index", false)), OptionalLong.empty(), 0));
+        ObjectNode out = JSON.createObjectNode();
+        out.put("tenant", tenant);
+        out.set("invocation", object(invocation, 0));
+        ArrayNode array = out.putArray("slots");
+        for (int i = 0; i < slots.rows().size(); i++) {
+            array.add(object(slots, i));
+        }
+        return out;
+    }
+
+    // ---- JSON
+
+    /** One row as an object keyed by column name: numbers as numbers, json as JSON, the rest as text. */
+    private static ObjectNode object(JournalRows rows, int index) {
+        ObjectNode o = JSON.createObjectNode();
+        List<Object> row = rows.rows().get(index);
+        for (int i = 0; i < row.size(); i++) {
+            JournalColumn c = rows.columns().get(i);
+            Object v = row.get(i);
+            if (v == null) {
+                o.putNull(c.name());
+                continue;
+            }
+            switch (c.type()) {
+                case INT4 -> o.put(c.name(), (Integer) v);
+                case INT8 -> o.put(c.name(), (Long) v);
+                case JSON -> o.set(c.name(), json((String) v));
+                default -> o.put(c.name(), v.toString());
+            }
+        }
+        return o;
+    }
+
+    private static JsonNode json(String text) {
+        try {
+            return JSON.readTree(text);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return JSON.getNodeFactory().textNode(text);
+        }
+    }
+
+    // ---- parameters
+
+    private static void known(Map<String, List<String>> parameters, Set<String> known) {
+        for (String name : parameters.keySet()) {
+            if (!known.contains(name)) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unknown parameter '" + name + "'; this route takes "
+                        + String.join(", ", known.stream().sorted().toList()));
+            }
+        }
+    }
+
+    private static Optional<String> single(Map<String, List<String>> parameters, String name) {
+        List<String> values = parameters.get(name);
+        if (values == null || values.isEmpty()) {
+            return Optional.empty();
+        }
+        if (values.size() > 1) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter '" + name + "' is given "
+                    + values.size() + " times");
+        }
+        String v = values.get(0);
+        if (v.isEmpty()) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter '" + name + "' is empty");
+        }
+        return Optional.of(v);
+    }
+}
