@@ -72,6 +72,7 @@ import org.slf4j.LoggerFactory;
  * /admin/* needs "Authorization: Bearer &lt;token&gt;" with the node's admin token, and /livez, /readyz and
  * /metrics need it from peers other than loopback ({@link HttpAccess}); 401 otherwise.
  *
+ * GET  /ui/                          the page for people (recent invocations, one call's timeline)
  * GET  /livez                         200 while the process serves
  * GET  /readyz                        200 once the node leads its partitions and serves calls, else 503
  * GET  /admin/topology                the node's view of the topology, byte-stable JSON (sorted keys)
@@ -477,6 +478,20 @@ public final class HttpFront implements AutoCloseable {
                     wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
                 } else {
                     write(ctx, keepAlive, metrics.answer(req.headers().get(HttpHeaderNames.ACCEPT)));
+                }
+                return;
+            }
+            if (UiAssets.isUiPath(path)) {
+                if (!method.equals(HttpMethod.GET)) {
+                    wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+                    return;
+                }
+                Optional<FullHttpResponse> file = UiAssets.get(path);
+                if (file.isPresent()) {
+                    write(ctx, keepAlive, file.get());
+                } else {
+                    send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
+                            ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
                 }
                 return;
             }

@@ -170,6 +170,7 @@ public final class Main implements Runnable {
                       psql:  psql -h %s -p %d -c "CALL BINDING %s('{}')"
                       JDBC:  jdbc:postgresql://%s:%d/thresher?user=%s   then  CALL BINDING %s(?)  with '{}'
                       HTTP:  curl -s -X POST %s/v1/bindings/%s/call -d '{}'
+                      Web:   %s/ui/#token=%s   (recent invocations, a call's timeline)
                       SQL reference (each shard database):
                              psql "postgresql://%s:%s@127.0.0.1:%d/thresher_shard_1" -c "SELECT region, sum(amount), count(*) FROM orders GROUP BY region"
 
@@ -177,7 +178,8 @@ public final class Main implements Runnable {
                     Ctrl-C stops everything.
                     """, pgwire.size(), processes ? " (one process each)" : "", c.options().partitions(), c.options().shards(),
                     rows, DevCluster.SAMPLE_BINDING, host, port, DevCluster.SAMPLE_BINDING, host, port, DevCluster.USER,
-                    DevCluster.SAMPLE_BINDING, http, DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD,
+                    DevCluster.SAMPLE_BINDING, http, DevCluster.SAMPLE_BINDING, http, c.adminToken(), DevCluster.USER,
+                    DevCluster.PASSWORD,
                     c.postgresPort(), extra, c.endpointsFile());
         }
     }
