@@ -13,6 +13,12 @@
  *   run:    thr_read_args, thr_next_batch, thr_batch_* accessors, thr_emit, thr_fail
  *   reduce: thr_read_partials, thr_next_partial, thr_read_args, thr_json_*, thr_fail
  *
+ * An HTTP handler (docs/guest-abi.md section 8) defines THR_HANDLER before including this header and exports
+ * handle(req_len) itself; the header then exports thresher_handler_abi_version instead of thresher_abi_version:
+ *
+ *   handle: thr_read_request, thr_param, thr_query, thr_header, thr_call, thr_http_status, thr_http_header,
+ *           thr_http_body, thr_http_body_str, thr_http_body_json_string, thr_fail
+ *
  * Memory: input goes to buffers this header grows on its own (thr_alloc, a bump allocator over
  * memory.grow); a batch is read over the previous one, so keep what you need past a batch in memory of
  * your own (thr_alloc). Nothing is freed: an instance serves one invocation at a time, and thr_reset()
@@ -25,6 +31,7 @@
 #include <stddef.h>
 
 #define THR_ABI_VERSION 2
+#define THR_HANDLER_ABI_VERSION 1
 #define THR_MAX_COLUMNS 64
 
 /* ---- the host's imports (docs/guest-abi.md section 1) ------------------------------------------- */
@@ -43,6 +50,13 @@ THR_IMPORT("thresher", "json_number") void thr_json_number(double value);
 THR_IMPORT("thresher", "json_integer") void thr_json_integer(int64_t value);
 THR_IMPORT("thresher", "json_bool") void thr__json_bool(int32_t value);
 THR_IMPORT("thresher", "json_null") void thr_json_null(void);
+
+/* HTTP handlers only (docs/guest-abi.md section 8); a function not called is not imported. */
+THR_IMPORT("thresher", "http_status") void thr_http_status(int32_t status);
+THR_IMPORT("thresher", "http_header") void thr__http_header(const void *name, int32_t name_len, const void *value, int32_t value_len);
+THR_IMPORT("thresher", "http_body") void thr__http_body(const void *ptr, int32_t len);
+THR_IMPORT("thresher", "call") int32_t thr__call(const void *descriptor, int32_t descriptor_len, const void *args, int32_t args_len);
+THR_IMPORT("thresher", "call_result_len") int32_t thr__call_result_len(void);
 
 typedef struct { uint8_t *buf; uint32_t len; } thr__iovec;
 THR_IMPORT("wasi_snapshot_preview1", "fd_read") int32_t thr__fd_read(int32_t fd, thr__iovec *iovs, int32_t n, uint32_t *nread);
@@ -310,8 +324,150 @@ static inline int thr_next_partial(thr_partials *p, const char **key, uint32_t *
     return 1;
 }
 
+/* ---- HTTP handlers (docs/guest-abi.md section 8) ------------------------------------------------ */
+
+/* Text in the request or a call's outcome: not NUL-terminated. */
+typedef struct { const char *ptr; uint32_t len; } thr_str;
+
+/* A list of (name, value) pairs of the request, walked with thr_next_pair. */
+typedef struct { const uint8_t *at; uint32_t left; } thr_pairs;
+
+/* An HTTP request as the handler reads it (HTTP request v1); it points into a buffer of thr_alloc. */
+typedef struct {
+    uint32_t route;          /* the matched route's place in the manifest's http.routes, from 0 */
+    thr_str method;          /* "GET", ... */
+    thr_str path;            /* below /v1/http/<binding>, as received (percent-encoded) */
+    thr_str pattern;         /* the matched route's path pattern, as declared */
+    thr_pairs params;        /* path parameters, decoded, in pattern order */
+    thr_pairs query;         /* query parameters, decoded, in request order */
+    thr_pairs headers;       /* the headers given (content-type, accept, the route's own), names lower-case */
+    const uint8_t *body;
+    uint32_t body_len;
+} thr_request;
+
+static inline int thr__str(const uint8_t **at, const uint8_t *end, thr_str *s) {
+    if (end - *at < 4) return 1;
+    uint32_t n = thr__u32(*at);
+    if ((uint32_t) (end - *at - 4) < n) return 1;
+    s->ptr = (const char *) *at + 4;
+    s->len = n;
+    *at += 4 + n;
+    return 0;
+}
+
+static inline int thr__pairs(const uint8_t **at, const uint8_t *end, thr_pairs *p) {
+    if (end - *at < 4) return 1;
+    p->left = thr__u32(*at);
+    *at += 4;
+    p->at = *at;
+    for (uint32_t i = 0; i < p->left; i++) {
+        thr_str x;
+        if (thr__str(at, end, &x) || thr__str(at, end, &x)) return 1;
+    }
+    return 0;
+}
+
+/* Reads the request of handle(req_len) from fd 0; 0 ok, 1 input ended, malformed or no memory. */
+static inline int thr_read_request(uint32_t req_len, thr_request *r) {
+    uint8_t *buf = (uint8_t *) thr_alloc(req_len);
+    if (!buf || thr_read_exact(buf, req_len) || req_len < 8 || memcmp(buf, "THQ1", 4) != 0) return 1;
+    const uint8_t *at = buf + 8, *end = buf + req_len;
+    thr_str body;
+    r->route = thr__u32(buf + 4);
+    if (thr__str(&at, end, &r->method) || thr__str(&at, end, &r->path) || thr__str(&at, end, &r->pattern)
+        || thr__pairs(&at, end, &r->params) || thr__pairs(&at, end, &r->query) || thr__pairs(&at, end, &r->headers)
+        || thr__str(&at, end, &body) || at != end) return 1;
+    r->body = (const uint8_t *) body.ptr;
+    r->body_len = body.len;
+    return 0;
+}
+
+/* The next pair of a list: 1 with its name and value, 0 when there are no more. */
+static inline int thr_next_pair(thr_pairs *p, thr_str *name, thr_str *value) {
+    if (p->left == 0) return 0;
+    name->len = thr__u32(p->at);
+    name->ptr = (const char *) p->at + 4;
+    p->at += 4 + name->len;
+    value->len = thr__u32(p->at);
+    value->ptr = (const char *) p->at + 4;
+    p->at += 4 + value->len;
+    p->left--;
+    return 1;
+}
+
+/* Whether s holds exactly the NUL-terminated text c. */
+static inline int thr_str_is(thr_str s, const char *c) {
+    uint32_t n = (uint32_t) thr_strlen(c);
+    return s.len == n && memcmp(s.ptr, c, n) == 0;
+}
+
+/* The first value named name in a list: 1 found (its value in *value), 0 not. */
+static inline int thr_find(thr_pairs list, const char *name, thr_str *value) {
+    thr_str n;
+    while (thr_next_pair(&list, &n, value))
+        if (thr_str_is(n, name)) return 1;
+    return 0;
+}
+
+static inline int thr_param(const thr_request *r, const char *name, thr_str *value) { return thr_find(r->params, name, value); }
+static inline int thr_query(const thr_request *r, const char *name, thr_str *value) { return thr_find(r->query, name, value); }
+static inline int thr_header(const thr_request *r, const char *name, thr_str *value) { return thr_find(r->headers, name, value); }
+
+/* The response: status (200 unless set; the last call wins), headers in order, the body appended piece by piece. */
+static inline void thr_http_header(const char *name, const char *value) {
+    thr__http_header(name, (int32_t) thr_strlen(name), value, (int32_t) thr_strlen(value));
+}
+static inline void thr_http_body(const void *ptr, uint32_t len) { thr__http_body(ptr, (int32_t) len); }
+static inline void thr_http_body_str(const char *s) { thr__http_body(s, (int32_t) thr_strlen(s)); }
+
+/* Appends s (UTF-8, len bytes) to the body as a JSON string: quoted, with " \ and control characters escaped. */
+static inline void thr_http_body_json_string(const char *s, uint32_t len) {
+    static const char hex[] = "0123456789abcdef";
+    char chunk[256];
+    uint32_t n = 0;
+    chunk[n++] = '"';
+    for (uint32_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char) s[i];
+        if (n > sizeof chunk - 8) { thr__http_body(chunk, (int32_t) n); n = 0; }
+        if (c == '"' || c == '\\') { chunk[n++] = '\\'; chunk[n++] = (char) c; }
+        else if (c < 0x20) {
+            chunk[n++] = '\\'; chunk[n++] = 'u'; chunk[n++] = '0'; chunk[n++] = '0';
+            chunk[n++] = hex[c >> 4]; chunk[n++] = hex[c & 15];
+        } else chunk[n++] = (char) c;
+    }
+    chunk[n++] = '"';
+    thr__http_body(chunk, (int32_t) n);
+}
+
+/*
+ * Runs one distributed call of a binding ("name", or "name@version" to require that version) with JSON arguments,
+ * and waits for it, within the request's deadline. Returns 0 with the result JSON in *out, or the failure's error
+ * code (docs/contract.md) with its error object, {"error": {"code": ..., "message": ...}}, in *out; out->ptr is NULL
+ * when memory ran out. A request makes one call (limits.nestedCallsPerRequest): the next returns 3012
+ * (NESTED_CALL_LIMIT_EXCEEDED). Returning the code from handle fails the request as the call failed.
+ */
+static inline int32_t thr_call(const char *descriptor, const char *args, uint32_t args_len, thr_str *out) {
+    int32_t code = thr__call(descriptor, (int32_t) thr_strlen(descriptor), args, (int32_t) args_len);
+    uint32_t n = (uint32_t) thr__call_result_len();
+    char *buf = (char *) thr_alloc(n + 1);
+    out->ptr = 0;
+    out->len = 0;
+    if (buf && !thr_read_exact(buf, n)) {
+        buf[n] = 0;
+        out->ptr = buf;
+        out->len = n;
+    }
+    return code;
+}
+
 /* ---- the ABI version export -------------------------------------------------------------------- */
 
+#ifdef THR_HANDLER
+__attribute__((export_name("thresher_handler_abi_version"))) int32_t thresher_handler_abi_version(void) {
+    return THR_HANDLER_ABI_VERSION;
+}
+#else
 __attribute__((export_name("thresher_abi_version"))) int32_t thresher_abi_version(void) { return THR_ABI_VERSION; }
+#endif
 
 #endif /* THRESHER_H */

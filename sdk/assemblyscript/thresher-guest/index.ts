@@ -10,6 +10,11 @@
 //   export function run(argsLen: i32): i32 { ... }
 //   export function reduce(partialsLen: i32, argsLen: i32): i32 { ... }
 //
+// An HTTP handler (docs/guest-abi.md section 8) re-exports thresher_handler_abi_version instead and exports handle:
+//
+//   export { thresher_handler_abi_version } from "thresher-guest";
+//   export function handle(reqLen: i32): i32 { const req = Request.read(reqLen); ... call(...) ... http.body(...) }
+//
 // and builds with  asc assembly/index.ts --path <dir holding thresher-guest> --use abort=thresher-guest/abort
 // so that a failed assertion ends the invocation through fail() instead of importing env.abort.
 // A batch is read over the previous one: text() and bytes() copy out of it; keep those, not the batch.
@@ -18,6 +23,12 @@ export const ABI_VERSION: i32 = 2;
 
 export function thresher_abi_version(): i32 {
   return ABI_VERSION;
+}
+
+export const HANDLER_ABI_VERSION: i32 = 1;
+
+export function thresher_handler_abi_version(): i32 {
+  return HANDLER_ABI_VERSION;
 }
 
 // ---- the host's imports ----------------------------------------------------------------------------
@@ -34,6 +45,11 @@ export function thresher_abi_version(): i32 {
 @external("thresher", "json_integer") declare function hostInteger(value: i64): void;
 @external("thresher", "json_bool") declare function hostBool(value: i32): void;
 @external("thresher", "json_null") declare function hostNull(): void;
+@external("thresher", "http_status") declare function hostHttpStatus(status: i32): void;
+@external("thresher", "http_header") declare function hostHttpHeader(name: usize, nameLen: i32, value: usize, valueLen: i32): void;
+@external("thresher", "http_body") declare function hostHttpBody(ptr: usize, len: i32): void;
+@external("thresher", "call") declare function hostCall(descriptor: usize, descriptorLen: i32, args: usize, argsLen: i32): i32;
+@external("thresher", "call_result_len") declare function hostCallResultLen(): i32;
 @external("wasi_snapshot_preview1", "fd_read") declare function fdRead(fd: i32, iovs: usize, n: i32, nread: usize): i32;
 @external("wasi_snapshot_preview1", "fd_write") declare function fdWrite(fd: i32, iovs: usize, n: i32, nwritten: usize): i32;
 
@@ -283,4 +299,152 @@ export function readPartials(partialsLen: i32): Partials | null {
   const count = load<u32>(ptr, 4);
   if (count > (<u32>partialsLen - 8) / 12) return null;
   return new Partials(buf, count);
+}
+
+// ---- HTTP handlers (docs/guest-abi.md section 8) ---------------------------------------------------
+
+/** A name and a value of the request: a path parameter, a query parameter or a header. */
+export class Pair {
+  constructor(public name: string, public value: string) {}
+}
+
+/** The request handle(reqLen) reads (HTTP request v1), copied out of the input. */
+export class Request {
+  /** The matched route's place in the manifest's http.routes, from 0. */
+  route: u32 = 0;
+  method: string = "";
+  /** Below /v1/http/<binding>, as received (percent-encoded). */
+  path: string = "";
+  /** The matched route's path pattern, as declared. */
+  pattern: string = "";
+  /** Path parameters, decoded, in pattern order. */
+  params: Pair[] = [];
+  /** Query parameters, decoded, in request order. */
+  query: Pair[] = [];
+  /** The headers given, names lower-case; a value's characters are its bytes (ISO-8859-1). */
+  headers: Pair[] = [];
+  body: Uint8Array = new Uint8Array(0);
+
+  private static at: u32 = 0;
+
+  private static str(base: usize, len: u32, latin1: bool): string | null {
+    const at = Request.at;
+    if (at + 4 > len) return null;
+    const n = load<u32>(base + at);
+    if (n > len - at - 4) return null;
+    Request.at = at + 4 + n;
+    if (!latin1) return String.UTF8.decodeUnsafe(base + at + 4, n);
+    let s = "";
+    for (let i: u32 = 0; i < n; i++) s += String.fromCharCode(load<u8>(base + at + 4 + i));
+    return s;
+  }
+
+  private static pairs(base: usize, len: u32, latin1: bool): Pair[] | null {
+    if (Request.at + 4 > len) return null;
+    const n = load<u32>(base + Request.at);
+    Request.at += 4;
+    const out: Pair[] = [];
+    for (let i: u32 = 0; i < n; i++) {
+      const name = Request.str(base, len, false);
+      if (name === null) return null;
+      const value = Request.str(base, len, latin1);
+      if (value === null) return null;
+      out.push(new Pair(name, value));
+    }
+    return out;
+  }
+
+  /** Reads the request from fd 0; null when it is malformed or the input ended. */
+  static read(reqLen: i32): Request | null {
+    const buf = new ArrayBuffer(reqLen);
+    const base = changetype<usize>(buf);
+    const len = <u32>reqLen;
+    if (!readExact(base, len) || len < 8 || load<u32>(base) != 0x31514854) return null;
+    const r = new Request();
+    r.route = load<u32>(base, 4);
+    Request.at = 8;
+    const method = Request.str(base, len, false);
+    if (method === null) return null;
+    r.method = method;
+    const path = Request.str(base, len, false);
+    if (path === null) return null;
+    r.path = path;
+    const pattern = Request.str(base, len, false);
+    if (pattern === null) return null;
+    r.pattern = pattern;
+    const params = Request.pairs(base, len, false);
+    if (params === null) return null;
+    r.params = params;
+    const query = Request.pairs(base, len, false);
+    if (query === null) return null;
+    r.query = query;
+    const headers = Request.pairs(base, len, true);
+    if (headers === null) return null;
+    r.headers = headers;
+    if (Request.at + 4 > len) return null;
+    const n = load<u32>(base + Request.at);
+    if (n != len - Request.at - 4) return null;
+    r.body = new Uint8Array(n);
+    memory.copy(r.body.dataStart, base + Request.at + 4, n);
+    return r;
+  }
+
+  private static find(list: Pair[], name: string): string | null {
+    for (let i = 0; i < list.length; i++) if (list[i].name == name) return list[i].value;
+    return null;
+  }
+
+  /** A path parameter, decoded. */
+  param(name: string): string | null { return Request.find(this.params, name); }
+  /** The first query parameter of that name, decoded. */
+  queryValue(name: string): string | null { return Request.find(this.query, name); }
+  /** The first header of that (lower-case) name. */
+  header(name: string): string | null { return Request.find(this.headers, name); }
+}
+
+/** The response: status (200 unless set; the last call wins), headers in order, the body appended piece by piece. */
+export namespace http {
+  export function status(status: i32): void { hostHttpStatus(status); }
+  export function header(name: string, value: string): void {
+    const n = String.UTF8.encode(name);
+    const v = String.UTF8.encode(value);
+    hostHttpHeader(changetype<usize>(n), n.byteLength, changetype<usize>(v), v.byteLength);
+  }
+  export function body(bytes: Uint8Array): void { hostHttpBody(bytes.dataStart, bytes.byteLength); }
+  export function bodyString(text: string): void {
+    const b = String.UTF8.encode(text);
+    hostHttpBody(changetype<usize>(b), b.byteLength);
+  }
+  /** Appends text to the body as a JSON string: quoted, with " \\ and control characters escaped. */
+  export function bodyJsonString(text: string): void {
+    let out = "\"";
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c == 0x22) out += "\\\"";
+      else if (c == 0x5c) out += "\\\\";
+      else if (c < 0x20) out += "\\u00" + (c < 16 ? "0" : "") + c.toString(16);
+      else out += String.fromCharCode(c);
+    }
+    bodyString(out + "\"");
+  }
+}
+
+/** The outcome of a nested call: code 0 and the result JSON, or the failure's error code and its error object. */
+export class CallOutcome {
+  constructor(public code: i32, public text: string) {}
+}
+
+/**
+ * Runs one distributed call of a binding ("name", or "name@version" to require that version) and waits for it,
+ * within the request's deadline. A request makes one call (limits.nestedCallsPerRequest); the next fails 3012
+ * (NESTED_CALL_LIMIT_EXCEEDED). Returning a failure's code from handle fails the request as the call failed.
+ */
+export function call(descriptor: string, args: string): CallOutcome {
+  const d = String.UTF8.encode(descriptor);
+  const a = String.UTF8.encode(args);
+  const code = hostCall(changetype<usize>(d), d.byteLength, changetype<usize>(a), a.byteLength);
+  const n = hostCallResultLen();
+  const buf = new ArrayBuffer(n);
+  const text = readExact(changetype<usize>(buf), <u32>n) ? String.UTF8.decode(buf) : "";
+  return new CallOutcome(code, text);
 }

@@ -19,6 +19,10 @@
 //! }
 //! ```
 //!
+//! An HTTP handler (docs/guest-abi.md section 8) exports `handle` itself, declares its ABI with
+//! [`export_handler_abi_version!`] and uses the [`http`] module: [`http::Request::read`], [`http::call`],
+//! [`http::status`], [`http::header`], [`http::body`].
+//!
 //! A batch is read over the previous one: what must outlive it has to be copied (`to_owned`).
 //! Build with Debian's `rustc` and `libstd-rust-dev-wasm32` (docs/components.md).
 
@@ -26,6 +30,9 @@ use std::str;
 
 /// The guest ABI version this crate speaks.
 pub const ABI_VERSION: i32 = 2;
+
+/// The HTTP handler ABI version this crate speaks.
+pub const HANDLER_ABI_VERSION: i32 = 1;
 
 #[link(wasm_import_module = "thresher")]
 extern "C" {
@@ -53,6 +60,16 @@ extern "C" {
     fn host_json_bool(value: i32);
     #[link_name = "json_null"]
     fn host_json_null();
+    #[link_name = "http_status"]
+    fn host_http_status(status: i32);
+    #[link_name = "http_header"]
+    fn host_http_header(name: *const u8, name_len: i32, value: *const u8, value_len: i32);
+    #[link_name = "http_body"]
+    fn host_http_body(ptr: *const u8, len: i32);
+    #[link_name = "call"]
+    fn host_call(descriptor: *const u8, descriptor_len: i32, args: *const u8, args_len: i32) -> i32;
+    #[link_name = "call_result_len"]
+    fn host_call_result_len() -> i32;
 }
 
 #[repr(C)]
@@ -74,6 +91,18 @@ macro_rules! export_abi_version {
         #[no_mangle]
         pub extern "C" fn thresher_abi_version() -> i32 {
             $crate::ABI_VERSION
+        }
+    };
+}
+
+/// Exports `thresher_handler_abi_version`, returning [`HANDLER_ABI_VERSION`]: put it once in an HTTP handler's crate
+/// (instead of [`export_abi_version!`]).
+#[macro_export]
+macro_rules! export_handler_abi_version {
+    () => {
+        #[no_mangle]
+        pub extern "C" fn thresher_handler_abi_version() -> i32 {
+            $crate::HANDLER_ABI_VERSION
         }
     };
 }
@@ -425,5 +454,190 @@ impl Partials {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+// ---- HTTP handlers (docs/guest-abi.md section 8) -------------------------------------------------------
+
+/// An HTTP handler's request, its response, and its one nested distributed call.
+pub mod http {
+    use std::str;
+
+    /// A byte range of the request buffer.
+    type Range = (usize, usize);
+
+    /// The request `handle(req_len)` reads (HTTP request v1).
+    pub struct Request {
+        buf: Vec<u8>,
+        route: u32,
+        method: Range,
+        path: Range,
+        pattern: Range,
+        params: Vec<(Range, Range)>,
+        query: Vec<(Range, Range)>,
+        headers: Vec<(Range, Range)>,
+        body: Range,
+    }
+
+    fn str_at(b: &[u8], at: &mut usize) -> Option<Range> {
+        if b.len() < *at + 4 {
+            return None;
+        }
+        let n = super::u32_at(b, *at) as usize;
+        if b.len() - *at - 4 < n {
+            return None;
+        }
+        let r = (*at + 4, n);
+        *at += 4 + n;
+        Some(r)
+    }
+
+    fn pairs_at(b: &[u8], at: &mut usize) -> Option<Vec<(Range, Range)>> {
+        if b.len() < *at + 4 {
+            return None;
+        }
+        let n = super::u32_at(b, *at) as usize;
+        *at += 4;
+        let mut out = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            let k = str_at(b, at)?;
+            let v = str_at(b, at)?;
+            out.push((k, v));
+        }
+        Some(out)
+    }
+
+    impl Request {
+        /// Reads the request from fd 0.
+        pub fn read(req_len: u32) -> Result<Request, String> {
+            let mut buf = vec![0u8; req_len as usize];
+            if !super::read_exact(&mut buf) || buf.len() < 8 || &buf[0..4] != b"THQ1" {
+                return Err("the request is not THQ1 or is truncated".to_string());
+            }
+            let route = super::u32_at(&buf, 4);
+            let mut at = 8usize;
+            let parsed = (|| {
+                let method = str_at(&buf, &mut at)?;
+                let path = str_at(&buf, &mut at)?;
+                let pattern = str_at(&buf, &mut at)?;
+                let params = pairs_at(&buf, &mut at)?;
+                let query = pairs_at(&buf, &mut at)?;
+                let headers = pairs_at(&buf, &mut at)?;
+                let body = str_at(&buf, &mut at)?;
+                Some((method, path, pattern, params, query, headers, body))
+            })();
+            match parsed {
+                Some((method, path, pattern, params, query, headers, body)) if at == buf.len() => {
+                    Ok(Request { buf, route, method, path, pattern, params, query, headers, body })
+                }
+                _ => Err("the request is not THQ1 or is truncated".to_string()),
+            }
+        }
+
+        fn text(&self, r: Range) -> &str {
+            str::from_utf8(&self.buf[r.0..r.0 + r.1]).unwrap_or("")
+        }
+
+        fn bytes(&self, r: Range) -> &[u8] {
+            &self.buf[r.0..r.0 + r.1]
+        }
+
+        /// The matched route's place in the manifest's `http.routes`, from 0.
+        pub fn route(&self) -> u32 {
+            self.route
+        }
+        pub fn method(&self) -> &str {
+            self.text(self.method)
+        }
+        /// The path below `/v1/http/<binding>`, as received (percent-encoded).
+        pub fn path(&self) -> &str {
+            self.text(self.path)
+        }
+        /// The matched route's path pattern, as declared.
+        pub fn pattern(&self) -> &str {
+            self.text(self.pattern)
+        }
+        /// A path parameter, decoded.
+        pub fn param(&self, name: &str) -> Option<&str> {
+            self.params.iter().find(|(k, _)| self.text(*k) == name).map(|(_, v)| self.text(*v))
+        }
+        /// Every path parameter, in pattern order.
+        pub fn params(&self) -> Vec<(&str, &str)> {
+            self.params.iter().map(|(k, v)| (self.text(*k), self.text(*v))).collect()
+        }
+        /// The first query parameter of that name, decoded.
+        pub fn query(&self, name: &str) -> Option<&str> {
+            self.query.iter().find(|(k, _)| self.text(*k) == name).map(|(_, v)| self.text(*v))
+        }
+        /// Every query parameter, in request order.
+        pub fn query_pairs(&self) -> Vec<(&str, &str)> {
+            self.query.iter().map(|(k, v)| (self.text(*k), self.text(*v))).collect()
+        }
+        /// The first header of that (lower-case) name, as the bytes the request carried.
+        pub fn header(&self, name: &str) -> Option<&[u8]> {
+            self.headers.iter().find(|(k, _)| self.text(*k) == name).map(|(_, v)| self.bytes(*v))
+        }
+        /// Every header given, in request order: its lower-case name and the bytes the request carried.
+        pub fn headers(&self) -> Vec<(&str, &[u8])> {
+            self.headers.iter().map(|(k, v)| (self.text(*k), self.bytes(*v))).collect()
+        }
+        pub fn body(&self) -> &[u8] {
+            self.bytes(self.body)
+        }
+    }
+
+    /// The response's status (200 unless set; the last call wins).
+    pub fn status(status: u16) {
+        unsafe { super::host_http_status(status as i32) }
+    }
+
+    /// Adds a response header.
+    pub fn header(name: &str, value: &str) {
+        unsafe { super::host_http_header(name.as_ptr(), name.len() as i32, value.as_ptr(), value.len() as i32) }
+    }
+
+    /// Appends to the response body.
+    pub fn body(bytes: &[u8]) {
+        unsafe { super::host_http_body(bytes.as_ptr(), bytes.len() as i32) }
+    }
+
+    /// Appends `s` to the body as a JSON string.
+    pub fn body_json_string(s: &str) {
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        body(out.as_bytes());
+    }
+
+    /// A failed nested call: its error code (docs/contract.md) and its error object as JSON text.
+    #[derive(Debug, Clone)]
+    pub struct CallError {
+        pub code: i32,
+        pub json: String,
+    }
+
+    /// Runs one distributed call of a binding (`"name"`, or `"name@version"` to require that version) and waits for
+    /// it, within the request's deadline: the result JSON, or the failure. A request makes one call
+    /// (`limits.nestedCallsPerRequest`); the next fails 3012 (`NESTED_CALL_LIMIT_EXCEEDED`). Returning the failure's
+    /// code from `handle` fails the request as the call failed.
+    pub fn call(descriptor: &str, args: &str) -> Result<String, CallError> {
+        let code = unsafe { super::host_call(descriptor.as_ptr(), descriptor.len() as i32, args.as_ptr(), args.len() as i32) };
+        let n = unsafe { super::host_call_result_len() } as usize;
+        let mut buf = vec![0u8; n];
+        let read = super::read_exact(&mut buf);
+        let text = if read { String::from_utf8(buf).unwrap_or_default() } else { String::new() };
+        if code == 0 {
+            Ok(text)
+        } else {
+            Err(CallError { code, json: text })
+        }
     }
 }

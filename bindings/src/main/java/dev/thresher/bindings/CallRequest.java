@@ -16,10 +16,14 @@ import java.util.function.Consumer;
  *     any shard runs (on the coordinator's thread; it must not block), so a front door can hand the id to
  *     a caller who may lose the connection before the answer; a call planned again (a partition split under
  *     it) is recorded again under a new id, and told again
+ * @param pinnedVersion the binding version the caller requires (an HTTP handler's {@code name@version}), or empty
+ *     for whatever version is current; a call pinning a version that is not the current one is refused
+ *     {@code TARGET_STALE} before anything runs
  */
 public record CallRequest(String tenant, String principal, String bindingName, String argumentsJson,
-                          Optional<Long> deadlineMs, Consumer<String> onRecorded) {
+                          Optional<Long> deadlineMs, Consumer<String> onRecorded, Optional<Integer> pinnedVersion) {
     public CallRequest {
+        Objects.requireNonNull(pinnedVersion, "pinnedVersion");
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(principal, "principal");
         Objects.requireNonNull(bindingName, "bindingName");
@@ -29,13 +33,23 @@ public record CallRequest(String tenant, String principal, String bindingName, S
     }
 
     public CallRequest(String tenant, String principal, String bindingName, String argumentsJson,
+                       Optional<Long> deadlineMs, Consumer<String> onRecorded) {
+        this(tenant, principal, bindingName, argumentsJson, deadlineMs, onRecorded, Optional.empty());
+    }
+
+    public CallRequest(String tenant, String principal, String bindingName, String argumentsJson,
                        Optional<Long> deadlineMs) {
         this(tenant, principal, bindingName, argumentsJson, deadlineMs, id -> { });
     }
 
     /** The same request, telling {@code listener} the call id once the invocation is recorded. */
     public CallRequest onRecorded(Consumer<String> listener) {
-        return new CallRequest(tenant, principal, bindingName, argumentsJson, deadlineMs, listener);
+        return new CallRequest(tenant, principal, bindingName, argumentsJson, deadlineMs, listener, pinnedVersion);
+    }
+
+    /** The same request, refused unless {@code version} is the binding's current version. */
+    public CallRequest pinned(int version) {
+        return new CallRequest(tenant, principal, bindingName, argumentsJson, deadlineMs, onRecorded, Optional.of(version));
     }
 
     public static CallRequest of(String tenant, String principal, String bindingName, String argumentsJson) {

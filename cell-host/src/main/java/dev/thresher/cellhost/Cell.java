@@ -28,6 +28,8 @@ final class Cell implements HostImports, AutoCloseable {
     private final GuestIo io;
     private final WasmEngine.WasmSandbox sandbox;
     private Invocation current;
+    /** The HTTP handler invocation running, for a handler's cell. */
+    private HandlerInvocation currentHandler;
     private boolean broken;
 
     private Cell(Component component, Limits limits, Watchdog watchdog, GuestIo io, WasmEngine.WasmSandbox sandbox) {
@@ -82,18 +84,44 @@ final class Cell implements HostImports, AutoCloseable {
      * @throws ThresherException GUEST_INVALID_MODULE, GUEST_ABI_MISMATCH, GUEST_TRAP or DEADLINE_EXCEEDED
      */
     static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, Deadline deadline) {
+        return open(engine, component, limits, watchdog, deadline, false);
+    }
+
+    /**
+     * Instantiates an HTTP handler and checks its ABI, under the watchdog: its imports against the handler ABI's,
+     * {@code memory}, {@code thresher_handler_abi_version} (called: it must return
+     * {@value GuestModuleCheck#HANDLER_ABI_VERSION}) and {@code handle} with their types.
+     *
+     * @throws ThresherException GUEST_INVALID_MODULE, GUEST_ABI_MISMATCH, GUEST_TRAP or DEADLINE_EXCEEDED
+     */
+    static Cell openHandler(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, Deadline deadline) {
+        return open(engine, component, limits, watchdog, deadline, true);
+    }
+
+    private static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, Deadline deadline,
+                             boolean handler) {
         GuestIo io = new GuestIo(OUTPUT_CAPTURE_BYTES);
         WasmEngine.WasmSandbox sandbox = engine.newSandbox(io.stdin(), io.output(), io.output());
         Cell cell = new Cell(component, limits, watchdog, io, sandbox);
         Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
         boolean fired = false;
         try {
-            List<String> badImports = GuestModuleCheck.check(component.wasm(), ABI_V1, limits.guestMemoryMaxBytes()).imports();
+            List<String> badImports = (handler ? GuestModuleCheck.checkHandler(component.wasm(), limits.guestMemoryMaxBytes())
+                    : GuestModuleCheck.check(component.wasm(), ABI_V1, limits.guestMemoryMaxBytes())).imports();
             if (!badImports.isEmpty()) {
                 // An import with another type than the host's would link and misbehave when called.
                 throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, String.join("; ", badImports));
             }
             sandbox.instantiate(component.digest(), WasmMemoryCap.apply(component.wasm(), limits.guestMemoryMaxBytes()), cell);
+            if (handler) {
+                checkHandler(sandbox, component);
+                fired = watch.disarm();
+                if (fired) {
+                    throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while instantiating the handler");
+                }
+                cell.abiVersion = GuestModuleCheck.HANDLER_ABI_VERSION;
+                return cell;
+            }
             if (!sandbox.hasMemory("memory") || !sandbox.hasFunction("thresher_abi_version")) {
                 throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,
                         "component exports no memory or no thresher_abi_version: not a Thresher guest");
@@ -130,8 +158,91 @@ final class Cell implements HostImports, AutoCloseable {
         }
     }
 
+    /** An HTTP handler's exports, once instantiated: memory, its ABI version (called) and handle. */
+    private static void checkHandler(WasmEngine.WasmSandbox sandbox, Component component) {
+        Map<String, WasmSignatures.FuncType> exported = WasmSignatures.exportedFunctions(component.wasm());
+        Map<String, WasmSignatures.FuncType> wanted = GuestModuleCheck.handlerExports();
+        if (!sandbox.hasMemory("memory") || !sandbox.hasFunction("thresher_handler_abi_version")) {
+            throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH,
+                    "component exports no memory or no thresher_handler_abi_version: not an HTTP handler");
+        }
+        checkSignature(exported, "thresher_handler_abi_version", wanted.get("thresher_handler_abi_version"), "handler");
+        int version = sandbox.callI32("thresher_handler_abi_version");
+        if (version != GuestModuleCheck.HANDLER_ABI_VERSION) {
+            throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH, "handler speaks HTTP handler ABI " + version
+                    + "; this host speaks " + GuestModuleCheck.HANDLER_ABI_VERSION);
+        }
+        checkSignature(exported, "handle", wanted.get("handle"), "handler");
+        if (!sandbox.hasFunction("handle")) {
+            throw new ThresherException(ErrorCode.GUEST_ABI_MISMATCH, "component exports no function handle");
+        }
+    }
+
     int abiVersion() {
         return abiVersion;
+    }
+
+    /**
+     * An HTTP handler's {@code handle(req_len)}: fd 0 yields the request ({@code dev.thresher.bindings.abi
+     * .HttpRequestCodec}); the guest builds the response through the {@code http_*} imports and may make nested
+     * calls through {@code call}. The deadline covers the whole invocation, nested calls included.
+     */
+    HandlerOutcome handle(byte[] request, Deadline deadline, NestedCalls nested) {
+        HandlerInvocation inv = new HandlerInvocation(limits, sandbox, io, nested, deadline);
+        currentHandler = inv;
+        io.begin(request, new byte[0]);
+        Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
+        long start = System.nanoTime();
+        int status = 0;
+        Throwable thrown = null;
+        try {
+            status = sandbox.callI32("handle", request.length);
+        } catch (RuntimeException | Error e) {
+            thrown = e;
+        }
+        long nanos = System.nanoTime() - start;
+        boolean fired = watch.disarm();
+        currentHandler = null;
+        String printed = io.end();
+        if (!printed.isEmpty() && LOG.isDebugEnabled()) {
+            LOG.debug("handler {} printed: {}", component.digest(), printed);
+        }
+        broken = thrown != null || fired;
+        RuntimeException failure = handlerFailure(inv, thrown, fired, nanos, status);
+        if (failure != null) {
+            throw withOutput(failure, printed);
+        }
+        return new HandlerOutcome(inv.status(), inv.headers(), inv.body(), inv.calls(), nanos - inv.nestedNanos());
+    }
+
+    /**
+     * How a handler invocation failed, or null. A non-zero return that repeats the code its nested call returned
+     * passes that call's failure through, typed as it was; any other is a guest-reported failure.
+     */
+    private static RuntimeException handlerFailure(HandlerInvocation inv, Throwable thrown, boolean fired, long nanos,
+                                                   int status) {
+        if (inv.decided() != null) {
+            return inv.decided();
+        }
+        if (thrown != null) {
+            if (fired) {
+                return new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                        "guest handle stopped at its deadline after " + nanos / 1_000_000 + " ms", thrown);
+            }
+            if (thrown instanceof Error error) {
+                throw error;
+            }
+            return ThresherException.of(thrown);
+        }
+        if (status == 0) {
+            return null;
+        }
+        NestedCalls.Outcome last = inv.last();
+        if (last != null && last.failure() != null && status == last.code()) {
+            return last.failure().afterGuestCode();
+        }
+        return new ThresherException(ErrorCode.GUEST_REPORTED_FAILURE,
+                inv.failMessage() != null ? inv.failMessage() : "guest handle returned status " + status);
     }
 
     /** ABI v1: {@code run(batch_len, args_len)} over one batch. */
@@ -269,7 +380,7 @@ final class Cell implements HostImports, AutoCloseable {
     private Invocation current(String call) {
         Invocation inv = current;
         if (inv == null) {
-            throw new ThresherException(ErrorCode.GUEST_INVALID_RESULT, call + " called outside run and reduce");
+            throw new ThresherException(ErrorCode.GUEST_INVALID_RESULT, call + " called outside run, reduce and handle");
         }
         return inv;
     }
@@ -281,7 +392,54 @@ final class Cell implements HostImports, AutoCloseable {
 
     @Override
     public void fail(int msgPtr, int msgLen) {
+        if (currentHandler != null) {
+            currentHandler.fail(msgPtr, msgLen);
+            return;
+        }
         current("fail").fail(msgPtr, msgLen);
+    }
+
+    @Override
+    public void httpStatus(int status) {
+        HandlerInvocation inv = currentHandler;
+        if (inv == null) {
+            current("http_status").httpStatus(status);
+            return;
+        }
+        inv.httpStatus(status);
+    }
+
+    @Override
+    public void httpHeader(int namePtr, int nameLen, int valuePtr, int valueLen) {
+        HandlerInvocation inv = currentHandler;
+        if (inv == null) {
+            current("http_header").httpHeader(namePtr, nameLen, valuePtr, valueLen);
+            return;
+        }
+        inv.httpHeader(namePtr, nameLen, valuePtr, valueLen);
+    }
+
+    @Override
+    public void httpBody(int ptr, int len) {
+        HandlerInvocation inv = currentHandler;
+        if (inv == null) {
+            current("http_body").httpBody(ptr, len);
+            return;
+        }
+        inv.httpBody(ptr, len);
+    }
+
+    @Override
+    public int call(int descriptorPtr, int descriptorLen, int argsPtr, int argsLen) {
+        HandlerInvocation inv = currentHandler;
+        return inv == null ? current("call").call(descriptorPtr, descriptorLen, argsPtr, argsLen)
+                : inv.call(descriptorPtr, descriptorLen, argsPtr, argsLen);
+    }
+
+    @Override
+    public int callResultLen() {
+        HandlerInvocation inv = currentHandler;
+        return inv == null ? current("call_result_len").callResultLen() : inv.callResultLen();
     }
 
     @Override

@@ -160,7 +160,45 @@ public final class CellHost implements AutoCloseable {
         return withCell(c, Role.REDUCE, deadline, cell -> cell.reduce(partials, argumentsJson, deadline));
     }
 
-    /** How many {@code run} and {@code reduce} invocations actually entered guest code. */
+    /**
+     * Runs an HTTP handler's {@code handle} over one request (docs/guest-abi.md, "HTTP handlers"). A handler has up to
+     * {@code limits.handlerConcurrency} cells on a node, one per invocation in flight, so a request waiting for its
+     * nested call holds one cell and never queues the others; each cell still takes one invocation at a time and
+     * reserves its memory against {@code limits.guestMemoryBudgetBytes} like any other. The nested call runs on
+     * other threads and cells than this one ({@link NestedCalls}): this thread only waits for it.
+     *
+     * @param request an HTTP request encoding v1 ({@code dev.thresher.bindings.abi.HttpRequestCodec})
+     * @param deadline the request's deadline on this node (within its binding's run budget): it covers the whole
+     *     invocation, the nested call included
+     * @throws ThresherException DEADLINE_EXCEEDED, GUEST_TRAP, GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT,
+     *     RESULT_TOO_LARGE, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE, CELL_UNAVAILABLE (before any guest code), or the
+     *     failure of the nested call the handler passed through
+     */
+    public HandlerOutcome handle(Component c, byte[] request, Deadline deadline, NestedCalls nested) {
+        Objects.requireNonNull(c, "component");
+        Objects.requireNonNull(request, "request");
+        Objects.requireNonNull(nested, "nested");
+        checkOpen();
+        return inSeat(handlerSeat(c, deadline), c, Role.HANDLE, deadline, cell -> cell.handle(request, deadline, nested));
+    }
+
+    /**
+     * A free cell seat of the handler, taken: the first of its {@code limits.handlerConcurrency} seats nobody holds
+     * (there is one while the node admits at most that many handler invocations at once), else a wait for the first.
+     */
+    private CellSeat handlerSeat(Component c, Deadline deadline) {
+        for (int k = 0; k < limits.handlerConcurrency(); k++) {
+            CellSeat seat = seats.computeIfAbsent(c.digest() + "#handle#" + k, d -> new CellSeat());
+            if (seat.lock.tryLock()) {
+                return seat;
+            }
+        }
+        CellSeat first = seats.computeIfAbsent(c.digest() + "#handle#0", d -> new CellSeat());
+        acquire(first, deadline);
+        return first;
+    }
+
+    /** How many {@code run}, {@code reduce} and {@code handle} invocations actually entered guest code. */
     public long guestStarts() {
         return guestStarts.get();
     }
@@ -194,13 +232,18 @@ public final class CellHost implements AutoCloseable {
      * node, so a call's reduce never queues behind other calls' shard runs of the same component;
      * each cell still takes one invocation at a time.
      */
-    private enum Role { RUN, REDUCE }
+    private enum Role { RUN, REDUCE, HANDLE }
 
     private <T> T withCell(Component c, Role role, Deadline deadline, Function<Cell, T> call) {
         Objects.requireNonNull(c, "component");
         checkOpen();
         CellSeat seat = seats.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""), d -> new CellSeat());
         acquire(seat, deadline);
+        return inSeat(seat, c, role, deadline, call);
+    }
+
+    /** Runs {@code call} on the seat's cell, instantiating it first when absent; the caller took the seat's lock. */
+    private <T> T inSeat(CellSeat seat, Component c, Role role, Deadline deadline, Function<Cell, T> call) {
         try {
             checkOpen();
             if (seat.cell == null) {
@@ -208,7 +251,8 @@ public final class CellHost implements AutoCloseable {
                 long reservation = GuestModuleCheck.memoryMaximumBytes(c.wasm(), limits.guestMemoryMaxBytes());
                 admit(seat, reservation);
                 try {
-                    seat.cell = Cell.open(engine, c, limits, watchdog, deadline);
+                    seat.cell = role == Role.HANDLE ? Cell.openHandler(engine, c, limits, watchdog, deadline)
+                            : Cell.open(engine, c, limits, watchdog, deadline);
                     seat.reserved = reservation;
                     instantiations.incrementAndGet();
                 } catch (RuntimeException | Error e) {

@@ -244,6 +244,20 @@ final class GraalWasmEngine implements WasmEngine {
                 h.resultJson(i32(a[0]), i32(a[1]));
                 return null;
             }));
+            f.put("http_status", fn("http_status", 1, a -> {
+                h.httpStatus(i32(a[0]));
+                return null;
+            }));
+            f.put("http_header", fn("http_header", 4, a -> {
+                h.httpHeader(i32(a[0]), i32(a[1]), i32(a[2]), i32(a[3]));
+                return null;
+            }));
+            f.put("http_body", fn("http_body", 2, a -> {
+                h.httpBody(i32(a[0]), i32(a[1]));
+                return null;
+            }));
+            f.put("call", fn("call", 4, a -> h.call(i32(a[0]), i32(a[1]), i32(a[2]), i32(a[3]))));
+            f.put("call_result_len", fn("call_result_len", 0, a -> h.callResultLen()));
             return ProxyObject.fromMap(Map.of(HostImports.MODULE, ProxyObject.fromMap(f)));
         }
 

@@ -55,6 +55,15 @@ final class GuestIo {
         return in;
     }
 
+    /**
+     * Replaces what fd 0 yields from now on, in the middle of an invocation: {@code bytes}, then end-of-file. Input
+     * installed before and not read yet is dropped (an HTTP handler's nested call: its outcome follows).
+     */
+    void replaceInput(byte[] bytes) {
+        stdin.current = new ByteArrayInputStream(bytes);
+        paged = null;
+    }
+
     /** Why the current paged input could not pull a batch, or null (also for input that is not paged). */
     RuntimeException inputFailure() {
         PagedInput p = paged;

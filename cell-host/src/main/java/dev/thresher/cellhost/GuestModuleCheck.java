@@ -24,6 +24,8 @@ public final class GuestModuleCheck {
     private static final byte F64 = 0x7c;
     /** Module {@code thresher}: the guest ABI's host functions (docs/guest-abi.md section 1). */
     static final Map<String, WasmSignatures.FuncType> THRESHER_IMPORTS = new LinkedHashMap<>();
+    /** Module {@code thresher} for an HTTP handler: {@code fail} and the handler ABI's host functions (docs/guest-abi.md). */
+    static final Map<String, WasmSignatures.FuncType> HANDLER_IMPORTS = new LinkedHashMap<>();
     /** Module {@code wasi_snapshot_preview1}: the WASI preview 1 functions a guest may import. */
     static final Map<String, WasmSignatures.FuncType> WASI_IMPORTS = new LinkedHashMap<>();
 
@@ -39,6 +41,13 @@ public final class GuestModuleCheck {
         THRESHER_IMPORTS.put("json_integer", sig(new byte[] {I64}));
         THRESHER_IMPORTS.put("json_bool", sig(new byte[] {I32}));
         THRESHER_IMPORTS.put("result_json", sig(new byte[] {I32, I32}));
+
+        HANDLER_IMPORTS.put("fail", sig(new byte[] {I32, I32}));
+        HANDLER_IMPORTS.put("http_status", sig(new byte[] {I32}));
+        HANDLER_IMPORTS.put("http_header", sig(new byte[] {I32, I32, I32, I32}));
+        HANDLER_IMPORTS.put("http_body", sig(new byte[] {I32, I32}));
+        HANDLER_IMPORTS.put("call", sig(new byte[] {I32, I32, I32, I32}, I32));
+        HANDLER_IMPORTS.put("call_result_len", sig(new byte[0], I32));
 
         byte[] ii = {I32, I32};
         for (String n : List.of("args_get", "args_sizes_get", "environ_get", "environ_sizes_get", "clock_res_get",
@@ -101,27 +110,52 @@ public final class GuestModuleCheck {
         }
     }
 
+    /** The version an HTTP handler's {@code thresher_handler_abi_version} returns. */
+    public static final int HANDLER_ABI_VERSION = 1;
+
+    /** The function types an HTTP handler must export. */
+    static Map<String, WasmSignatures.FuncType> handlerExports() {
+        Map<String, WasmSignatures.FuncType> m = new LinkedHashMap<>();
+        m.put("thresher_handler_abi_version", WasmSignatures.FuncType.i32s(0, 1));
+        m.put("handle", WasmSignatures.FuncType.i32s(1, 1));
+        return m;
+    }
+
     /** As {@link #problems}, by kind. */
     public static Problems check(byte[] wasm, int abiVersion, long memoryMaxBytes) {
+        if (abiVersion != 1 && abiVersion != 2) {
+            return new Problems(List.of("guest ABI version " + abiVersion + " is not served; the versions are 1 and 2"),
+                    List.of(), List.of());
+        }
+        return check(wasm, exportsOf(abiVersion), "guest ABI " + abiVersion, THRESHER_IMPORTS, memoryMaxBytes);
+    }
+
+    /**
+     * The problems of an HTTP handler module, by kind: {@code memory}, {@code thresher_handler_abi_version} and
+     * {@code handle} exported with their types, every import from the handler ABI's {@code thresher} functions or
+     * WASI, memory and tables as for any guest.
+     */
+    public static Problems checkHandler(byte[] wasm, long memoryMaxBytes) {
+        return check(wasm, handlerExports(), "the HTTP handler ABI", HANDLER_IMPORTS, memoryMaxBytes);
+    }
+
+    private static Problems check(byte[] wasm, Map<String, WasmSignatures.FuncType> exports, String abi,
+                                  Map<String, WasmSignatures.FuncType> thresherImports, long memoryMaxBytes) {
         List<String> exportProblems = new ArrayList<>();
         List<String> importProblems = new ArrayList<>();
         List<String> memoryProblems = new ArrayList<>();
-        if (abiVersion != 1 && abiVersion != 2) {
-            exportProblems.add("guest ABI version " + abiVersion + " is not served; the versions are 1 and 2");
-            return new Problems(exportProblems, importProblems, memoryProblems);
-        }
         Facts facts;
         try {
             facts = Facts.read(wasm);
         } catch (IndexOutOfBoundsException | IllegalStateException e) {
             throw new ThresherException(ErrorCode.GUEST_INVALID_MODULE, "the module binary cannot be read: " + e.getMessage());
         }
-        exportsOf(abiVersion).forEach((name, type) -> {
+        exports.forEach((name, type) -> {
             WasmSignatures.FuncType actual = facts.exports.get(name);
             if (actual == null) {
-                exportProblems.add("export " + name + ": missing; guest ABI " + abiVersion + " needs it with type " + type);
+                exportProblems.add("export " + name + ": missing; " + abi + " needs it with type " + type);
             } else if (!actual.equals(type)) {
-                exportProblems.add("export " + name + ": has type " + actual + "; guest ABI " + abiVersion + " wants " + type);
+                exportProblems.add("export " + name + ": has type " + actual + "; " + abi + " wants " + type);
             }
         });
         if (!facts.exportedMemories.contains("memory")) {
@@ -131,7 +165,7 @@ public final class GuestModuleCheck {
         for (Import i : facts.imports) {
             String where = "import " + i.module() + "." + i.name();
             Map<String, WasmSignatures.FuncType> allowed = switch (i.module()) {
-                case "thresher" -> THRESHER_IMPORTS;
+                case "thresher" -> thresherImports;
                 case "wasi_snapshot_preview1" -> WASI_IMPORTS;
                 default -> null;
             };
@@ -141,7 +175,11 @@ public final class GuestModuleCheck {
             } else if (i.kind() != 0) {
                 problems.add(where + ": only functions are imported, not a " + KINDS[Math.min(i.kind(), 4)]);
             } else if (!allowed.containsKey(i.name())) {
-                problems.add(where + ": not a function the host provides");
+                boolean otherKind = thresherImports == THRESHER_IMPORTS ? HANDLER_IMPORTS.containsKey(i.name())
+                        : THRESHER_IMPORTS.containsKey(i.name());
+                problems.add(where + ": not a function the host provides" + (!otherKind ? ""
+                        : thresherImports == THRESHER_IMPORTS ? " to run and reduce (only an HTTP handler imports it)"
+                        : " to an HTTP handler (only run and reduce import it)"));
             } else if (!allowed.get(i.name()).equals(i.type())) {
                 problems.add(where + ": has type " + i.type() + "; the host provides " + allowed.get(i.name()));
             }

@@ -1,8 +1,8 @@
 package dev.thresher.cellhost;
 
 /**
- * The {@code "thresher"} import module of guest ABI v1, independent of the engine that binds it.
- * Pointers and lengths are the guest's i32 values as they arrive (read them as unsigned).
+ * The {@code "thresher"} import module of guest ABI v1 and of the HTTP handler ABI, independent of the engine that
+ * binds it. Pointers and lengths are the guest's i32 values as they arrive (read them as unsigned).
  * A method may throw {@link dev.thresher.errors.ThresherException} to abort the guest at once.
  */
 interface HostImports {
@@ -33,4 +33,17 @@ interface HostImports {
     void jsonNull();
 
     void resultJson(int ptr, int len);
+
+    // ---- HTTP handlers (docs/guest-abi.md, "HTTP handlers"); a module's imports are checked against its kind, so
+    // ---- only a handler reaches these, and only a call component reaches the ones above but fail
+
+    void httpStatus(int status);
+
+    void httpHeader(int namePtr, int nameLen, int valuePtr, int valueLen);
+
+    void httpBody(int ptr, int len);
+
+    int call(int descriptorPtr, int descriptorLen, int argsPtr, int argsLen);
+
+    int callResultLen();
 }

@@ -161,6 +161,35 @@ final class Invocation implements HostImports {
         writer("result_json").whole(guestText(ptr, len, "result_json"));
     }
 
+    @Override
+    public void httpStatus(int status) {
+        throw invalid("http_status called during " + kindName());
+    }
+
+    @Override
+    public void httpHeader(int namePtr, int nameLen, int valuePtr, int valueLen) {
+        throw invalid("http_header called during " + kindName());
+    }
+
+    @Override
+    public void httpBody(int ptr, int len) {
+        throw invalid("http_body called during " + kindName());
+    }
+
+    @Override
+    public int call(int descriptorPtr, int descriptorLen, int argsPtr, int argsLen) {
+        throw invalid("call called during " + kindName() + ": only an HTTP handler makes nested calls");
+    }
+
+    @Override
+    public int callResultLen() {
+        throw invalid("call_result_len called during " + kindName());
+    }
+
+    private String kindName() {
+        return kind == Kind.RUN ? "run" : "reduce";
+    }
+
     private ResultWriter writer(String call) {
         if (result == null) {
             throw invalid(call + " called during run");

@@ -308,6 +308,14 @@ public final class Coordinator implements CallService {
             Binding binding = cached.orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '"
                     + request.bindingName() + "' does not exist for tenant '" + request.tenant() + "'"));
             call.resolved(binding.name());
+            if (request.pinnedVersion().isPresent() && request.pinnedVersion().get() != binding.version()) {
+                if (request.pinnedVersion().get() > binding.version() && refresh + 1 < BINDING_REFRESHES) {
+                    catalog.invalidateBinding(request.tenant(), request.bindingName()); // the cache may be behind
+                    continue;
+                }
+                throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " is at version "
+                        + binding.version() + "; the call pinned version " + request.pinnedVersion().get()).beforeGuestCode();
+            }
             CallPlan plan;
             try {
                 plan = planWithActivationWait(call, binding);

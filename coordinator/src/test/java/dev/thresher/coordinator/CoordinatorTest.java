@@ -516,6 +516,24 @@ class CoordinatorTest {
     }
 
     @Test
+    void aCallPinningTheCurrentVersionRunsItAndOnePinningAnotherIsTargetStaleBeforeAnything() throws Exception {
+        CallResult r = result(coordinator().call(request().pinned(1)));
+        assertThat(control.invocations.get(UUID.fromString(r.callId())).binding).isEqualTo(V1);
+        int sent = leaders.sent.size();
+
+        ThresherException old = failure(coordinator().call(request().pinned(7)));
+        assertThat(old.code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(old.getMessage()).contains("is at version 1; the call pinned version 7");
+        assertThat(old.guestCodeRan()).isFalse();
+        assertThat(leaders.sent).as("nothing sent for the refused call").hasSize(sent);
+        assertThat(control.inserted).containsExactly(V1);
+
+        control.redeploy(V2); // the cache still holds version 1: a pin of version 2 reads the database again
+        CallResult two = result(coordinator().call(request().pinned(2)));
+        assertThat(control.invocations.get(UUID.fromString(two.callId())).binding).isEqualTo(V2);
+    }
+
+    @Test
     void theDeadlinePassingWhileAHostRequestWaitsForAPoolPlaceAdmitsNothingMoreAndFailsDeadlineExceeded()
             throws Exception {
         control.topology(Plans.topology(1));

@@ -48,6 +48,8 @@ public enum ErrorCode {
     SLOT_MISSING(3009, Category.BATCH_OR_PARTIAL_BOUND, RetryClass.TERMINAL),
     RESULT_TOO_LARGE(3010, Category.BATCH_OR_PARTIAL_BOUND, RetryClass.TERMINAL),
     BATCH_TOO_LARGE(3011, Category.BATCH_OR_PARTIAL_BOUND, RetryClass.TERMINAL),
+    /** An HTTP handler asked for more nested distributed calls than {@code limits.nestedCallsPerRequest} in one request. */
+    NESTED_CALL_LIMIT_EXCEEDED(3012, Category.BATCH_OR_PARTIAL_BOUND, RetryClass.TERMINAL),
 
     GUEST_TRAP(4001, Category.GUEST_FAILURE, RetryClass.TERMINAL),
     GUEST_REPORTED_FAILURE(4002, Category.GUEST_FAILURE, RetryClass.TERMINAL),

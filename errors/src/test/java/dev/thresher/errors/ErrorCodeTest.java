@@ -38,6 +38,7 @@ class ErrorCodeTest {
         assertThat(ErrorCode.TARGET_STALE.code()).isEqualTo(7001);
         assertThat(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN.code()).isEqualTo(8001);
         assertThat(ErrorCode.ofCode(3007)).isEqualTo(ErrorCode.PARTIAL_KEY_DUPLICATED);
+        assertThat(ErrorCode.NESTED_CALL_LIMIT_EXCEEDED.code()).isEqualTo(3012);
         assertThat(ErrorCode.ofCode(123456)).isEqualTo(ErrorCode.INTERNAL_ERROR);
     }
 

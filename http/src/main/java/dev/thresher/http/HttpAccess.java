@@ -18,8 +18,8 @@ import java.util.Optional;
  *   <li>{@code /livez}, {@code /readyz} and {@code /metrics} are open to the peers {@link #openEndpoints} names
  *       ({@code loopback} by default: only connections from the node's own machine); from other peers they need
  *       the token too.</li>
- *   <li>{@code /admin/*} needs {@code Authorization: Bearer <token>} with the node's {@code http.adminToken}; a
- *       node without one refuses it to everyone.</li>
+ *   <li>{@code /admin/*} and HTTP handler routes ({@code /v1/http/*}) need {@code Authorization: Bearer <token>}
+ *       with the node's {@code http.adminToken}; a node without one refuses them to everyone.</li>
  *   <li>The direct call route {@code POST /v1/bindings/{name}/call} runs as the node's tenant and needs no token
  *       (users and grants are a separate, later layer).</li>
  * </ul>
@@ -87,7 +87,7 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
 
     /** The routes that need the token from every peer. */
     static boolean isGuarded(String path) {
-        return path.equals("/admin") || path.startsWith("/admin/");
+        return path.equals("/admin") || path.startsWith("/admin/") || path.startsWith("/v1/http/");
     }
 
     /** The routes open without a token to some peers. */

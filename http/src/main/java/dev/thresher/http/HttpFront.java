@@ -3,7 +3,6 @@ package dev.thresher.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.BindingService;
 import dev.thresher.bindings.TableService;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallOutcomes;
@@ -81,6 +80,7 @@ import org.slf4j.LoggerFactory;
  *      200 {"call_id": "...", "result": &lt;the reduced JSON&gt;}
  *      4xx/5xx {"error": {"code": 1003, "name": "UNKNOWN_BINDING", "category": "...", "retry": "TERMINAL",
  *               "guestCodeRan": false, "message": "..."}}
+ * ANY  /v1/http/{binding}/...         an HTTP handler binding's routes ({@link HandlerRoutes}), once handlers are served
  * </pre>
  *
  * Requests are decoded on the event loop; calls complete on the coordinator's executor and the
@@ -103,6 +103,7 @@ public final class HttpFront implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final ChannelGroup connections;
+    private final HandlerRoutes handlerRoutes;
     private boolean closed;
 
     /** Threads the admin routes' blocking work runs on. */
@@ -117,7 +118,8 @@ public final class HttpFront implements AutoCloseable {
     private final MetricsRoute metrics;
 
     private HttpFront(EventLoopGroup group, Channel channel, ChannelGroup connections,
-                      java.util.concurrent.ExecutorService adminThreads, MetricsRoute metrics) {
+                      java.util.concurrent.ExecutorService adminThreads, MetricsRoute metrics, HandlerRoutes handlerRoutes) {
+        this.handlerRoutes = handlerRoutes;
         this.adminThreads = adminThreads;
         this.metrics = metrics;
         this.group = group;
@@ -209,6 +211,7 @@ public final class HttpFront implements AutoCloseable {
         AtomicInteger open = new AtomicInteger();
         MetricsRoute metrics = new MetricsRoute();
         ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
+        HandlerRoutes handlerRoutes = new HandlerRoutes(tenant, limits);
         try {
             Channel ch = new ServerBootstrap()
                     .group(group)
@@ -220,11 +223,11 @@ public final class HttpFront implements AutoCloseable {
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
                                     new Handler(tenant, limits, calls, readiness, open, admin, topology, access,
-                                            idempotency, outcomes, metrics));
+                                            idempotency, outcomes, metrics, handlerRoutes));
                         }
                     })
                     .bind(host, port).sync().channel();
-            return new HttpFront(group, ch, connections, adminThreads, metrics);
+            return new HttpFront(group, ch, connections, adminThreads, metrics, handlerRoutes);
         } catch (InterruptedException | RuntimeException e) {
             if (adminThreads != null) {
                 adminThreads.shutdownNow();
@@ -232,6 +235,11 @@ public final class HttpFront implements AutoCloseable {
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    /** Serves HTTP handler bindings' routes under {@code /v1/http/} through {@code handlers} from now on. */
+    public void serveHandlers(dev.thresher.bindings.HandlerService handlers) {
+        handlerRoutes.serve(handlers);
     }
 
     public int port() {
@@ -309,18 +317,23 @@ public final class HttpFront implements AutoCloseable {
         private final IdempotentRequests idempotency;
         private final CallOutcomes outcomes;
 
+        /** The routes of HTTP handler bindings, or null when not served. */
+        private final HandlerRoutes handlerRoutes;
+
         /** The node's topology view for {@code GET /admin/topology}, or null when not served. */
         private final java.util.function.Supplier<String> topology;
         private final MetricsRoute metrics;
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this(tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty() : Optional.of("not ready"), open,
-                    null, null, HttpAccess.NO_TOKEN, null, null, new MetricsRoute());
+                    null, null, HttpAccess.NO_TOKEN, null, null, new MetricsRoute(), null);
         }
 
         Handler(String tenant, Limits limits, CallService calls, java.util.function.Supplier<Optional<String>> readiness,
                 AtomicInteger open, Admin admin, java.util.function.Supplier<String> topology, HttpAccess access,
-                IdempotentRequests idempotency, CallOutcomes outcomes, MetricsRoute metrics) {
+                IdempotentRequests idempotency, CallOutcomes outcomes, MetricsRoute metrics,
+                HandlerRoutes handlerRoutes) {
+            this.handlerRoutes = handlerRoutes;
             this.metrics = metrics;
             this.access = access;
             this.idempotency = idempotency;
@@ -518,6 +531,10 @@ public final class HttpFront implements AutoCloseable {
             }
             if (JournalRoutes.serves(path)) {
                 adminJournal(ctx, keepAlive, method, path, req);
+                return;
+            }
+            if (handlerRoutes != null && HandlerRoutes.claims(path)) {
+                handlerRoutes.handle(ctx, req, path, res -> write(ctx, keepAlive, res));
                 return;
             }
             Matcher m = CALL.matcher(path);
@@ -1071,15 +1088,7 @@ public final class HttpFront implements AutoCloseable {
         }
 
         private static String error(ThresherException e) {
-            ObjectNode root = JSON.createObjectNode();
-            ObjectNode err = root.putObject("error");
-            err.put("code", e.code().code());
-            err.put("name", e.code().name());
-            err.put("category", e.code().category().name());
-            err.put("retry", e.retryClass().name());
-            err.put("guestCodeRan", e.guestCodeRan());
-            err.put("message", e.getMessage());
-            return root.toString();
+            return ErrorJson.of(e);
         }
 
         private void send(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String json) {

@@ -56,7 +56,7 @@ class HttpAccessTest {
     @Test
     void adminRoutesNeedTheTokenFromAnyPeerAndAMissingMalformedOrWrongOneIsTheSameRefusal() {
         HttpAccess access = HttpAccess.withToken(TOKEN);
-        for (String path : new String[] {"/admin", "/admin/topology", "/admin/invocations/abc"}) {
+        for (String path : new String[] {"/admin", "/admin/topology", "/admin/invocations/abc", "/v1/http/shop/orders"}) {
             refused(access, path, LOOPBACK, null);
             refused(access, path, LOOPBACK, "Bearer");
             refused(access, path, LOOPBACK, "Basic " + TOKEN);

@@ -54,6 +54,10 @@ import java.util.function.Function;
  *        deadline
  * @param partitionLeaseMs a partition leadership lease: renewed every third of it, so a leader that died or froze
  *        is replaced by another candidate about this long (plus one renewal period) after its last renewal
+ * @param handlerConcurrency HTTP handler invocations one node runs at once (each on a thread of its own, which
+ *        waits there while the handler's nested call runs elsewhere); a request not started within
+ *        {@code admissionWaitMs} is answered busy ({@code CELL_UNAVAILABLE}, retryable, before any guest code)
+ * @param httpResponseMaxBytes bytes of the body one HTTP handler invocation may write
  */
 public record Limits(
         long callDeadlineMs,
@@ -88,12 +92,14 @@ public record Limits(
         int bindingSharePercent,
         long slowRunMs,
         long admissionWaitMs,
-        long partitionLeaseMs) {
+        long partitionLeaseMs,
+        int handlerConcurrency,
+        int httpResponseMaxBytes) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000);
+            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000, 16, 1 << 20);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -128,6 +134,8 @@ public record Limits(
         }
         positive(p, "slowRunMs", slowRunMs);
         positive(p, "admissionWaitMs", admissionWaitMs);
+        positive(p, "handlerConcurrency", handlerConcurrency);
+        positive(p, "httpResponseMaxBytes", httpResponseMaxBytes);
         if (partitionLeaseMs < 300) {
             p.add("partitionLeaseMs must be at least 300 (renewed every third of it), was " + partitionLeaseMs);
         }
@@ -219,7 +227,7 @@ public record Limits(
                     toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
                     v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"), v.apply("guestMemoryBudgetBytes"),
                     toInt(v, "bindingSharePercent"), v.apply("slowRunMs"), v.apply("admissionWaitMs"),
-                    v.apply("partitionLeaseMs"));
+                    v.apply("partitionLeaseMs"), toInt(v, "handlerConcurrency"), toInt(v, "httpResponseMaxBytes"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

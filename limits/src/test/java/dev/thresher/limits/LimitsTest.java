@@ -26,6 +26,8 @@ class LimitsTest {
         assertThat(l.httpRequestTimeoutMs()).isEqualTo(30_000);
         assertThat(l.httpMaxConnections()).isEqualTo(1_024);
         assertThat(l.guestMemoryMaxBytes()).isEqualTo(256L << 20);
+        assertThat(l.handlerConcurrency()).isEqualTo(16);
+        assertThat(l.httpResponseMaxBytes()).isEqualTo(1 << 20);
     }
 
     @Test

@@ -43,7 +43,7 @@ import dev.thresher.errors.RetryClass;
  *     {@code limits.pgwireAuthTimeoutMs}; the connection is closed</td></tr>
  * <tr><td>PERMISSION_DENIED</td><td>42501 insufficient_privilege</td><td>what PostgreSQL says for a missing grant</td></tr>
  * <tr><td>BATCH_TOO_MANY_ROWS, EMIT_LIMIT_EXCEEDED, SLOT_TOO_LARGE, MERGED_PARTIALS_TOO_LARGE,
- *     TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE</td><td>53400 configuration_limit_exceeded</td>
+ *     TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE, NESTED_CALL_LIMIT_EXCEEDED</td><td>53400 configuration_limit_exceeded</td>
  *     <td>a configured {@code limits.*} bound was hit; terminal until the design or budget changes</td></tr>
  * <tr><td>PARTIAL_MALFORMED, PARTIAL_NON_NUMERIC, PARTIAL_KEY_DUPLICATED, SLOT_MISSING</td>
  *     <td>39000 external_routine_invocation_exception</td><td>a shard's output broke the partial contract between
@@ -98,7 +98,7 @@ public final class SqlStates {
             case AUTHENTICATION_TIMEOUT -> "28000";
             case PERMISSION_DENIED -> "42501";
             case BATCH_TOO_MANY_ROWS, EMIT_LIMIT_EXCEEDED, SLOT_TOO_LARGE, MERGED_PARTIALS_TOO_LARGE,
-                    TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE -> "53400";
+                    TOO_MANY_COORDINATION_SLOTS, RESULT_TOO_LARGE, BATCH_TOO_LARGE, NESTED_CALL_LIMIT_EXCEEDED -> "53400";
             case PARTIAL_MALFORMED, PARTIAL_NON_NUMERIC, PARTIAL_KEY_DUPLICATED, SLOT_MISSING -> "39000";
             case GUEST_TRAP, GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH,
                     GUEST_INVALID_MODULE -> "38000";

@@ -43,6 +43,7 @@ class SqlStatesTest {
             case SLOT_MISSING -> "39000";
             case RESULT_TOO_LARGE -> "53400";
             case BATCH_TOO_LARGE -> "53400";
+            case NESTED_CALL_LIMIT_EXCEEDED -> "53400";
             case GUEST_TRAP -> "38000";
             case GUEST_REPORTED_FAILURE -> "38000";
             case GUEST_INVALID_RESULT -> "38000";

@@ -40,6 +40,11 @@ import java.util.Set;
  * transaction of the control database: the package (by the SHA-256 of the module's bytes), the manifest (by
  * the SHA-256 of its bytes) and the binding's next version, unless the current version already pins the
  * same package, manifest and selector (deploying the same thing again changes nothing).
+ *
+ * <p>An HTTP handler package (a manifest of version 2 with an {@code http} section) is deployed the same way, as a
+ * binding of kind {@code http}: its module is checked against the HTTP handler ABI, its routes by the manifest, and
+ * it has no selector. A binding keeps its kind: a name deployed as a distributed call cannot become a handler, nor the
+ * other way round.
  */
 public final class BindingAdmin implements BindingService {
     /** Column types a selector may read: those a row batch carries. */
@@ -106,7 +111,8 @@ public final class BindingAdmin implements BindingService {
             throw tooLarge(wasm.length, limits);
         }
         long memoryCap = m.budgets().memoryBytes() > 0 ? m.budgets().memoryBytes() : limits.guestMemoryMaxBytes();
-        GuestModuleCheck.Problems problems = GuestModuleCheck.check(wasm, m.abiVersion(), memoryCap);
+        GuestModuleCheck.Problems problems = m.handler() ? GuestModuleCheck.checkHandler(wasm, memoryCap)
+                : GuestModuleCheck.check(wasm, m.abiVersion(), memoryCap);
         if (!problems.all().isEmpty()) {
             throw new ThresherException(problems.exports().isEmpty() ? ErrorCode.GUEST_INVALID_MODULE : ErrorCode.GUEST_ABI_MISMATCH,
                     "module: " + String.join("; ", problems.all()));
@@ -127,7 +133,7 @@ public final class BindingAdmin implements BindingService {
         Checked checked = check(manifestBytes, module, limits);
         Manifest m = checked.manifest();
         byte[] wasm = checked.wasm();
-        Selector selector = checkSelector(tenant, m.selector());
+        String selectorSql = m.handler() ? null : checkSelector(tenant, m.selector()).sql();
         String packageDigest = sha256(wasm);
         String manifestDigest = sha256(manifestBytes);
         try (Connection c = tables.controlDb().getConnection()) {
@@ -147,13 +153,19 @@ public final class BindingAdmin implements BindingService {
                     mf.executeUpdate();
                 }
                 Optional<Version> current = current(c, tenant, m.binding());
+                if (current.isPresent() && (current.get().selector() == null) != m.handler()) {
+                    throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "binding " + m.binding() + " is "
+                            + (m.handler() ? "a distributed call; an HTTP handler needs a name of its own"
+                            : "an HTTP handler; a distributed call needs a name of its own"));
+                }
                 if (current.isPresent() && packageDigest.equals(current.get().packageDigest())
-                        && manifestDigest.equals(current.get().manifestDigest()) && selector.sql().equals(current.get().selector())) {
+                        && manifestDigest.equals(current.get().manifestDigest())
+                        && java.util.Objects.equals(selectorSql, current.get().selector())) {
                     c.commit();
                     return new Deployed(m.binding(), current.get().version(), packageDigest, manifestDigest, true);
                 }
-                int version = insertVersion(c, tenant, m.binding(), packageDigest, manifestDigest, m.abiVersion(),
-                        selector.sql(), deployedBy, null);
+                int version = insertVersion(c, tenant, m.binding(), packageDigest, manifestDigest,
+                        m.handler() ? null : m.abiVersion(), selectorSql, deployedBy, null);
                 setBudgets(c, tenant, m.binding(), version, m.budgets());
                 c.commit();
                 return new Deployed(m.binding(), version, packageDigest, manifestDigest, false);
@@ -186,7 +198,9 @@ public final class BindingAdmin implements BindingService {
                     throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "version " + to + " of " + name
                             + " is the current version already");
                 }
-                checkSelector(tenant, target.selector());
+                if (target.selector() != null) { // an HTTP handler has none
+                    checkSelector(tenant, target.selector());
+                }
                 int version = insertVersion(c, tenant, name, target.packageDigest(), target.manifestDigest(),
                         target.abiVersion(), target.selector(), deployedBy, "rollback to version " + to);
                 try (PreparedStatement copy = c.prepareStatement("UPDATE bindings b SET (" + ControlStore.BUDGET_COLUMNS
@@ -409,7 +423,7 @@ public final class BindingAdmin implements BindingService {
             }
         }
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO bindings (tenant, name, version, package_digest,"
-                + " selector_sql, manifest_digest, abi_version, deployed_by, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " selector_sql, manifest_digest, abi_version, deployed_by, note, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, tenant);
             ps.setString(2, name);
             ps.setInt(3, version);
@@ -423,6 +437,7 @@ public final class BindingAdmin implements BindingService {
             }
             ps.setString(8, deployedBy);
             ps.setString(9, note);
+            ps.setString(10, selector == null ? "http" : "call"); // a binding of no selector is an HTTP handler
             ps.executeUpdate();
         }
         return version;

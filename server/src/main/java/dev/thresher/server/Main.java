@@ -499,7 +499,8 @@ public final class Main implements Runnable {
                 System.out.printf("binding %s version %d%n  package   %s%n  manifest  %s%n  abi       %s%n  selector  %s%n"
                                 + "  deployed  by %s at %s%s%n", v.binding(), v.version(), v.packageDigest(),
                         v.manifestDigest() == null ? "(none)" : v.manifestDigest(), v.abiVersion() == null ? "?" : v.abiVersion(),
-                        v.selector(), v.deployedBy(), v.deployedAt().truncatedTo(java.time.temporal.ChronoUnit.SECONDS),
+                        v.selector() == null ? "(none: an HTTP handler)" : v.selector(), v.deployedBy(),
+                        v.deployedAt().truncatedTo(java.time.temporal.ChronoUnit.SECONDS),
                         v.note() == null ? "" : " (" + v.note() + ")");
                 b.manifest(v.manifestDigest()).ifPresent(m -> System.out.println("  manifest:\n" + m.strip().indent(4).stripTrailing()));
             }
@@ -775,6 +776,10 @@ public final class Main implements Runnable {
                 dev.thresher.coordinator.Coordinator.checkArguments(args, limits); // as a cluster checks a call's
                 BindingAdmin.Package pkg = BindingAdmin.read(dir, limits);
                 BindingAdmin.Checked checked = BindingAdmin.check(pkg.manifest(), pkg.module(), limits);
+                if (checked.manifest().handler()) {
+                    throw new IllegalArgumentException(dir + " is an HTTP handler: deploy it and send it requests"
+                            + " (docs/components.md, \"HTTP handlers\"); component test runs run and reduce");
+                }
                 dev.thresher.bindings.Selector selector = dev.thresher.bindings.Selector.parse(checked.manifest().selector());
                 if ((csv == null) == (table == null)) {
                     throw new IllegalArgumentException("pass --csv FILE, or --table NAME to read a running cluster's table");

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.Budgets;
+import dev.thresher.bindings.http.Route;
+import dev.thresher.bindings.http.RouteTable;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.util.ArrayList;
@@ -13,7 +15,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * A component package's manifest, version 1 ({@code thresher.json} beside the module; docs/components.md):
+ * A component package's manifest, version 1 or 2 ({@code thresher.json} beside the module; docs/components.md):
  *
  * <pre>
  * {
@@ -31,14 +33,38 @@ import java.util.regex.Pattern;
  * }
  * </pre>
  *
+ * Version 2 adds one optional section, {@code http}: with it the package is an HTTP handler, not a distributed call.
+ * A handler has no {@code abiVersion} and no {@code selector}; its {@code exports} role is {@code handle}; of the
+ * budgets it declares only {@code runMs}, {@code memoryBytes} and {@code moduleBytes}:
+ *
+ * <pre>
+ * {
+ *   "manifestVersion": 2,
+ *   "binding": "revenue_api",
+ *   "module": "revenue_api.wasm",
+ *   "http": {"routes": [                          1 to 32 routes, no two of one method matching one path
+ *     {"method": "GET", "path": "/regions/{region}/revenue", "headers": ["x-request-id"]}
+ *   ]},
+ *   "exports": {"handle": "handle"},              optional
+ *   "budgets": {"runMs": 5000, "memoryBytes": 16777216}
+ * }
+ * </pre>
+ *
  * Every problem is reported at once, each with its field path and reason ({@code manifest.abiVersion: must be
  * 1 or 2, was 3}); unknown fields are refused, so a misspelt one is not silently ignored.
+ *
+ * @param routes an HTTP handler's routes, in declaration order; null for a distributed call
  */
-record Manifest(String binding, String module, int abiVersion, String selector, String description, Budgets budgets) {
+record Manifest(String binding, String module, int abiVersion, String selector, String description, Budgets budgets,
+                List<Route> routes) {
     static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final Pattern FILE = Pattern.compile("[A-Za-z0-9_.-]+\\.(wasm|wat)");
     private static final Set<String> FIELDS = Set.of("manifestVersion", "binding", "module", "abiVersion", "selector",
             "exports", "description", "budgets");
+    /** Fields of version 2 beyond version 1's. */
+    private static final Set<String> FIELDS_V2 = Set.of("http");
+    /** The budgets an HTTP handler may declare. */
+    private static final List<String> HANDLER_BUDGETS = List.of("runMs", "memoryBytes", "moduleBytes");
     private static final List<String> BUDGETS = List.of("runMs", "memoryBytes", "inputBytes", "outputBytes", "emits",
             "moduleBytes");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,18 +81,24 @@ record Manifest(String binding, String module, int abiVersion, String selector, 
             throw problem("manifest: must be a JSON object");
         }
         List<String> problems = new ArrayList<>();
+        JsonNode v = root.get("manifestVersion");
+        int version = v != null && v.isInt() && (v.asInt() == 1 || v.asInt() == 2) ? v.asInt() : 0;
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
             String f = it.next();
-            if (!FIELDS.contains(f)) {
-                problems.add("manifest." + f + ": unknown field; the fields are " + new java.util.TreeSet<>(FIELDS));
+            if (FIELDS_V2.contains(f) && version == 1) {
+                problems.add("manifest." + f + ": a field of manifest version 2; declare \"manifestVersion\": 2");
+            } else if (!FIELDS.contains(f) && !FIELDS_V2.contains(f)) {
+                java.util.TreeSet<String> all = new java.util.TreeSet<>(FIELDS);
+                all.addAll(FIELDS_V2);
+                problems.add("manifest." + f + ": unknown field; the fields are " + all);
             }
         }
-        JsonNode v = root.get("manifestVersion");
         if (v == null) {
-            problems.add("manifest.manifestVersion: missing; it is 1");
-        } else if (!v.isInt() || v.asInt() != 1) {
-            problems.add("manifest.manifestVersion: must be 1, was " + v);
+            problems.add("manifest.manifestVersion: missing; it is 1, or 2 for a manifest with an http section");
+        } else if (version == 0) {
+            problems.add("manifest.manifestVersion: must be 1 or 2, was " + v);
         }
+        boolean handler = root.has("http");
         String binding = text(root, "binding", problems);
         if (binding != null && !NAME.matcher(binding).matches()) {
             problems.add("manifest.binding: '" + binding + "' is not a name: a letter or '_', then letters, digits or '_',"
@@ -78,25 +110,39 @@ record Manifest(String binding, String module, int abiVersion, String selector, 
         }
         JsonNode abi = root.get("abiVersion");
         int abiVersion = 0;
-        if (abi == null) {
-            problems.add("manifest.abiVersion: missing; it is 2 (paged input) or 1 (one batch)");
-        } else if (!abi.isInt() || (abi.asInt() != 1 && abi.asInt() != 2)) {
-            problems.add("manifest.abiVersion: must be 1 or 2, was " + abi);
+        String selector = null;
+        List<Route> routes = null;
+        if (handler) {
+            for (String f : List.of("abiVersion", "selector")) {
+                if (root.has(f)) {
+                    problems.add("manifest." + f + ": an HTTP handler (a manifest with an http section) has no " + f);
+                }
+            }
+            routes = routes(root.get("http"), problems);
         } else {
-            abiVersion = abi.asInt();
+            if (abi == null) {
+                problems.add("manifest.abiVersion: missing; it is 2 (paged input) or 1 (one batch)");
+            } else if (!abi.isInt() || (abi.asInt() != 1 && abi.asInt() != 2)) {
+                problems.add("manifest.abiVersion: must be 1 or 2, was " + abi);
+            } else {
+                abiVersion = abi.asInt();
+            }
+            selector = text(root, "selector", problems);
         }
-        String selector = text(root, "selector", problems);
+        List<String> roles = handler ? List.of("handle") : List.of("run", "reduce");
         JsonNode exports = root.get("exports");
         if (exports != null) {
             if (!exports.isObject()) {
-                problems.add("manifest.exports: must be an object {\"run\": \"run\", \"reduce\": \"reduce\"}");
+                problems.add("manifest.exports: must be an object " + (handler ? "{\"handle\": \"handle\"}"
+                        : "{\"run\": \"run\", \"reduce\": \"reduce\"}"));
             } else {
                 for (Iterator<String> it = exports.fieldNames(); it.hasNext(); ) {
                     String f = it.next();
-                    if (!f.equals("run") && !f.equals("reduce")) {
-                        problems.add("manifest.exports." + f + ": unknown export role; the roles are run and reduce");
+                    if (!roles.contains(f)) {
+                        problems.add("manifest.exports." + f + ": unknown export role; the roles " + (handler
+                                ? "of an HTTP handler are " : "are ") + String.join(" and ", roles));
                     } else if (!exports.get(f).isTextual() || !exports.get(f).asText().equals(f)) {
-                        problems.add("manifest.exports." + f + ": must be \"" + f + "\" in manifest version 1, was " + exports.get(f));
+                        problems.add("manifest.exports." + f + ": must be \"" + f + "\", was " + exports.get(f));
                     }
                 }
             }
@@ -111,10 +157,82 @@ record Manifest(String binding, String module, int abiVersion, String selector, 
             }
         }
         Budgets budgets = budgets(root.get("budgets"), problems);
+        if (handler && root.get("budgets") != null && root.get("budgets").isObject()) {
+            for (Iterator<String> it = root.get("budgets").fieldNames(); it.hasNext(); ) {
+                String f = it.next();
+                if (BUDGETS.contains(f) && !HANDLER_BUDGETS.contains(f)) {
+                    problems.add("manifest.budgets." + f + ": not a budget of an HTTP handler; its budgets are " + HANDLER_BUDGETS);
+                }
+            }
+        }
         if (!problems.isEmpty()) {
             throw problem(String.join("; ", problems));
         }
-        return new Manifest(binding, module, abiVersion, selector, description, budgets);
+        return new Manifest(binding, module, abiVersion, selector, description, budgets, routes);
+    }
+
+    /** Whether the package is an HTTP handler (its manifest has an http section). */
+    boolean handler() {
+        return routes != null;
+    }
+
+    private static final Set<String> HTTP_FIELDS = Set.of("routes");
+    private static final Set<String> ROUTE_FIELDS = Set.of("method", "path", "headers");
+
+    /** The routes of an http section, each checked, then checked against each other; null after a problem. */
+    private static List<Route> routes(JsonNode http, List<String> problems) {
+        if (http == null || !http.isObject()) {
+            problems.add("manifest.http: must be an object {\"routes\": [{\"method\": \"GET\", \"path\": \"/...\"}, ...]}");
+            return null;
+        }
+        for (Iterator<String> it = http.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!HTTP_FIELDS.contains(f)) {
+                problems.add("manifest.http." + f + ": unknown field; the fields are " + HTTP_FIELDS);
+            }
+        }
+        JsonNode list = http.get("routes");
+        if (list == null || !list.isArray() || list.isEmpty() || list.size() > RouteTable.ROUTES_MAX) {
+            problems.add("manifest.http.routes: must be an array of 1 to " + RouteTable.ROUTES_MAX + " routes, was "
+                    + (list == null ? "missing" : list.isArray() ? list.size() + " routes" : list.toString()));
+            return null;
+        }
+        int before = problems.size();
+        List<Route> routes = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            String where = "manifest.http.routes[" + i + "]";
+            JsonNode r = list.get(i);
+            if (!r.isObject()) {
+                problems.add(where + ": must be an object {\"method\": \"GET\", \"path\": \"/...\"}");
+                continue;
+            }
+            for (Iterator<String> it = r.fieldNames(); it.hasNext(); ) {
+                String f = it.next();
+                if (!ROUTE_FIELDS.contains(f)) {
+                    problems.add(where + "." + f + ": unknown field; the fields are " + new java.util.TreeSet<>(ROUTE_FIELDS));
+                }
+            }
+            String method = r.path("method").isTextual() ? r.get("method").asText() : null;
+            String path = r.path("path").isTextual() ? r.get("path").asText() : null;
+            List<String> headers = new ArrayList<>();
+            JsonNode h = r.get("headers");
+            if (h != null && !h.isArray()) {
+                problems.add(where + ".headers: must be an array of lower-case header names");
+            } else if (h != null) {
+                h.forEach(n -> headers.add(n.isTextual() ? n.asText() : null));
+            }
+            List<String> mine = Route.problems(where, method, path, headers);
+            problems.addAll(mine);
+            if (mine.isEmpty() && problems.size() == before) {
+                routes.add(new Route(method, path, headers));
+            }
+        }
+        if (problems.size() > before) {
+            return null;
+        }
+        List<String> conflicts = RouteTable.conflicts("manifest.http.routes", routes);
+        problems.addAll(conflicts);
+        return conflicts.isEmpty() ? List.copyOf(routes) : null;
     }
 
     private static Budgets budgets(JsonNode b, List<String> problems) {

@@ -89,6 +89,7 @@ public final class Node implements AutoCloseable {
     private PgWireServer pgwire;
     private HttpFront http;
     private dev.thresher.store.control.IdempotencyKeys idempotencyKeys;
+    private HttpHandlers handlers;
     private FrontDoorCalls frontDoorCalls;
     private Failpoints failpoints;
     private HostRunExecutor shards;
@@ -258,6 +259,8 @@ public final class Node implements AutoCloseable {
                 config.httpAccess(), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb),
                 journal);
         http.serveMetrics(metrics::scrape);
+        handlers = new HttpHandlers(config.hostId(), Pools.bounded(controlDb), components, cells, frontDoorCalls, limits);
+        http.serveHandlers(handlers); // HTTP handler bindings' routes under /v1/http/
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
         upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
@@ -459,6 +462,7 @@ public final class Node implements AutoCloseable {
         closeQuietly(pgwire, "pgwire");
         closeQuietly(http, "HTTP");
         closeQuietly(idempotencyKeys, "Idempotency-Key journal");
+        closeQuietly(handlers, "HTTP handlers");
         closeQuietly(tableService, "table service");
         log.info("node {}: stopping 2/6: {} calls in flight finished, {} still running at the {} ms bound; pgwire and HTTP closed ({} ms)",
                 id, callsAtStart - callsLeft, callsLeft, maxCallMs, msSince(t));
@@ -509,6 +513,9 @@ public final class Node implements AutoCloseable {
         if (frontDoorCalls != null) {
             frontDoorCalls.stopAdmitting();
         }
+        if (handlers != null) {
+            handlers.stopAdmitting();
+        }
         ready.set(false); // after: a node that reads not ready takes no call
         if (pgwire != null) {
             pgwire.stopAccepting();
@@ -524,7 +531,7 @@ public final class Node implements AutoCloseable {
      */
     int callsInFlight() {
         return Math.max(coordinator == null ? 0 : coordinator.callsInFlight(),
-                frontDoorCalls == null ? 0 : frontDoorCalls.inFlight());
+                frontDoorCalls == null ? 0 : frontDoorCalls.inFlight()) + (handlers == null ? 0 : handlers.inFlight());
     }
 
     /**

@@ -725,7 +725,7 @@ public final class TableAdmin implements AutoCloseable {
     private List<String> bindingsReading(String tenant, String table) {
         Map<String, String> current = new LinkedHashMap<>();
         try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT DISTINCT ON (name) name, selector_sql FROM bindings WHERE tenant = ?
+                SELECT DISTINCT ON (name) name, selector_sql FROM bindings WHERE tenant = ? AND kind = 'call'
                 ORDER BY name, version DESC""")) {
             ps.setString(1, tenant);
             try (ResultSet rs = ps.executeQuery()) {

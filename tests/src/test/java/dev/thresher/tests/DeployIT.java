@@ -93,8 +93,8 @@ class DeployIT {
     @Test
     void badManifestsModulesAndSelectorsAreRefusedBeforeAnythingIsStored() throws Exception {
         byte[] sample = ExampleComponents.revenueByRegionWasm();
-        refused("{\"manifestVersion\": 2, \"binding\": \"9x\", \"abiVersion\": 3, \"colour\": 1}", sample,
-                ErrorCode.INVALID_CONFIGURATION, "manifest.manifestVersion: must be 1", "manifest.binding: '9x' is not a name",
+        refused("{\"manifestVersion\": 3, \"binding\": \"9x\", \"abiVersion\": 3, \"colour\": 1}", sample,
+                ErrorCode.INVALID_CONFIGURATION, "manifest.manifestVersion: must be 1 or 2", "manifest.binding: '9x' is not a name",
                 "manifest.abiVersion: must be 1 or 2", "manifest.colour: unknown field", "manifest.selector: missing",
                 "manifest.module: missing");
         refused("[1]", sample, ErrorCode.INVALID_CONFIGURATION, "must be a JSON object");

@@ -135,6 +135,61 @@ class GuestSdksIT {
         sampleAnswersAsTheWatSample("assemblyscript", "revenue_by_region_as");
     }
 
+    /**
+     * Builds SDK {@code sdk}'s HTTP handler sample twice (the same bytes), deploys it, and requests its routes on every
+     * node: each answer is made of one call of the WAT sample, as a direct call answers it.
+     */
+    private void handlerSampleAnswersFromTheSample(String sdk, String binding) throws Exception {
+        List<byte[]> builds = new ArrayList<>();
+        for (String name : List.of("a", "b")) {
+            Path dir = tmp.resolve(sdk + "-api-" + name);
+            copy(REPO.resolve("sdk/" + sdk + "/examples/revenue_api"), dir);
+            build(dir, make(sdk));
+            builds.add(Files.readAllBytes(dir.resolve("revenue_api.wasm")));
+        }
+        assertThat(builds.get(1)).as("reproducible: the same source gives the same bytes").isEqualTo(builds.get(0));
+        Cluster.bindings().deployDir(DevCluster.TENANT, "test", tmp.resolve(sdk + "-api-a"));
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.JsonNode direct = json.readTree(call("revenue_by_region"));
+        String region = direct.fieldNames().next();
+        try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+            for (var node : Cluster.get().nodes()) {
+                String base = node.httpAddress() + "/v1/http/" + binding;
+                var all = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/revenue"))
+                        .header("Authorization", "Bearer " + Cluster.get().adminToken()).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertThat(all.statusCode()).as(all.body()).isEqualTo(200);
+                assertThat(all.headers().firstValue("content-type")).hasValue("application/json");
+                assertThat(json.readTree(all.body())).isEqualTo(direct);
+                var one = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/regions/" + region
+                        + "/revenue")).header("Authorization", "Bearer " + Cluster.get().adminToken()).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertThat(one.statusCode()).as(one.body()).isEqualTo(200);
+                assertThat(json.readTree(one.body())).isEqualTo(direct.get(region));
+                var none = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base
+                        + "/regions/at%22lantis/revenue")).header("Authorization", "Bearer " + Cluster.get().adminToken())
+                        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertThat(none.statusCode()).as(none.body()).isEqualTo(404);
+                assertThat(json.readTree(none.body()).at("/error/region").asText()).isEqualTo("at\"lantis");
+            }
+        }
+    }
+
+    @Test
+    void theCHandlerSampleBuildsToTheSameBytesTwiceAndAnswersFromOneCallOfTheSample() throws Exception {
+        handlerSampleAnswersFromTheSample("c", "revenue_api_c");
+    }
+
+    @Test
+    void theRustHandlerSampleBuildsToTheSameBytesTwiceAndAnswersFromOneCallOfTheSample() throws Exception {
+        handlerSampleAnswersFromTheSample("rust", "revenue_api_rust");
+    }
+
+    @Test
+    void theAssemblyScriptHandlerSampleBuildsToTheSameBytesTwiceAndAnswersFromOneCallOfTheSample() throws Exception {
+        handlerSampleAnswersFromTheSample("assemblyscript", "revenue_api_as");
+    }
+
     private void templateRunsInTheHarness(String sdk) throws Exception {
         Path dir = tmp.resolve(sdk + "-mine");
         copy(REPO.resolve("sdk/" + sdk + "/template"), dir);
@@ -154,8 +209,12 @@ class GuestSdksIT {
     // ---- golden batches ------------------------------------------------------------------------------
 
     private static byte[] vector(String name) throws IOException {
+        return vector(GOLDEN, name);
+    }
+
+    private static byte[] vector(Path dir, String name) throws IOException {
         StringBuilder hex = new StringBuilder();
-        for (String line : Files.readAllLines(GOLDEN.resolve(name))) {
+        for (String line : Files.readAllLines(dir.resolve(name))) {
             int hash = line.indexOf('#');
             hex.append((hash < 0 ? line : line.substring(0, hash)).replaceAll("\\s", ""));
         }
@@ -272,5 +331,83 @@ class GuestSdksIT {
                 "--path", "..", "--use", "abort=~lib/thresher-guest/index/abort", "-O3", "--runtime", "incremental",
                 "-o", out.toString());
         probeReadsTheGoldenBatches(Files.readAllBytes(out));
+    }
+
+    // ---- golden HTTP requests --------------------------------------------------------------------------
+
+    private static final Path GOLDEN_HTTP = REPO.resolve("bindings/src/test/resources/golden/abi/http/v1");
+
+    private static String hex(byte[] bytes) {
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    /** The probe's view, from the host's own decoding of the request (see sdk/c/tests/request_probe.c). */
+    private static String hostView(byte[] request) {
+        dev.thresher.bindings.abi.HttpRequestCodec.Request r = dev.thresher.bindings.abi.HttpRequestCodec.decode(request);
+        StringBuilder s = new StringBuilder("route " + r.routeIndex() + "\nmethod " + r.method() + "\npath " + r.path()
+                + "\npattern " + r.route() + "\n");
+        r.parameters().forEach(p -> s.append("param ").append(p.getKey()).append(' ')
+                .append(hex(p.getValue().getBytes(StandardCharsets.UTF_8))).append('\n'));
+        r.query().forEach(p -> s.append("query ").append(p.getKey()).append(' ')
+                .append(hex(p.getValue().getBytes(StandardCharsets.UTF_8))).append('\n'));
+        r.headers().forEach(p -> s.append("header ").append(p.getKey()).append(' ')
+                .append(hex(p.getValue().getBytes(StandardCharsets.ISO_8859_1))).append('\n'));
+        return s.append("body ").append(hex(r.body())).append('\n').toString();
+    }
+
+    /** Checks an SDK's request probe against every golden HTTP request vector. */
+    static void probeReadsTheGoldenRequests(byte[] probeWasm) throws Exception {
+        Component probe = Component.of(probeWasm);
+        dev.thresher.cellhost.NestedCalls none = new dev.thresher.cellhost.NestedCalls() {
+            @Override
+            public Outcome call(String descriptor, String argumentsJson, Deadline deadline) {
+                throw new AssertionError("the probe makes no call");
+            }
+
+            @Override
+            public Outcome refused(dev.thresher.errors.ThresherException failure) {
+                throw new AssertionError("the probe makes no call");
+            }
+        };
+        try (CellHost host = CellHost.create(Limits.DEFAULTS)) {
+            for (String name : List.of("request_regions.hex", "request_all_fields.hex", "request_empty.hex")) {
+                byte[] request = vector(GOLDEN_HTTP, name);
+                byte[] body = host.handle(probe, request, Deadline.afterMillis(System.nanoTime(), 30_000), none).body();
+                assertThat(new String(body, StandardCharsets.UTF_8)).as(name).isEqualTo(hostView(request));
+            }
+        }
+    }
+
+    @Test
+    void theCSdkReadsTheGoldenRequestsAsTheHostDecodesThem() throws Exception {
+        Path out = tmp.resolve("request_probe.wasm");
+        build(REPO, "clang", "--target=wasm32", "-O2", "-nostdlib", "-fno-builtin", "-Isdk/c", "-Wl,--no-entry",
+                "-Wl,--strip-all", "-o", out.toString(), "sdk/c/tests/request_probe.c");
+        probeReadsTheGoldenRequests(Files.readAllBytes(out));
+    }
+
+    @Test
+    void theRustSdkReadsTheGoldenRequestsAsTheHostDecodesThem() throws Exception {
+        Path rlib = tmp.resolve("libthresher_guest.rlib");
+        Path out = tmp.resolve("request_probe.wasm");
+        build(REPO, RUSTC, "--target", "wasm32-unknown-unknown", "--edition", "2021", "-C", "opt-level=2", "--crate-type",
+                "rlib", "--crate-name", "thresher_guest", "-o", rlib.toString(), "sdk/rust/thresher-guest/src/lib.rs");
+        build(REPO, RUSTC, "--target", "wasm32-unknown-unknown", "--edition", "2021", "-C", "opt-level=2", "--crate-type",
+                "cdylib", "--crate-name", "request_probe", "-L", tmp.toString(), "--extern", "thresher_guest=" + rlib,
+                "-o", out.toString(), "sdk/rust/tests/request_probe.rs");
+        probeReadsTheGoldenRequests(Files.readAllBytes(out));
+    }
+
+    @Test
+    void theAssemblyScriptSdkReadsTheGoldenRequestsAsTheHostDecodesThem() throws Exception {
+        Path asc = tmp.resolve("asc");
+        Files.createDirectories(asc);
+        Files.writeString(asc.resolve("package.json"), "{\"private\": true}");
+        build(asc, "npm", "install", "--no-audit", "--no-fund", "--silent", "assemblyscript@0.27.37");
+        Path out = tmp.resolve("request_probe.wasm");
+        build(REPO.resolve("sdk/assemblyscript/tests"), asc.resolve("node_modules/.bin/asc").toString(), "request_probe.ts",
+                "--path", "..", "--use", "abort=~lib/thresher-guest/index/abort", "-O3", "--runtime", "incremental",
+                "-o", out.toString());
+        probeReadsTheGoldenRequests(Files.readAllBytes(out));
     }
 }

@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 
 /**
- * Reads {@code golden/abi/v1/<name>.hex}: hex digits, whitespace ignored, {@code #} starts a comment
+ * Reads {@code golden/abi/v1/<name>.hex} (or another directory's): hex digits, whitespace ignored, {@code #} starts a comment
  * running to the end of the line. Golden files are only ever added to, never edited.
  */
 final class GoldenVectors {
@@ -15,7 +15,12 @@ final class GoldenVectors {
     }
 
     static byte[] load(String name) {
-        String path = "/golden/abi/v1/" + name + ".hex";
+        return load("v1", name);
+    }
+
+    /** {@code golden/abi/<dir>/<name>.hex}. */
+    static byte[] load(String dir, String name) {
+        String path = "/golden/abi/" + dir + "/" + name + ".hex";
         try (InputStream in = GoldenVectors.class.getResourceAsStream(path)) {
             if (in == null) {
                 throw new IllegalStateException("missing golden vector " + path);

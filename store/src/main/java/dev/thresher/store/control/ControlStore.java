@@ -97,7 +97,7 @@ public final class ControlStore {
         });
     }
 
-    /** The highest version of a binding, if the name exists. */
+    /** The highest version of a binding, if the name exists and is a distributed call's (not an HTTP handler's). */
     public Optional<Binding> currentBinding(String tenant, String name) {
         return inTransaction(c -> currentBinding(c, tenant, name));
     }
@@ -106,14 +106,14 @@ public final class ControlStore {
     public Optional<Binding> binding(String tenant, String name, int version) {
         return queryOne("SELECT package_digest, selector_sql, " + BUDGET_COLUMNS + """
                  FROM bindings
-                WHERE tenant = ? AND name = ? AND version = ?""",
+                WHERE tenant = ? AND name = ? AND version = ? AND kind = 'call'""",
                 rs -> new Binding(tenant, name, version, rs.getString(1), Selector.parse(rs.getString(2)), budgets(rs, 3)),
                 tenant, name, version);
     }
 
     private static Optional<Binding> currentBinding(Connection c, String tenant, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT version, package_digest, selector_sql, " + BUDGET_COLUMNS
-                + " FROM bindings WHERE tenant = ? AND name = ? ORDER BY version DESC LIMIT 1")) {
+                + " FROM bindings WHERE tenant = ? AND name = ? AND kind = 'call' ORDER BY version DESC LIMIT 1")) {
             ps.setString(1, tenant);
             ps.setString(2, name);
             try (ResultSet rs = ps.executeQuery()) {

@@ -1,0 +1,176 @@
+package dev.thresher.http;
+
+import dev.thresher.bindings.HandlerRequest;
+import dev.thresher.bindings.HandlerResponse;
+import dev.thresher.bindings.HandlerService;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Limits;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP routes of HTTP handler bindings: {@code <METHOD> /v1/http/<binding><route path>?<query>}, served by every
+ * node once the binding is deployed (docs/components.md, "HTTP handlers"). The request is handed to the node's
+ * {@link HandlerService}, which matches it to one of the binding's routes and runs the handler; its answer, or its
+ * typed failure in the error JSON of every HTTP failure, is written back.
+ *
+ * <pre>
+ * 200..599  what the handler set: its status, its headers, its body
+ * 404       UNKNOWN_BINDING (no HTTP handler of that name), or UNSUPPORTED_STATEMENT (no route matches the path)
+ * 405       UNSUPPORTED_STATEMENT: routes serve the path with other methods (Allow names them)
+ * 413       PAYLOAD_TOO_LARGE: a body over limits.directCallPayloadBytes
+ * other     the typed failure of the handler or of its nested call, as HttpStatuses maps it
+ * </pre>
+ */
+final class HandlerRoutes {
+    static final String PREFIX = "/v1/http/";
+    private static final Logger log = LoggerFactory.getLogger(HandlerRoutes.class);
+    private static final Pattern BINDING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    private final String tenant;
+    private final Limits limits;
+    private volatile HandlerService service;
+
+    HandlerRoutes(String tenant, Limits limits) {
+        this.tenant = tenant;
+        this.limits = limits;
+    }
+
+    /** Whether a path is one of these routes (served or not). */
+    static boolean claims(String path) {
+        return path.startsWith(PREFIX) || path.equals("/v1/http");
+    }
+
+    /** Serves handler routes through {@code handlers} from now on. */
+    void serve(HandlerService handlers) {
+        this.service = handlers;
+    }
+
+    /**
+     * Answers one request on the connection's event loop, now or once the handler completes: {@code write} is called
+     * exactly once, on the loop, unless the connection closed meanwhile.
+     */
+    void handle(ChannelHandlerContext ctx, FullHttpRequest req, String path, Consumer<FullHttpResponse> write) {
+        HandlerService handlers = service;
+        String rest = path.length() > PREFIX.length() ? path.substring(PREFIX.length()) : "";
+        int slash = rest.indexOf('/');
+        String binding = slash < 0 ? rest : rest.substring(0, slash);
+        String below = slash < 0 ? "/" : rest.substring(slash);
+        if (handlers == null) {
+            write.accept(error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "this node serves no HTTP handlers"), HttpResponseStatus.NOT_FOUND, null));
+            return;
+        }
+        if (binding.isEmpty()) {
+            write.accept(error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + req.method() + " "
+                    + path + ": handlers are served at " + PREFIX + "<binding>/<route>"), HttpResponseStatus.NOT_FOUND, null));
+            return;
+        }
+        if (!BINDING_NAME.matcher(binding).matches()) {
+            write.accept(error(new ThresherException(ErrorCode.UNKNOWN_BINDING, "no binding can be named '" + binding
+                    + "': a name is a letter or '_', then letters, digits or '_'"), null, null));
+            return;
+        }
+        if (req.content().readableBytes() > limits.directCallPayloadBytes()) {
+            write.accept(error(new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "the request body exceeds"
+                    + " limits.directCallPayloadBytes (" + limits.directCallPayloadBytes() + " bytes)"), null, null));
+            return;
+        }
+        Optional<Long> deadline;
+        try {
+            String header = req.headers().get("Thresher-Deadline-Ms");
+            deadline = header == null ? Optional.empty() : Optional.of(Long.parseLong(header.trim()));
+        } catch (NumberFormatException nfe) {
+            write.accept(error(new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer"),
+                    null, null));
+            return;
+        }
+        String uri = req.uri();
+        int q = uri.indexOf('?');
+        String rawQuery = q < 0 ? "" : uri.substring(q + 1);
+        List<Map.Entry<String, String>> headers = new ArrayList<>();
+        for (Map.Entry<String, String> h : req.headers()) {
+            headers.add(new AbstractMap.SimpleImmutableEntry<>(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
+        }
+        HandlerRequest request = new HandlerRequest(tenant, "http", binding, req.method().name(), below, rawQuery, headers,
+                ByteBufUtil.getBytes(req.content()), deadline);
+        CompletableFuture<HandlerResponse> future;
+        try {
+            future = handlers.handle(request);
+        } catch (RuntimeException e) {
+            future = CompletableFuture.failedFuture(e);
+        }
+        future.whenComplete((response, failure) -> {
+            try {
+                ctx.executor().execute(() -> {
+                    if (!ctx.channel().isActive()) {
+                        log.debug("{} closed before its handler answered; dropping the answer", ctx.channel());
+                        return;
+                    }
+                    write.accept(failure == null && response != null ? response(response) : refusal(failure));
+                });
+            } catch (RejectedExecutionException e) {
+                log.debug("event loop shut down; dropping the answer of handler {}", binding);
+            }
+        });
+    }
+
+    private static FullHttpResponse response(HandlerResponse r) {
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()),
+                Unpooled.wrappedBuffer(r.body()));
+        for (Map.Entry<String, String> h : r.headers()) {
+            res.headers().add(h.getKey(), h.getValue());
+        }
+        HttpUtil.setContentLength(res, r.body().length);
+        return res;
+    }
+
+    /** A failure of the handler service: a routing refusal is 404 or 405, anything else as HttpStatuses maps it. */
+    private static FullHttpResponse refusal(Throwable failure) {
+        ThresherException e = failure == null
+                ? new ThresherException(ErrorCode.INTERNAL_ERROR, "the handler service completed with no response")
+                : ThresherException.of(failure);
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof HandlerService.RouteRefusal r) {
+                return r.allowed().isEmpty() ? error(e, HttpResponseStatus.NOT_FOUND, null)
+                        : error(e, HttpResponseStatus.METHOD_NOT_ALLOWED, String.join(", ", r.allowed()));
+            }
+        }
+        return error(e, null, null);
+    }
+
+    /** The error JSON of {@code e}, with {@code status} or the code's own, and an Allow header when given. */
+    private static FullHttpResponse error(ThresherException e, HttpResponseStatus status, String allow) {
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status != null ? status : HttpStatuses.of(e.code()),
+                Unpooled.copiedBuffer(ErrorJson.of(e), StandardCharsets.UTF_8));
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        if (allow != null) {
+            res.headers().set(HttpHeaderNames.ALLOW, allow);
+        }
+        HttpUtil.setContentLength(res, res.content().readableBytes());
+        return res;
+    }
+}
