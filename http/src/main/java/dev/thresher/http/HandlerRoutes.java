@@ -3,6 +3,7 @@ package dev.thresher.http;
 import dev.thresher.bindings.HandlerRequest;
 import dev.thresher.bindings.HandlerResponse;
 import dev.thresher.bindings.HandlerService;
+import dev.thresher.bindings.IdempotentRequests;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
@@ -52,11 +53,18 @@ final class HandlerRoutes {
 
     private final String tenant;
     private final Limits limits;
+    /** Journals requests with an Idempotency-Key; null: such requests are refused. */
+    private final IdempotentRequests idempotency;
     private volatile HandlerService service;
 
     HandlerRoutes(String tenant, Limits limits) {
+        this(tenant, limits, null);
+    }
+
+    HandlerRoutes(String tenant, Limits limits, IdempotentRequests idempotency) {
         this.tenant = tenant;
         this.limits = limits;
+        this.idempotency = idempotency;
     }
 
     /** Whether a path is one of these routes (served or not). */
@@ -117,12 +125,12 @@ final class HandlerRoutes {
         }
         HandlerRequest request = new HandlerRequest(tenant, "http", binding, req.method().name(), below, rawQuery, headers,
                 ByteBufUtil.getBytes(req.content()), deadline);
-        CompletableFuture<HandlerResponse> future;
-        try {
-            future = handlers.handle(request);
-        } catch (RuntimeException e) {
-            future = CompletableFuture.failedFuture(e);
+        String key = req.headers().get(HttpFront.IDEMPOTENCY_KEY);
+        if (key != null) {
+            once(ctx, req, binding, key, deadline, () -> run(handlers, request), write);
+            return;
         }
+        CompletableFuture<HandlerResponse> future = run(handlers, request);
         future.whenComplete((response, failure) -> {
             try {
                 ctx.executor().execute(() -> {
@@ -136,6 +144,106 @@ final class HandlerRoutes {
                 log.debug("event loop shut down; dropping the answer of handler {}", binding);
             }
         });
+    }
+
+    private static CompletableFuture<HandlerResponse> run(HandlerService handlers, HandlerRequest request) {
+        try {
+            CompletableFuture<HandlerResponse> f = handlers.handle(request);
+            return f != null ? f : CompletableFuture.failedFuture(new ThresherException(ErrorCode.INTERNAL_ERROR,
+                    "the handler service returned no future"));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * A request with an {@code Idempotency-Key}: the handler runs once per (tenant, key) and its outer response
+     * (status, headers, body) is journaled with a fingerprint of method, path, query and body; a repeat is answered it
+     * with {@code Idempotent-Replayed: true}. A response under 500 is kept, a failure as {@code HttpFront} keeps a
+     * direct call's; anything else releases the key.
+     */
+    private void once(ChannelHandlerContext ctx, FullHttpRequest req, String binding, String key, Optional<Long> deadline,
+                      java.util.function.Supplier<CompletableFuture<HandlerResponse>> execute,
+                      Consumer<FullHttpResponse> write) {
+        if (idempotency == null) {
+            write.accept(error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "this node does not journal Idempotency-Keys"), null, null));
+            return;
+        }
+        byte[] fingerprint = HttpFront.Handler.fingerprint(req.method().name() + " " + req.uri(), req.content());
+        long waitMs = Math.min(deadline.filter(d -> d > 0).orElse(limits.callDeadlineMs()), limits.maxCallDeadlineMs());
+        CompletableFuture<IdempotentRequests.Answer> answer;
+        try {
+            answer = idempotency.once(tenant, key, fingerprint, waitMs, run -> execute.get().handle((response, failure) -> {
+                if (failure == null && response != null) {
+                    return new IdempotentRequests.Outcome(stored(response(response)), response.status() < 500);
+                }
+                ThresherException e = failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
+                        "the handler service completed with no response") : ThresherException.of(failure);
+                return new IdempotentRequests.Outcome(stored(refusal(failure == null ? e : failure)),
+                        HttpFront.Handler.keeps(e));
+            }));
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((a, failure) -> {
+            try {
+                ctx.executor().execute(() -> {
+                    if (!ctx.channel().isActive()) {
+                        log.debug("{} closed before its handler answered; dropping the answer", ctx.channel());
+                        return;
+                    }
+                    if (failure != null || a == null) {
+                        write.accept(error(failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
+                                "the idempotency journal completed with no answer") : ThresherException.of(failure), null, null));
+                        return;
+                    }
+                    FullHttpResponse res = restored(a.response());
+                    if (a.replayed()) {
+                        res.headers().set(HttpFront.IDEMPOTENT_REPLAYED, "true");
+                    }
+                    write.accept(res);
+                });
+            } catch (RejectedExecutionException e) {
+                log.debug("event loop shut down; dropping the answer of handler {}", binding);
+            }
+        });
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper STORED = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /** An outer response as journaled: {"headers": [[name, value], ...], "body": base64}; the response is released. */
+    private static IdempotentRequests.Response stored(FullHttpResponse res) {
+        try {
+            com.fasterxml.jackson.databind.node.ObjectNode o = STORED.createObjectNode();
+            com.fasterxml.jackson.databind.node.ArrayNode headers = o.putArray("headers");
+            for (Map.Entry<String, String> h : res.headers()) {
+                if (!h.getKey().equalsIgnoreCase(HttpHeaderNames.CONTENT_LENGTH.toString())) {
+                    headers.addArray().add(h.getKey()).add(h.getValue());
+                }
+            }
+            o.put("body", java.util.Base64.getEncoder().encodeToString(ByteBufUtil.getBytes(res.content())));
+            return new IdempotentRequests.Response(res.status().code(), o.toString());
+        } finally {
+            res.release();
+        }
+    }
+
+    private static FullHttpResponse restored(IdempotentRequests.Response r) {
+        com.fasterxml.jackson.databind.JsonNode o;
+        try {
+            o = STORED.readTree(r.body());
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("a journaled response that is not JSON", e);
+        }
+        byte[] body = java.util.Base64.getDecoder().decode(o.path("body").asText(""));
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()),
+                Unpooled.wrappedBuffer(body));
+        for (com.fasterxml.jackson.databind.JsonNode h : o.path("headers")) {
+            res.headers().add(h.get(0).asText(), h.get(1).asText());
+        }
+        HttpUtil.setContentLength(res, body.length);
+        return res;
     }
 
     private static FullHttpResponse response(HandlerResponse r) {

@@ -211,7 +211,7 @@ public final class HttpFront implements AutoCloseable {
         AtomicInteger open = new AtomicInteger();
         MetricsRoute metrics = new MetricsRoute();
         ChannelGroup connections = new DefaultChannelGroup("http-connections", GlobalEventExecutor.INSTANCE);
-        HandlerRoutes handlerRoutes = new HandlerRoutes(tenant, limits);
+        HandlerRoutes handlerRoutes = new HandlerRoutes(tenant, limits, idempotency);
         try {
             Channel ch = new ServerBootstrap()
                     .group(group)

@@ -141,6 +141,77 @@ class HandlerIT {
         assertThat(get(0, "/v1/http/" + HANDLER + "/revenue").statusCode()).isEqualTo(200);
     }
 
+    /** Nested invocations of the sample binding recorded since {@code since} (the control database's clock). */
+    private static int nestedCallsSince(java.sql.Timestamp since) throws Exception {
+        DevCluster c = Cluster.get();
+        try (Connection conn = java.sql.DriverManager.getConnection(c.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             java.sql.PreparedStatement ps = conn.prepareStatement(
+                     "SELECT count(*) FROM invocations WHERE created_at >= ? AND binding_name = 'revenue_by_region'")) {
+            ps.setTimestamp(1, since);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    private static java.sql.Timestamp controlNow() throws Exception {
+        DevCluster c = Cluster.get();
+        try (Connection conn = java.sql.DriverManager.getConnection(c.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement st = conn.createStatement(); java.sql.ResultSet rs = st.executeQuery("SELECT clock_timestamp()")) {
+            rs.next();
+            return rs.getTimestamp(1);
+        }
+    }
+
+    private static HttpResponse<byte[]> keyed(int node, String path, String key) throws Exception {
+        return send(HttpRequest.newBuilder(URI.create(node(node).httpAddress() + path)).header("Idempotency-Key", key).GET());
+    }
+
+    @Test
+    void aRepeatedRequestWithAnIdempotencyKeyIsAnsweredFromTheJournalWithoutRunningItsNestedCallAgain() throws Exception {
+        String key = "handler-" + java.util.UUID.randomUUID();
+        java.sql.Timestamp since = controlNow();
+        HttpResponse<byte[]> first = keyed(0, "/v1/http/" + HANDLER + "/revenue", key);
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        for (int n = 0; n < 3; n++) {
+            HttpResponse<byte[]> again = keyed(n, "/v1/http/" + HANDLER + "/revenue", key);
+            assertThat(again.statusCode()).isEqualTo(200);
+            assertThat(again.body()).isEqualTo(first.body());
+            assertThat(again.headers().firstValue("content-type")).isEqualTo(first.headers().firstValue("content-type"));
+            assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        }
+        assertThat(nestedCallsSince(since)).as("one nested call for four requests").isEqualTo(1);
+        // the same key on another route is another request
+        assertFailure(keyed(1, "/v1/http/" + HANDLER + "/twice/seen", key), 422, ErrorCode.IDEMPOTENCY_KEY_REUSED);
+
+        // eight at once with a new key: the nested call runs once
+        String concurrent = "handler-concurrent-" + java.util.UUID.randomUUID();
+        java.sql.Timestamp before = controlNow();
+        List<java.util.concurrent.CompletableFuture<HttpResponse<byte[]>>> all = new java.util.ArrayList<>();
+        java.util.concurrent.ExecutorService eight = java.util.concurrent.Executors.newFixedThreadPool(8);
+        for (int i = 0; i < 8; i++) {
+            int node = i % 3;
+            all.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return keyed(node, "/v1/http/" + HANDLER + "/revenue", concurrent);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }, eight));
+        }
+        eight.shutdown();
+        java.util.Set<String> bodies = new java.util.HashSet<>();
+        for (var f : all) {
+            HttpResponse<byte[]> r = f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(r.statusCode()).isEqualTo(200);
+            bodies.add(new String(r.body(), StandardCharsets.UTF_8));
+        }
+        assertThat(bodies).hasSize(1);
+        assertThat(nestedCallsSince(before)).isEqualTo(1);
+    }
+
     @Test
     void aSecondNestedCallInOneRequestIsRefusedTyped() throws Exception {
         // the handler returns the second call's code: the request fails as that call did
