@@ -109,11 +109,9 @@ final class HandlerRoutes {
         }
         Optional<Long> deadline;
         try {
-            String header = req.headers().get("Thresher-Deadline-Ms");
-            deadline = header == null ? Optional.empty() : Optional.of(Long.parseLong(header.trim()));
-        } catch (NumberFormatException nfe) {
-            write.accept(error(new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer"),
-                    null, null));
+            deadline = HttpFront.deadlineHeader(req);
+        } catch (ThresherException e) {
+            write.accept(error(e, null, null));
             return;
         }
         String uri = req.uri();

@@ -251,6 +251,20 @@ public final class HttpFront implements AutoCloseable {
         metrics.serve(scrape);
     }
 
+    /**
+     * The deadline a request asks for in {@code Thresher-Deadline-Ms}, if any.
+     *
+     * @throws ThresherException {@code INVALID_DEADLINE} when the header is not an integer
+     */
+    static Optional<Long> deadlineHeader(HttpRequest req) {
+        String header = req.headers().get("Thresher-Deadline-Ms");
+        try {
+            return header == null ? Optional.empty() : Optional.of(Long.parseLong(header.trim()));
+        } catch (NumberFormatException nfe) {
+            throw new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer");
+        }
+    }
+
     /** {@code s} as a JSON string. */
     static String quote(String s) {
         try {
@@ -560,10 +574,9 @@ public final class HttpFront implements AutoCloseable {
             }
             Optional<Long> deadline;
             try {
-                String header = req.headers().get("Thresher-Deadline-Ms");
-                deadline = header == null ? Optional.empty() : Optional.of(Long.parseLong(header.trim()));
-            } catch (NumberFormatException nfe) {
-                fail(ctx, keepAlive, new ThresherException(ErrorCode.INVALID_DEADLINE, "Thresher-Deadline-Ms must be an integer"));
+                deadline = deadlineHeader(req);
+            } catch (ThresherException e) {
+                fail(ctx, keepAlive, e);
                 return;
             }
             Optional<String> decoded = Utf8.decode(req.content().nioBuffer());
