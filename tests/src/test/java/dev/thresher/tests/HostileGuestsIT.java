@@ -125,7 +125,8 @@ class HostileGuestsIT {
                 assertThat(e.message()).as(summary).contains(c.says());
                 assertThat(e.sqlState()).as(summary).isEqualTo(c.sqlState());
                 if (round == 1) {
-                    assertThat(e.millis()).as(summary).isLessThanOrEqualTo(c.budgetMs() + 100);
+                    // the budget, and a small bound for stopping the guest and answering (a loaded machine's too)
+                    assertThat(e.millis()).as(summary).isLessThanOrEqualTo(c.budgetMs() + 250);
                 }
                 sampleIsRight(0);
             }
