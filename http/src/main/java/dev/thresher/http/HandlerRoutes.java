@@ -82,6 +82,20 @@ final class HandlerRoutes {
      * exactly once, on the loop, unless the connection closed meanwhile.
      */
     void handle(ChannelHandlerContext ctx, FullHttpRequest req, String path, Consumer<FullHttpResponse> write) {
+        handle(ctx, req, path, tenant, "http", write);
+    }
+
+    /** The binding a handler path names ({@code /v1/http/<binding>/...}), if any. */
+    static Optional<String> bindingOf(String path) {
+        String rest = path.length() > PREFIX.length() ? path.substring(PREFIX.length()) : "";
+        int slash = rest.indexOf('/');
+        String binding = slash < 0 ? rest : rest.substring(0, slash);
+        return binding.isEmpty() ? Optional.empty() : Optional.of(binding);
+    }
+
+    /** As above, for a request of {@code user} in {@code tenant}: the handler and its nested call run as them. */
+    void handle(ChannelHandlerContext ctx, FullHttpRequest req, String path, String tenant, String user,
+                Consumer<FullHttpResponse> write) {
         HandlerService handlers = service;
         String rest = path.length() > PREFIX.length() ? path.substring(PREFIX.length()) : "";
         int slash = rest.indexOf('/');
@@ -121,11 +135,11 @@ final class HandlerRoutes {
         for (Map.Entry<String, String> h : req.headers()) {
             headers.add(new AbstractMap.SimpleImmutableEntry<>(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
         }
-        HandlerRequest request = new HandlerRequest(tenant, "http", binding, req.method().name(), below, rawQuery, headers,
+        HandlerRequest request = new HandlerRequest(tenant, user, binding, req.method().name(), below, rawQuery, headers,
                 ByteBufUtil.getBytes(req.content()), deadline);
         String key = req.headers().get(HttpFront.IDEMPOTENCY_KEY);
         if (key != null) {
-            once(ctx, req, binding, key, deadline, () -> run(handlers, request), write);
+            once(ctx, req, tenant, binding, key, deadline, () -> run(handlers, request), write);
             return;
         }
         CompletableFuture<HandlerResponse> future = run(handlers, request);
@@ -160,7 +174,8 @@ final class HandlerRoutes {
      * with {@code Idempotent-Replayed: true}. A response under 500 is kept, a failure as {@code HttpFront} keeps a
      * direct call's; anything else releases the key.
      */
-    private void once(ChannelHandlerContext ctx, FullHttpRequest req, String binding, String key, Optional<Long> deadline,
+    private void once(ChannelHandlerContext ctx, FullHttpRequest req, String tenant, String binding, String key,
+                      Optional<Long> deadline,
                       java.util.function.Supplier<CompletableFuture<HandlerResponse>> execute,
                       Consumer<FullHttpResponse> write) {
         if (idempotency == null) {

@@ -1,5 +1,7 @@
 package dev.thresher.http;
 
+import dev.thresher.bindings.access.AccessService;
+import dev.thresher.bindings.access.Principal;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.net.InetAddress;
@@ -18,10 +20,13 @@ import java.util.Optional;
  *   <li>{@code /livez}, {@code /readyz} and {@code /metrics} are open to the peers {@link #openEndpoints} names
  *       ({@code loopback} by default: only connections from the node's own machine); from other peers they need
  *       the token too.</li>
- *   <li>{@code /admin/*} and HTTP handler routes ({@code /v1/http/*}) need {@code Authorization: Bearer <token>}
- *       with the node's {@code http.adminToken}; a node without one refuses them to everyone.</li>
- *   <li>The direct call route {@code POST /v1/bindings/{name}/call} runs as the node's tenant and needs no token
- *       (users and grants are a separate, later layer).</li>
+ *   <li>{@code /admin/*}, HTTP handler routes ({@code /v1/http/*}) and the direct call route
+ *       ({@code POST /v1/bindings/{name}/call}) need {@code Authorization: Bearer <token>}: a user's token
+ *       ({@code thresher user token NAME}; the request then runs as that user, in its tenant, with its grants) or the
+ *       node's {@code http.adminToken} (an admin of the node's {@code tenant}).</li>
+ *   <li>What the token's user may do is checked per route: {@code /admin/*} needs {@code admin} (and the topology
+ *       routes an admin of the node's tenant, the operator's), a call or a handler route {@code call} on its binding;
+ *       otherwise {@code PERMISSION_DENIED} (403).</li>
  * </ul>
  *
  * A missing, malformed or wrong token is one answer, {@code AUTHENTICATION_FAILED} (401, with
@@ -30,7 +35,17 @@ import java.util.Optional;
  * @param adminToken the token, when the node has one
  * @param openEndpoints who may use the health and metrics routes without the token
  */
-public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoints) {
+public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoints, AccessService users) {
+    /** Only the admin token: no user tokens. */
+    public HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoints) {
+        this(adminToken, openEndpoints, null);
+    }
+
+    /** The same, with users' bearer tokens and grants from {@code users}. */
+    public HttpAccess withUsers(AccessService users) {
+        return new HttpAccess(adminToken, openEndpoints, users);
+    }
+
     /** The shortest token a node accepts in its configuration. */
     public static final int MIN_TOKEN_LENGTH = 16;
 
@@ -96,28 +111,44 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
     }
 
     /**
-     * Refuses the request when its route needs the token and {@code authorization} does not carry it.
+     * Who the request is, when its route needs someone: null for a route open to this peer and for an unknown path
+     * (answered 404 whoever asks).
      *
      * @param directCall whether the path is the direct call route
-     * @throws ThresherException {@code AUTHENTICATION_FAILED}
+     * @param nodeTenant the node's tenant, whose admin the admin token stands for
+     * @throws ThresherException {@code AUTHENTICATION_FAILED} when the route needs a token and {@code authorization}
+     *     carries none this node knows
      */
-    void check(String path, boolean directCall, SocketAddress peer, String authorization) {
-        if (directCall || !(isOpenEndpoint(path) || isGuarded(path))) {
-            return; // the direct call route; an unknown path is answered 404 whoever asks
+    Principal authenticate(String path, boolean directCall, SocketAddress peer, String authorization, String nodeTenant) {
+        if (!directCall && !(isOpenEndpoint(path) || isGuarded(path))) {
+            return null;
         }
-        if (isOpenEndpoint(path) && (openEndpoints == OpenEndpoints.ANYWHERE
+        if (!directCall && isOpenEndpoint(path) && (openEndpoints == OpenEndpoints.ANYWHERE
                 || (openEndpoints == OpenEndpoints.LOOPBACK && isLoopback(peer)))) {
-            return;
+            return null;
         }
-        if (adminToken.isEmpty()) {
-            throw new ThresherException(ErrorCode.AUTHENTICATION_FAILED, "this node has no admin token"
-                    + " (http.adminToken), so it serves " + path + " to no one");
+        String token = authorization == null ? "" : bearer(authorization);
+        if (adminToken.isPresent() && matches(token, adminToken.get())) {
+            return Principal.admin(ADMIN_TOKEN_USER, nodeTenant);
         }
-        if (authorization == null || !matches(bearer(authorization), adminToken.get())) {
-            // one answer for a missing, malformed and wrong token
-            throw new ThresherException(ErrorCode.AUTHENTICATION_FAILED, "authentication required: send"
-                    + " 'Authorization: Bearer <token>' with this node's admin token (http.adminToken)");
+        if (users != null && !token.isEmpty()) {
+            Optional<Principal> user = users.byToken(token);
+            if (user.isPresent()) {
+                return user.get();
+            }
         }
+        // one answer for a missing, malformed and wrong token
+        throw new ThresherException(ErrorCode.AUTHENTICATION_FAILED, "authentication required: send"
+                + " 'Authorization: Bearer <token>' with a user's token (thresher user token NAME)"
+                + (adminToken.isPresent() ? " or this node's admin token (http.adminToken)" : ""));
+    }
+
+    /** The user name requests made with the node's admin token run as. */
+    public static final String ADMIN_TOKEN_USER = "http-admin";
+
+    /** {@link #authenticate} for tests of the token alone. */
+    void check(String path, boolean directCall, SocketAddress peer, String authorization) {
+        authenticate(path, directCall, peer, authorization, "default");
     }
 
     private static String bearer(String authorization) {

@@ -311,7 +311,12 @@ public final class HttpFront implements AutoCloseable {
      * {@code limits.httpRequestTimeoutMs}; waiting for a call is bounded by the call's deadline.
      */
     static final class Handler extends ChannelInboundHandlerAdapter {
-        private final String tenant;
+        /** The node's tenant: the admin token's. */
+        private final String nodeTenant;
+        /** The tenant of the request being answered: its user's (a connection answers one request at a time). */
+        private String tenant;
+        /** The user of the request being answered: the principal of its calls. */
+        private String caller = "http";
         private final Limits limits;
         private final CallService calls;
         private final java.util.function.Supplier<Optional<String>> readiness;
@@ -355,6 +360,7 @@ public final class HttpFront implements AutoCloseable {
             this.topology = topology;
             this.admin = admin;
             this.tenant = tenant;
+            this.nodeTenant = tenant;
             this.limits = limits;
             this.calls = calls;
             this.readiness = readiness;
@@ -480,11 +486,21 @@ public final class HttpFront implements AutoCloseable {
             boolean keepAlive = HttpUtil.isKeepAlive(req);
             String path = req.uri().split("\\?", 2)[0];
             HttpMethod method = req.method();
+            Matcher directCall = CALL.matcher(path);
+            dev.thresher.bindings.access.Principal principal;
             try {
-                access.check(path, CALL.matcher(path).matches(), ctx.channel().remoteAddress(),
-                        req.headers().get(HttpHeaderNames.AUTHORIZATION));
+                principal = access.authenticate(path, directCall.matches(), ctx.channel().remoteAddress(),
+                        req.headers().get(HttpHeaderNames.AUTHORIZATION), nodeTenant);
             } catch (ThresherException e) {
                 unauthorized(ctx, keepAlive, e);
+                return;
+            }
+            tenant = principal == null ? nodeTenant : principal.tenant();
+            caller = principal == null ? "http" : principal.user();
+            try {
+                authorize(principal, path, directCall);
+            } catch (ThresherException e) {
+                fail(ctx, keepAlive, e);
                 return;
             }
             if (path.equals("/livez") || path.equals("/readyz")) {
@@ -548,7 +564,7 @@ public final class HttpFront implements AutoCloseable {
                 return;
             }
             if (handlerRoutes != null && HandlerRoutes.claims(path)) {
-                handlerRoutes.handle(ctx, req, path, res -> write(ctx, keepAlive, res));
+                handlerRoutes.handle(ctx, req, path, tenant, caller, res -> write(ctx, keepAlive, res));
                 return;
             }
             Matcher m = CALL.matcher(path);
@@ -597,7 +613,7 @@ public final class HttpFront implements AutoCloseable {
             }
             CompletableFuture<CallResult> future;
             try {
-                future = calls.call(new CallRequest(tenant, "http", name, body, deadline));
+                future = calls.call(new CallRequest(tenant, caller, name, body, deadline));
             } catch (RuntimeException e) {
                 future = CompletableFuture.failedFuture(e);
             }
@@ -973,7 +989,7 @@ public final class HttpFront implements AutoCloseable {
             }
             CompletableFuture<CallResult> call;
             try {
-                call = calls.call(new CallRequest(tenant, "http", name, body, deadline).onRecorded(run.onRecorded()));
+                call = calls.call(new CallRequest(tenant, caller, name, body, deadline).onRecorded(run.onRecorded()));
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }
@@ -1094,6 +1110,32 @@ public final class HttpFront implements AutoCloseable {
         }
 
         /** 401 with the challenge a client needs to know what to send. */
+        /**
+         * What the request's user may do, by route: the admin routes need {@code admin} (the topology routes an admin of
+         * the node's tenant), a call and a handler route {@code call} on their binding — checked before the binding is
+         * looked up, so the answer is the same whether it exists.
+         *
+         * @throws ThresherException {@code PERMISSION_DENIED}
+         */
+        private void authorize(dev.thresher.bindings.access.Principal principal, String path, Matcher directCall) {
+            if (principal == null) {
+                return;
+            }
+            if (path.equals("/admin") || path.startsWith("/admin/")) {
+                principal.checkAdmin("use the admin routes");
+                if ((path.equals("/admin/topology") || path.startsWith("/admin/topology/") || path.startsWith("/admin/shards")
+                        || path.startsWith("/admin/partitions") || path.startsWith("/admin/nodes")
+                        || path.startsWith("/admin/leaders")) && !principal.tenant().equals(nodeTenant)) {
+                    throw new ThresherException(ErrorCode.PERMISSION_DENIED, "permission denied: the topology is the"
+                            + " cluster's; only admins of tenant '" + nodeTenant + "' change or read it here");
+                }
+            } else if (directCall.matches()) {
+                principal.checkCall(directCall.group(1));
+            } else if (HandlerRoutes.claims(path)) {
+                HandlerRoutes.bindingOf(path).ifPresent(principal::checkCall);
+            }
+        }
+
         private void unauthorized(ChannelHandlerContext ctx, boolean keepAlive, ThresherException e) {
             FullHttpResponse res = response(HttpStatuses.of(e.code()), error(e));
             res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"thresher\"");

@@ -20,6 +20,27 @@ sealed interface BackendMessage {
     record AuthenticationCleartextPassword() implements BackendMessage {
     }
 
+    /** {@code 'R' int32 len, int32 10, cstring mechanism..., byte 0}: the SASL mechanisms offered. */
+    record AuthenticationSasl(List<String> mechanisms) implements BackendMessage {
+        public AuthenticationSasl {
+            mechanisms = List.copyOf(mechanisms);
+        }
+    }
+
+    /** {@code 'R' int32 len, int32 11, byte[] data}: a SASL challenge (SCRAM's server-first-message). */
+    record AuthenticationSaslContinue(byte[] data) implements BackendMessage {
+        public AuthenticationSaslContinue {
+            data = data.clone();
+        }
+    }
+
+    /** {@code 'R' int32 len, int32 12, byte[] data}: SASL's outcome data (SCRAM's server-final-message). */
+    record AuthenticationSaslFinal(byte[] data) implements BackendMessage {
+        public AuthenticationSaslFinal {
+            data = data.clone();
+        }
+    }
+
     /** {@code 'v' int32 len, int32 newestMinor, int32 n, cstring option[n]}. */
     record NegotiateProtocolVersion(int newestMinorVersion, List<String> unrecognizedOptions)
             implements BackendMessage {

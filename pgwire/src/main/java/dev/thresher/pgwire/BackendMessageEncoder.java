@@ -33,6 +33,25 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
                 out.writeInt(3);
                 end(out, at);
             }
+            case BackendMessage.AuthenticationSasl a -> {
+                int at = begin(out, 'R');
+                out.writeInt(10);
+                a.mechanisms().forEach(m -> cstring(out, m));
+                out.writeByte(0);
+                end(out, at);
+            }
+            case BackendMessage.AuthenticationSaslContinue a -> {
+                int at = begin(out, 'R');
+                out.writeInt(11);
+                out.writeBytes(a.data());
+                end(out, at);
+            }
+            case BackendMessage.AuthenticationSaslFinal a -> {
+                int at = begin(out, 'R');
+                out.writeInt(12);
+                out.writeBytes(a.data());
+                end(out, at);
+            }
             case BackendMessage.NegotiateProtocolVersion v -> {
                 int at = begin(out, 'v');
                 out.writeInt(v.newestMinorVersion());

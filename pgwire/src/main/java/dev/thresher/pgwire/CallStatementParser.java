@@ -124,6 +124,12 @@ final class CallStatementParser {
                 yield new ParsedStatement.Select(JournalSqlParser.parse(sql, start, pos));
             }
             case "CREATE", "DROP", "ALTER" -> tableStatement(start, keyword);
+            case "GRANT", "REVOKE" -> {
+                if (skipToEnd() > 0) {
+                    throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " takes no parameters");
+                }
+                yield new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
+            }
             case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
             case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
             default -> throw unsupported(start, "statement " + describe(start) + " is not supported");
@@ -546,13 +552,19 @@ final class CallStatementParser {
         skipTrivia();
         int at = pos;
         String object = word();
+        if (object.equalsIgnoreCase("USER") || object.equalsIgnoreCase("ROLE")) {
+            if (skipToEnd() > 0) {
+                throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " USER takes no parameters");
+            }
+            return new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
+        }
         if (object.equalsIgnoreCase("BINDING") && !keyword.equalsIgnoreCase("DROP")) {
             skipToEnd();
             return new ParsedStatement.BindingStatement(sql.substring(start, pos).strip());
         }
         if (!object.equalsIgnoreCase("TABLE")) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " " + describe(at) + " is not supported;"
-                    + " of the schema statements only CREATE TABLE, ALTER TABLE, DROP TABLE, CREATE BINDING and ALTER BINDING are");
+                    + " of the schema statements only CREATE TABLE, ALTER TABLE, DROP TABLE, CREATE BINDING, ALTER BINDING, CREATE USER, ALTER USER and DROP USER are");
         }
         if (skipToEnd() > 0) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " TABLE takes no parameters");

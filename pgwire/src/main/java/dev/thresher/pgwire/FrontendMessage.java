@@ -32,15 +32,19 @@ sealed interface FrontendMessage {
         }
     }
 
-    /** {@code 'p' int32 len, cstring password}. */
-    record Password(String password) implements FrontendMessage {
-        public Password {
-            Objects.requireNonNull(password, "password");
+    /**
+     * {@code 'p' int32 len, body}: PasswordMessage ({@code cstring password}), SASLInitialResponse
+     * ({@code cstring mechanism, int32 n, byte[n] data}) or SASLResponse ({@code byte[] data}); which one only the
+     * authentication phase knows, so the body is kept as it came.
+     */
+    record AuthResponse(byte[] body) implements FrontendMessage {
+        public AuthResponse {
+            Objects.requireNonNull(body, "body");
         }
 
         @Override
         public String toString() {
-            return "Password[***]";
+            return "AuthResponse[***]";
         }
     }
 

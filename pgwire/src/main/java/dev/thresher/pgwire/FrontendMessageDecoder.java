@@ -43,7 +43,11 @@ final class FrontendMessageDecoder extends MessageToMessageDecoder<ByteBuf> {
                 case 'S' -> new FrontendMessage.Sync();
                 case 'H' -> new FrontendMessage.Flush();
                 case 'X' -> new FrontendMessage.Terminate();
-                case 'p' -> new FrontendMessage.Password(cstring(frame));
+                case 'p' -> {
+                    byte[] body = new byte[frame.readableBytes()];
+                    frame.readBytes(body);
+                    yield new FrontendMessage.AuthResponse(body);
+                }
                 case 'd' -> {
                     byte[] data = new byte[frame.readableBytes()];
                     frame.readBytes(data);

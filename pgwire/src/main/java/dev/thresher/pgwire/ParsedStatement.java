@@ -192,4 +192,16 @@ sealed interface ParsedStatement {
             return 0;
         }
     }
+
+    /** {@code CREATE USER}, {@code ALTER USER}, {@code DROP USER}, {@code GRANT}, {@code REVOKE} as written, for the access service. */
+    record AccessStatement(String sql) implements ParsedStatement {
+        public AccessStatement {
+            Objects.requireNonNull(sql, "sql");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
 }

@@ -6,6 +6,10 @@ import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.abi.Utf8;
+import dev.thresher.bindings.access.AccessService;
+import dev.thresher.bindings.access.Account;
+import dev.thresher.bindings.access.Scram;
+import dev.thresher.bindings.access.ScramExchange;
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -18,7 +22,6 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -78,7 +81,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** How long a COPY waits for the client's next data before it fails. */
     static final long COPY_IDLE_TIMEOUT_MS = 60_000;
 
-    private enum Phase { STARTUP, PASSWORD, READY, CLOSED }
+    private enum Phase { STARTUP, PASSWORD, SASL, READY, CLOSED }
 
     /** A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs. */
     private record Prepared(ParsedStatement statement, List<Integer> parameterTypes) {
@@ -107,6 +110,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Phase phase = Phase.STARTUP;
     private String user;
+    /** Who checks logins and grants. */
+    private final AccessService access;
+    private final AuthThrottle throttle;
+    /** The account being authenticated (empty: an unknown name, failed at the end like a wrong password). */
+    private Optional<Account> account = Optional.empty();
+    /** The SCRAM exchange in progress in the SASL phase. */
+    private ScramExchange scram;
+    private boolean saslStarted;
+    /** The authenticated user's tenant: every call, table and journal query of the session happens in it. */
+    private String tenant;
     /** The caller's deadline for this connection's calls, or empty for the configured default. */
     private Optional<Long> callDeadlineMs = Optional.empty();
     private String pendingApplicationName = "";
@@ -144,6 +157,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes,
                         PgWireServer.Lookups lookups) {
+        this(config, calls, readPauses, writes, lookups, PgWireServer.staticAccess(config), new AuthThrottle());
+    }
+
+    PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes,
+                        PgWireServer.Lookups lookups, AccessService access, AuthThrottle throttle) {
+        this.access = access;
+        this.throttle = throttle;
         this.config = config;
         this.calls = calls;
         this.readPauses = readPauses;
@@ -156,7 +176,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         this.ctx = ctx;
         // A connection that has not authenticated in time is closed, as PostgreSQL's authentication_timeout does.
         authTimeout = ctx.executor().schedule(() -> {
-            if (phase == Phase.STARTUP || phase == Phase.PASSWORD) {
+            if (phase == Phase.STARTUP || phase == Phase.PASSWORD || phase == Phase.SASL) {
                 fatal(PgError.fatal(ErrorCode.AUTHENTICATION_TIMEOUT, "authentication did not finish within "
                         + config.limits().pgwireAuthTimeoutMs() + " ms (limits.pgwireAuthTimeoutMs)"));
             }
@@ -264,6 +284,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         switch (phase) {
             case STARTUP -> startupPhase(message);
             case PASSWORD -> passwordPhase(message);
+            case SASL -> saslPhase(message);
             case READY -> readyPhase(message);
             case CLOSED -> { }
         }
@@ -310,32 +331,147 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             clientEncoding = servedEncoding(requestedEncoding);
         }
-        String applicationName = s.parameters().getOrDefault("application_name", "");
+        pendingApplicationName = s.parameters().getOrDefault("application_name", "");
+        long waitMs = throttle.admit(clientAddress(), user);
+        if (waitMs >= config.limits().pgwireAuthTimeoutMs()) {
+            throttle.failed(clientAddress(), user);
+            fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "too many failed authentication attempts from this"
+                    + " address or for this user; try again later"));
+            return;
+        }
+        phase = Phase.PASSWORD; // authenticating: an early password message is checked against no request yet
+        if (waitMs > 0) {
+            // the throttle's wait runs on the event loop's timer; the connection takes nothing meanwhile
+            phase = Phase.SASL;
+            saslStarted = true; // anything the client sends before it is asked is refused
+            ctx.executor().schedule(this::authenticate, waitMs, TimeUnit.MILLISECONDS);
+        } else {
+            authenticate();
+        }
+    }
+
+    /** Looks the user up and starts the configured method (after the throttle's wait, if any). */
+    private void authenticate() {
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        saslStarted = false;
+        try {
+            account = access.account(user);
+        } catch (ThresherException e) {
+            fatal(PgError.fatal(e.code(), "cannot authenticate now: " + e.getMessage()));
+            return;
+        }
         switch (config.authMode()) {
-            // Trust admits any user name, as PostgreSQL's trust method does; it is meant for loopback.
-            case TRUST -> completeStartup(applicationName);
+            // Trust admits an existing user without a password, as PostgreSQL's trust method does; for loopback.
+            case TRUST -> {
+                if (account.isEmpty()) {
+                    authenticationFailedLater();
+                    return;
+                }
+                completeStartup(pendingApplicationName);
+            }
             case PASSWORD -> {
                 // The user name is checked with the password, so a wrong name is not told apart from a wrong password.
                 phase = Phase.PASSWORD;
-                pendingApplicationName = applicationName;
                 ctx.writeAndFlush(new BackendMessage.AuthenticationCleartextPassword());
+            }
+            case SCRAM -> {
+                byte[] binding = channelBindingData();
+                scram = new ScramExchange(account.map(Account::verifier)
+                        .orElseGet(() -> ScramExchange.mockVerifier(user, MOCK_SECRET)), account.isPresent(), binding);
+                phase = Phase.SASL;
+                ctx.writeAndFlush(new BackendMessage.AuthenticationSasl(ScramExchange.mechanisms(binding != null)));
             }
         }
     }
 
+    /** A per-process secret for unknown users' mock SCRAM salts: stable while the process runs, unknown outside it. */
+    private static final byte[] MOCK_SECRET = new java.security.SecureRandom().generateSeed(32);
+
+    /**
+     * The connection's {@code tls-server-end-point} channel-binding data (RFC 5929), or null when it is not TLS:
+     * SCRAM-SHA-256-PLUS is offered only with it.
+     */
+    private byte[] channelBindingData() {
+        return null;
+    }
+
+    private String clientAddress() {
+        java.net.SocketAddress remote = ctx.channel().remoteAddress();
+        return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
+                ? inet.getAddress().getHostAddress() : String.valueOf(remote);
+    }
+
     private void passwordPhase(FrontendMessage message) {
-        if (!(message instanceof FrontendMessage.Password p)) {
+        if (!(message instanceof FrontendMessage.AuthResponse p) || config.authMode() != AuthMode.PASSWORD) {
             fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected a password message, got " + message.getClass().getSimpleName()));
+                    "expected a password message in answer to the server's request, got "
+                            + message.getClass().getSimpleName()));
             return;
         }
-        boolean userOk = MessageDigest.isEqual(bytes(user), bytes(config.user()));
-        boolean passwordOk = MessageDigest.isEqual(bytes(p.password()), bytes(config.password()));
-        if (!userOk || !passwordOk) {
-            fatal(authenticationFailed());
+        byte[] body = p.body();
+        if (body.length == 0 || body[body.length - 1] != 0) {
+            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "invalid password packet: no terminator"));
+            return;
+        }
+        String password = new String(body, 0, body.length - 1, StandardCharsets.UTF_8);
+        boolean matches = Scram.matches(account.map(Account::verifier)
+                .orElseGet(() -> ScramExchange.mockVerifier(user, MOCK_SECRET)), password);
+        if (!matches || account.isEmpty()) {
+            authenticationFailedLater();
             return;
         }
         completeStartup(pendingApplicationName);
+    }
+
+    /** SASLInitialResponse, then SASLResponse: SCRAM-SHA-256's two client messages. */
+    private void saslPhase(FrontendMessage message) {
+        if (!(message instanceof FrontendMessage.AuthResponse r) || scram == null) {
+            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
+                    "expected SASL response, got " + message.getClass().getSimpleName()));
+            return;
+        }
+        try {
+            byte[] body = r.body();
+            if (!saslStarted) {
+                saslStarted = true;
+                int nul = -1;
+                for (int i = 0; i < body.length; i++) {
+                    if (body[i] == 0) {
+                        nul = i;
+                        break;
+                    }
+                }
+                if (nul < 0 || body.length < nul + 5
+                        || ByteBuffer.wrap(body).getInt(nul + 1) != body.length - nul - 5) {
+                    throw new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "malformed SASLInitialResponse message");
+                }
+                String mechanism = new String(body, 0, nul, StandardCharsets.UTF_8);
+                byte[] data = java.util.Arrays.copyOfRange(body, nul + 5, body.length);
+                ctx.writeAndFlush(new BackendMessage.AuthenticationSaslContinue(scram.first(mechanism, data)));
+                return;
+            }
+            byte[] serverFinal = scram.last(body);
+            ctx.write(new BackendMessage.AuthenticationSaslFinal(serverFinal));
+            completeStartup(pendingApplicationName);
+        } catch (ThresherException e) {
+            if (e.code() == ErrorCode.AUTHENTICATION_FAILED) {
+                authenticationFailedLater();
+            } else {
+                throttle.failed(clientAddress(), user);
+                fatal(PgError.fatal(e.code(), e.getMessage()));
+            }
+        }
+    }
+
+    /**
+     * A failed authentication: counted against the address and the user, and answered with the same message
+     * whatever failed (an unknown user, a wrong password or proof, a channel binding that does not match).
+     */
+    private void authenticationFailedLater() {
+        throttle.failed(clientAddress(), user);
+        fatal(authenticationFailed());
     }
 
     private PgError authenticationFailed() {
@@ -344,6 +480,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void completeStartup(String applicationName) {
         phase = Phase.READY;
+        tenant = account.map(a -> a.principal().tenant()).orElse(config.tenant());
         authTimeout.cancel(false);
         ctx.write(new BackendMessage.AuthenticationOk());
         this.applicationName = applicationName;
@@ -445,7 +582,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     fail(error);
                 }
             }
-            case FrontendMessage.Password p -> fatal(unexpected(p));
+            case FrontendMessage.AuthResponse p -> fatal(unexpected(p));
             case FrontendMessage.Startup s -> fatal(unexpected(s));
             case FrontendMessage.SslRequest r -> fatal(unexpected(r));
             case FrontendMessage.GssEncRequest r -> fatal(unexpected(r));
@@ -509,6 +646,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 bindingStatement(binding, () -> runScript(statements, index + 1), this::queryFailed);
                 return;
             }
+            if (statement instanceof ParsedStatement.AccessStatement a) {
+                accessStatement(a, () -> runScript(statements, index + 1), this::queryFailed);
+                return;
+            }
             if (statement instanceof ParsedStatement.ShowCall show) {
                 showCall(show, true, (short) 0, () -> runScript(statements, index + 1), this::queryFailed);
                 return;
@@ -566,6 +707,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
             case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
             case ParsedStatement.BindingStatement b -> throw new IllegalStateException("a binding statement is not run locally");
+            case ParsedStatement.AccessStatement a -> throw new IllegalStateException("an access statement is not run locally");
             case ParsedStatement.ShowCall c -> throw new IllegalStateException("SHOW CALL is not run locally");
             case ParsedStatement.Select c -> throw new IllegalStateException("a journal query is not run locally");
         }
@@ -810,6 +952,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     ? new ParsedStatement.Insert(portal.bound(), 0) : i, () -> { }, this::fail);
             case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
             case ParsedStatement.BindingStatement b -> bindingStatement(b, () -> { }, this::fail);
+            case ParsedStatement.AccessStatement a -> accessStatement(a, () -> { }, this::fail);
             case ParsedStatement.ShowCall show -> showCall(show, false, portal.resultFormat(), () -> { }, this::fail);
             case ParsedStatement.Select select -> journalSelect(portal.cursor(), false, e.maxRows(), () -> { }, this::fail);
             case ParsedStatement.Call c -> {
@@ -931,11 +1074,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * does).
      */
     private void copy(ParsedStatement.Copy c, Runnable next) {
+        if (!allowed(p -> p.checkDeploy("load rows"), this::queryFailed)) {
+            return;
+        }
         TableService.CopySpec spec = new TableService.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
                 c.nullString());
         CopyInStream stream = new CopyInStream(COPY_LOW_WATER_BYTES, COPY_IDLE_TIMEOUT_MS,
                 () -> ctx.executor().execute(this::copyDrained));
-        startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(config.tenant(), user, spec,
+        startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(tenant, user, spec,
                 columns -> ctx.executor().execute(() -> copyReady(stream, columns)), stream), rows -> {
             ctx.write(new BackendMessage.CommandComplete("COPY " + rows));
             next.run();
@@ -994,16 +1140,22 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void insert(ParsedStatement.Insert i, Runnable next, Consumer<PgError> onFailure) {
-        startWrite("INSERT", () -> writes.tables().insert(config.tenant(), user, i.sql()), rows -> {
+        if (!allowed(p -> p.checkDeploy("insert rows"), onFailure)) {
+            return;
+        }
+        startWrite("INSERT", () -> writes.tables().insert(tenant, user, i.sql()), rows -> {
             ctx.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
             next.run();
         }, onFailure);
     }
 
     private void tableStatement(ParsedStatement.TableStatement t, Runnable next, Consumer<PgError> onFailure) {
+        if (!allowed(p -> p.checkDeploy("create, alter or drop tables"), onFailure)) {
+            return;
+        }
         String[] tag = new String[1];
         startWrite("table statement", () -> {
-            tag[0] = writes.tables().execute(config.tenant(), user, t.sql());
+            tag[0] = writes.tables().execute(tenant, user, t.sql());
             return 0;
         }, rows -> {
             ctx.write(new BackendMessage.CommandComplete(tag[0]));
@@ -1012,6 +1164,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void bindingStatement(ParsedStatement.BindingStatement statement, Runnable next, Consumer<PgError> onFailure) {
+        if (!allowed(p -> p.checkDeploy("deploy bindings"), onFailure)) {
+            return;
+        }
         if (writes != null && writes.bindings() == null) {
             onFailure.accept(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                     "binding statement: this server does not deploy components")));
@@ -1019,12 +1174,61 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String[] tag = new String[1];
         startWrite("binding statement", () -> {
-            tag[0] = writes.bindings().execute(config.tenant(), user, statement.sql());
+            tag[0] = writes.bindings().execute(tenant, user, statement.sql());
             return 0;
         }, rows -> {
             ctx.write(new BackendMessage.CommandComplete(tag[0]));
             next.run();
         }, onFailure);
+    }
+
+    /**
+     * A user or grant statement, run by the access service on the writer threads as the session's user (who must be an
+     * admin of its tenant, or be changing its own password).
+     */
+    private void accessStatement(ParsedStatement.AccessStatement statement, Runnable next, Consumer<PgError> onFailure) {
+        dev.thresher.bindings.access.AccessStatement parsed;
+        dev.thresher.bindings.access.Principal by;
+        try {
+            parsed = dev.thresher.bindings.access.AccessStatement.parse(statement.sql());
+            by = principal();
+            if (!(parsed instanceof dev.thresher.bindings.access.AccessStatement.AlterPassword a
+                    && a.name().equals(by.user()))) {
+                by.checkAdmin("manage users and grants"); // before anything else, whatever this server serves
+            }
+        } catch (ThresherException e) {
+            onFailure.accept(PgError.of(e));
+            return;
+        }
+        String[] tag = new String[1];
+        startWrite("user or grant statement", () -> {
+            tag[0] = access.execute(by, parsed);
+            return 0;
+        }, rows -> {
+            ctx.write(new BackendMessage.CommandComplete(tag[0]));
+            next.run();
+        }, onFailure);
+    }
+
+    /**
+     * The session user's grants now: a grant or a revoke anywhere in the cluster applies from the next statement.
+     *
+     * @throws ThresherException {@link ErrorCode#PERMISSION_DENIED} when the user was dropped meanwhile
+     */
+    private dev.thresher.bindings.access.Principal principal() {
+        return access.principal(user).orElseThrow(() -> new ThresherException(ErrorCode.PERMISSION_DENIED,
+                "permission denied: user " + dev.thresher.bindings.access.Identifiers.quoted(user) + " no longer exists"));
+    }
+
+    /** Runs {@code check} on the session's principal; on refusal reports it through {@code onFailure}. */
+    private boolean allowed(Consumer<dev.thresher.bindings.access.Principal> check, Consumer<PgError> onFailure) {
+        try {
+            check.accept(principal());
+            return true;
+        } catch (ThresherException e) {
+            onFailure.accept(PgError.of(e));
+            return false;
+        }
     }
 
     /** Blocking table work for the writer threads; handling pauses until it is done, as for a call. */
@@ -1091,13 +1295,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + bindingName + " are " + bytes + " bytes; limits.directCallPayloadBytes is " + limit)));
             return;
         }
+        if (!allowed(p -> p.checkCall(bindingName), onFailure)) {
+            return;
+        }
         long call = ++callsStarted;
         activeCall = call;
         recordedCallId = null;
         boolean notice = callIdNotice;
         CompletableFuture<CallResult> future;
         try {
-            future = calls.call(new CallRequest(config.tenant(), user, bindingName, argumentsJson, callDeadlineMs)
+            future = calls.call(new CallRequest(tenant, user, bindingName, argumentsJson, callDeadlineMs)
                     .onRecorded(id -> recorded(call, id, notice)));
         } catch (RuntimeException e) {
             future = CompletableFuture.failedFuture(e);
@@ -1212,7 +1419,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         pauseReading();
-        String tenant = config.tenant();
         CompletableFuture<Optional<CallOutcome>> future;
         try {
             future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(tenant, show.callId()),
@@ -1241,7 +1447,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 ? failure.getCause() : failure;
         if (cause == null && (outcome == null || outcome.isEmpty())) {
             cause = new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '"
-                    + config.tenant() + "' (finished calls are kept limits.coordinationRetentionMs, "
+                    + tenant + "' (finished calls are kept limits.coordinationRetentionMs, "
                     + config.limits().coordinationRetentionMs() + " ms)");
         }
         if (cause == null) {
@@ -1319,7 +1525,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         pauseReading();
-        String tenant = config.tenant();
         CompletableFuture<dev.thresher.bindings.JournalRows> future;
         try {
             future = CompletableFuture.supplyAsync(() -> lookups.journal().select(tenant, cursor.select()),
@@ -1405,6 +1610,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Insert i -> new BackendMessage.NoData();
             case ParsedStatement.TableStatement t -> new BackendMessage.NoData();
             case ParsedStatement.BindingStatement b -> new BackendMessage.NoData();
+            case ParsedStatement.AccessStatement a -> new BackendMessage.NoData();
             case ParsedStatement.Set s -> new BackendMessage.NoData();
             case ParsedStatement.Transaction t -> new BackendMessage.NoData();
         };

@@ -9,9 +9,9 @@ import java.util.Objects;
  * @param host the address to listen on, e.g. {@code 127.0.0.1}
  * @param port the TCP port to listen on; 0 picks an ephemeral port (read it back with {@link PgWireServer#port()})
  * @param authMode how connections authenticate
- * @param user the one user name accepted; it becomes the call's principal
- * @param password the password checked in {@link AuthMode#PASSWORD} mode; ignored in {@link AuthMode#TRUST} mode
- * @param tenant the tenant every call of this front door runs as
+ * @param user the one user accepted when the server runs without users from a control database
+ * @param password that user's password (null: every name admitted without one, as in {@link AuthMode#TRUST} mode)
+ * @param tenant the tenant of that user; with users from a control database, of a session whose account has none
  * @param limits the message and payload caps ({@link Limits#pgwireMaxMessageBytes()},
  *     {@link Limits#directCallPayloadBytes()})
  */
@@ -29,8 +29,9 @@ public record PgWireConfig(String host, int port, AuthMode authMode, String user
         if (user.isEmpty()) {
             throw new IllegalArgumentException("user must not be empty");
         }
-        if (authMode == AuthMode.PASSWORD && (password == null || password.isEmpty())) {
-            throw new IllegalArgumentException("authMode PASSWORD needs a non-empty password");
+        // without a control database (users from it), SCRAM and PASSWORD check the one user's password
+        if (authMode != AuthMode.TRUST && password != null && password.isEmpty()) {
+            throw new IllegalArgumentException("the password must not be empty");
         }
     }
 

@@ -4,6 +4,8 @@ import dev.thresher.bindings.TableService;
 import dev.thresher.bindings.CallOutcomes;
 import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.JournalService;
+import dev.thresher.bindings.access.AccessService;
+import dev.thresher.bindings.access.StaticAccess;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import io.netty.bootstrap.ServerBootstrap;
@@ -115,7 +117,22 @@ public final class PgWireServer implements AutoCloseable {
     public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
                                      dev.thresher.bindings.BindingService bindings, CallOutcomes outcomes,
                                      JournalService journal) throws InterruptedException {
+        return start(config, calls, tables, bindings, outcomes, journal, null);
+    }
+
+    /**
+     * As {@link #start(PgWireConfig, CallService, TableService, dev.thresher.bindings.BindingService, CallOutcomes,
+     * JournalService)}, with users, tenants and grants from {@code access} (null: the one user of {@code config},
+     * admin of its tenant — {@link #staticAccess}).
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the address cannot be bound
+     */
+    public static PgWireServer start(PgWireConfig config, CallService calls, TableService tables,
+                                     dev.thresher.bindings.BindingService bindings, CallOutcomes outcomes,
+                                     JournalService journal, AccessService access) throws InterruptedException {
         Objects.requireNonNull(config, "config");
+        AccessService users = access != null ? access : staticAccess(config);
+        AuthThrottle throttle = new AuthThrottle();
         Objects.requireNonNull(calls, "calls");
         Writes writes = tables == null ? null : new Writes(tables, bindings, new ThreadPoolExecutor(0, WRITERS_MAX, 60, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), new DefaultThreadFactory("pgwire-writer", true)));
@@ -143,7 +160,7 @@ public final class PgWireServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch); // the group forgets a channel when it closes
-                        configure(ch.pipeline(), config, calls, readPauses, writes, served);
+                        configure(ch.pipeline(), config, calls, readPauses, writes, served, users, throttle);
                     }
                 })
                 .bind(config.host(), config.port())
@@ -162,9 +179,9 @@ public final class PgWireServer implements AutoCloseable {
         }
         PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses, writes,
                 lookupExecutor);
-        if (config.authMode() == AuthMode.PASSWORD && !isLoopback(config.host())) {
-            log.warn("pgwire on {} asks for cleartext passwords on a non-loopback address; use it on loopback only",
-                    config.host());
+        if (config.authMode() != AuthMode.SCRAM && !isLoopback(config.host())) {
+            log.warn("pgwire on {} authenticates with {} on a non-loopback address; use it on loopback only",
+                    config.host(), config.authMode());
         }
         log.info("pgwire listening on {}:{} (auth {}, tenant {})", config.host(), server.port, config.authMode(),
                 config.tenant());
@@ -188,10 +205,26 @@ public final class PgWireServer implements AutoCloseable {
 
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
                           Writes writes, Lookups lookups) {
+        configure(pipeline, config, calls, readPauses, writes, lookups, staticAccess(config), new AuthThrottle());
+    }
+
+    static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
+                          Writes writes, Lookups lookups, AccessService access, AuthThrottle throttle) {
         pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
         pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
-        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups));
+        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups, access, throttle));
+    }
+
+    /**
+     * Access without a control database: in trust mode every user name, else the configuration's one user with its
+     * password; either is admin of the configuration's tenant.
+     */
+    static AccessService staticAccess(PgWireConfig config) {
+        if (config.authMode() == AuthMode.TRUST || config.password() == null || config.password().isEmpty()) {
+            return StaticAccess.anyUser(config.tenant());
+        }
+        return StaticAccess.of(config.user(), config.password(), config.tenant());
     }
 
     /** {@code SHOW CALL} lookups and journal queries running at once on one server, ... */

@@ -169,7 +169,7 @@ public final class DevCluster implements AutoCloseable {
             // Each node stands by for the next node's shard database, so every partition has two candidates.
             List<Integer> standby = standbyShards(i);
             nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", 0, pg, 0, controlUrl(), shardUrl(i),
-                    USER, PASSWORD, AuthMode.TRUST, USER, PASSWORD, TENANT, options.limits(), options.failpoints(),
+                    USER, PASSWORD, AuthMode.SCRAM, USER, PASSWORD, TENANT, options.limits(), options.failpoints(),
                     standby).withHttpAccess(HttpAccess.withToken(adminToken))));
         }
         if (options.startNodes()) {

@@ -93,8 +93,20 @@ final class HttpHandlers implements HandlerService, AutoCloseable {
      *     {@code DbDeadline} ({@code Pools.bounded}), so a request's reads end at its deadline
      * @param calls the node's front-door call service: nested calls are calls like any other
      */
+    private final dev.thresher.bindings.access.AccessService access;
+
     HttpHandlers(String hostId, DataSource controlDb, ComponentCache components, CellHost cells, CallService calls,
                  Limits limits) {
+        this(hostId, controlDb, components, cells, calls, limits, null);
+    }
+
+    /**
+     * As above, a nested call checked against the grants of the request's user in {@code access} (null: not checked):
+     * a handler calls only what the user calling it may call.
+     */
+    HttpHandlers(String hostId, DataSource controlDb, ComponentCache components, CellHost cells, CallService calls,
+                 Limits limits, dev.thresher.bindings.access.AccessService access) {
+        this.access = access;
         this.hostId = hostId;
         this.controlDb = controlDb;
         this.components = components;
@@ -278,6 +290,15 @@ final class HttpHandlers implements HandlerService, AutoCloseable {
             if (ms <= 0) {
                 return refused(new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the request's deadline passed before"
                         + " its nested call of " + d.group(1) + " was made").beforeGuestCode());
+            }
+            if (access != null && !request.principal().equals(dev.thresher.http.HttpAccess.ADMIN_TOKEN_USER)) {
+                try {
+                    access.principal(request.principal()).orElseThrow(() -> new ThresherException(
+                            ErrorCode.PERMISSION_DENIED, "permission denied: the request's user no longer exists"))
+                            .checkCall(d.group(1));
+                } catch (ThresherException e) {
+                    return refused(e.beforeGuestCode());
+                }
             }
             CallRequest call = new CallRequest(request.tenant(), request.principal(), d.group(1), argumentsJson,
                     Optional.of(ms));

@@ -74,6 +74,7 @@ public final class Node implements AutoCloseable {
     private CountingDataSource callPathControlDb;
     private HikariDataSource backgroundControlDb;
     private ControlCache catalog;
+    private NodeAccess access;
     private HikariDataSource shardDb;
     /** Read-only pools of every shard database this node is a candidate for, its own included. */
     private final Map<Integer, HikariDataSource> shardDbs = new java.util.TreeMap<>();
@@ -250,16 +251,23 @@ public final class Node implements AutoCloseable {
         tableService = new NodeTableService(config.controlJdbcUrl(), config.dbUser(), config.dbPassword(), limits);
         // SHOW CALL and the journal views: uncounted, not the call path; a few threads of each front door at most
         var journal = new dev.thresher.store.control.JournalQuery(controlDb);
+        // Users and grants: all in memory, reloaded when the catalog channel says they changed and at every poll.
+        access = new NodeAccess(new dev.thresher.store.control.AccessStore(backgroundControlDb), config.hostId());
+        access.start();
+        catalog.onAccessChanged(access::reloadSoon);
+        access.ensureBootstrapUser(config.pgwireUser(), java.util.Optional.ofNullable(config.pgwirePassword())
+                .filter(p -> !p.isEmpty()), config.tenant());
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings(),
-                new dev.thresher.store.control.InvocationLookup(controlDb), journal);
+                new dev.thresher.store.control.InvocationLookup(controlDb), journal, access);
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
-                config.httpAccess(), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb),
+                config.httpAccess().withUsers(access), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb),
                 journal);
         http.serveMetrics(metrics::scrape);
-        handlers = new HttpHandlers(config.hostId(), Pools.bounded(controlDb), components, cells, frontDoorCalls, limits);
+        handlers = new HttpHandlers(config.hostId(), Pools.bounded(controlDb), components, cells, frontDoorCalls, limits,
+                access);
         http.serveHandlers(handlers); // HTTP handler bindings' routes under /v1/http/
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
@@ -464,6 +472,7 @@ public final class Node implements AutoCloseable {
         closeQuietly(idempotencyKeys, "Idempotency-Key journal");
         closeQuietly(handlers, "HTTP handlers");
         closeQuietly(tableService, "table service");
+        closeQuietly(access, "users");
         log.info("node {}: stopping 2/6: {} calls in flight finished, {} still running at the {} ms bound; pgwire and HTTP closed ({} ms)",
                 id, callsAtStart - callsLeft, callsLeft, maxCallMs, msSince(t));
 

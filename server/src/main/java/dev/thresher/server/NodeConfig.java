@@ -17,8 +17,9 @@ import java.util.TreeMap;
  * Everything one node needs. Keys of {@link #fromProperties}: {@code node.id}, {@code node.shardId},
  * {@code node.bindHost}, {@code node.wirePort}, {@code node.pgwirePort}, {@code node.httpPort},
  * {@code control.jdbcUrl}, {@code shard.jdbcUrl}, {@code db.user}, {@code db.password},
- * {@code pgwire.auth} ({@code trust} or {@code password}), {@code pgwire.user}, {@code pgwire.password},
- * {@code tenant}, {@code failpoints.enabled} (tests only; default false), {@code node.standbyShards} (the shard
+ * {@code pgwire.auth} ({@code scram-sha-256}, the default; {@code password}, cleartext against the same verifiers;
+ * {@code trust}, loopback only), {@code pgwire.user} and {@code pgwire.password} (the first user, admin of
+ * {@code tenant}: created, or given that password, at start), {@code tenant} (the first user's and the admin token's), {@code failpoints.enabled} (tests only; default false), {@code node.standbyShards} (the shard
  * databases besides its own this node stands by for, comma separated ids; their URLs come from the control
  * database), {@code node.wireAdvertisedHost} and {@code node.wireAdvertisedPort} (the node-to-node address other
  * nodes are told to connect to, when it is not the one bound: behind a proxy or a port mapping; default the bind
@@ -197,11 +198,17 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
             problems.add("node.wireAdvertisedPort is 0 (the bound port) to 65535, was " + advertisedPort);
         }
         AuthMode auth = null;
-        String authText = p.getOrDefault("pgwire.auth", "password");
-        try {
-            auth = AuthMode.valueOf(authText.trim().toUpperCase(java.util.Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            problems.add("pgwire.auth must be trust or password, was '" + authText + "'");
+        String authText = p.getOrDefault("pgwire.auth", "scram-sha-256").trim().toLowerCase(java.util.Locale.ROOT);
+        switch (authText) {
+            case "scram-sha-256", "scram" -> auth = AuthMode.SCRAM;
+            case "password" -> auth = AuthMode.PASSWORD;
+            case "trust" -> auth = AuthMode.TRUST;
+            default -> problems.add("pgwire.auth must be scram-sha-256, password or trust, was '" + authText + "'");
+        }
+        String bindHost = p.getOrDefault("node.bindHost", "127.0.0.1");
+        if (auth == AuthMode.TRUST && !loopback(bindHost)) {
+            problems.add("pgwire.auth trust admits users without a password: only on a loopback node.bindHost, not '"
+                    + bindHost + "'");
         }
         List<Integer> standby = new ArrayList<>();
         for (String part : p.getOrDefault("node.standbyShards", "").split(",")) {
@@ -230,11 +237,19 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("invalid node configuration: " + String.join("; ", problems));
         }
-        return new NodeConfig(id, shardId, p.getOrDefault("node.bindHost", "127.0.0.1"), wirePort, pgPort, httpPort,
+        return new NodeConfig(id, shardId, bindHost, wirePort, pgPort, httpPort,
                 control, shard, p.get("db.user"), p.get("db.password"), auth, p.getOrDefault("pgwire.user", "thresher"),
                 p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits,
                 Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")), standby,
                 p.get("node.wireAdvertisedHost"), advertisedPort, access);
+    }
+
+    private static boolean loopback(String host) {
+        try {
+            return java.net.InetAddress.getByName(host).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     private static String required(Map<String, String> p, String key, List<String> problems) {

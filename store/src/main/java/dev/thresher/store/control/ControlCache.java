@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>push</b> (the optimisation): a thread holds a dedicated connection listening on
  *       {@value #CHANNEL}; the control database's triggers (migration V4) notify it when a binding
  *       gets a new version ({@code binding:<tenant>/<name>}) and when partitions, hosts or
- *       leadership change ({@code topology}). When that connection breaks, the thread logs once,
+ *       leadership change ({@code topology}), and when users, grants or tokens change ({@code access},
+ *       migration V13: passed to {@link #onAccessChanged} listeners). When that connection breaks, the thread logs once,
  *       reconnects with bounded backoff and, once listening again, invalidates everything, since
  *       notifications may have been lost meanwhile.</li>
  * </ul>
@@ -290,6 +291,29 @@ public final class ControlCache implements AutoCloseable {
     public void invalidateAll() {
         invalidateCurrentBindings();
         markTopologyStale();
+        accessChanged();
+    }
+
+    // ---- users and grants ------------------------------------------------------------------------
+
+    private final java.util.List<Runnable> accessListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * Tells {@code listener} (on this cache's listener or poll thread; it must not block) whenever users, grants or
+     * tokens may have changed: an {@code access} notification, a reconnect of the listen connection, and every poll.
+     */
+    public void onAccessChanged(Runnable listener) {
+        accessListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    private void accessChanged() {
+        for (Runnable r : accessListeners) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                log.warn("{}: an access listener failed", nodeName, e);
+            }
+        }
     }
 
     // ---- topology ------------------------------------------------------------------------------
@@ -595,6 +619,10 @@ public final class ControlCache implements AutoCloseable {
             invalidateCurrentBindings();
             return false;
         }
+        if (payload.equals("access")) {
+            accessChanged();
+            return false;
+        }
         if (payload.startsWith("binding:")) {
             String qualified = payload.substring("binding:".length());
             int slash = qualified.indexOf('/');
@@ -663,6 +691,7 @@ public final class ControlCache implements AutoCloseable {
             loadTopology(System.nanoTime());
             invalidateCurrentBindings();
             polls.increment();
+            accessChanged();
             if (pollFailing) {
                 pollFailing = false;
                 log.info("{}: the control database answers the topology poll again", nodeName);

@@ -1,0 +1,146 @@
+package dev.thresher.pgwire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.thresher.bindings.access.AccessService;
+import dev.thresher.bindings.access.AccessStatement;
+import dev.thresher.bindings.access.Account;
+import dev.thresher.bindings.access.Grant;
+import dev.thresher.bindings.access.Principal;
+import dev.thresher.bindings.access.Scram;
+import dev.thresher.limits.Limits;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Real pgjdbc and psql authenticating with SCRAM-SHA-256 against users with grants, and being refused. */
+class PgScramTest {
+    private static final TestCallService CALLS = new TestCallService();
+    private static final String ANN_PASSWORD = "ann-s3cret-pass";
+    private static final String BOB_PASSWORD = "bob-s3cret-pass";
+    private static PgWireServer server;
+
+    /** ann: admin of tenant acme; bob: may call binding "allowed" only, in tenant beta. */
+    private static final AccessService USERS = new AccessService() {
+        private final Map<String, Account> accounts = Map.of(
+                "ann", new Account(Principal.admin("ann", "acme"), Scram.verifier(ANN_PASSWORD)),
+                "bob", new Account(new Principal("bob", "beta", Set.of(Grant.call("allowed"))), Scram.verifier(BOB_PASSWORD)));
+
+        @Override
+        public Optional<Account> account(String user) {
+            return Optional.ofNullable(accounts.get(user));
+        }
+
+        @Override
+        public Optional<Principal> byToken(String token) {
+            return Optional.empty();
+        }
+
+        @Override
+        public String execute(Principal by, AccessStatement statement) {
+            by.checkAdmin("manage users");
+            return "GRANT";
+        }
+    };
+
+    @BeforeAll
+    static void start() throws InterruptedException {
+        server = PgWireServer.start(new PgWireConfig("127.0.0.1", 0, AuthMode.SCRAM, "unused", null, "acme",
+                Limits.DEFAULTS), CALLS, null, null, null, null, USERS);
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    private static Connection connect(String user, String password) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", user);
+        p.setProperty("password", password);
+        p.setProperty("connectTimeout", "10");
+        p.setProperty("socketTimeout", "30");
+        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + server.port() + "/thresher", p);
+    }
+
+    @Test
+    void pgjdbcLogsInWithScramAndCallsInTheUsersTenant() throws SQLException {
+        try (Connection c = connect("bob", BOB_PASSWORD); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING allowed('{}')")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo(TestCallService.RESULT);
+        }
+        assertThat(CALLS.requests).anySatisfy(r -> {
+            assertThat(r.tenant()).isEqualTo("beta");
+            assertThat(r.principal()).isEqualTo("bob");
+            assertThat(r.bindingName()).isEqualTo("allowed");
+        });
+    }
+
+    @Test
+    void aWrongPasswordAndAnUnknownUserAreOneAnswer28P01() {
+        assertThatThrownBy(() -> connect("ann", "wrong-password-here")).isInstanceOf(SQLException.class)
+                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("28P01"))
+                .hasMessageContaining("password authentication failed for user \"ann\"");
+        assertThatThrownBy(() -> connect("nobody", "wrong-password-here")).isInstanceOf(SQLException.class)
+                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("28P01"))
+                .hasMessageContaining("password authentication failed for user \"nobody\"");
+    }
+
+    @Test
+    void aCallWithoutTheGrantIs42501AndTheSessionGoesOn() throws SQLException {
+        int before = CALLS.requests.size();
+        try (Connection c = connect("bob", BOB_PASSWORD); Statement s = c.createStatement()) {
+            assertThatThrownBy(() -> s.executeQuery("CALL BINDING revenue('{}')")).isInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("42501"))
+                    .hasMessageContaining("grant call on binding \"revenue\" to \"bob\"");
+            assertThatThrownBy(() -> s.execute("CREATE TABLE t (k bigint)")).isInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("42501"));
+            assertThatThrownBy(() -> s.execute("GRANT ADMIN TO bob")).isInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("42501"));
+            try (ResultSet rs = s.executeQuery("CALL BINDING allowed('{}')")) {
+                assertThat(rs.next()).isTrue();
+            }
+        }
+        // the refused call never reached the call service (checked before the binding is looked up)
+        assertThat(CALLS.requests.subList(before, CALLS.requests.size()))
+                .allSatisfy(r -> assertThat(r.bindingName()).isEqualTo("allowed"));
+    }
+
+    @Test
+    void psqlLogsInWithScram() throws Exception {
+        // the server offers SCRAM-SHA-256 only (AuthMode.SCRAM): a login is a SCRAM exchange
+        Path psql = null;
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, "psql"))) {
+                psql = Path.of(dir, "psql");
+            }
+        }
+        assertThat(psql).as("psql on the PATH (.ci/run installs postgresql-client)").isNotNull();
+        ProcessBuilder pb = new ProcessBuilder(psql.toString(), "-X", "-At", "-h", "127.0.0.1", "-p",
+                Integer.toString(server.port()), "-U", "ann", "-d", "thresher", "-c", "CALL BINDING x('{}')");
+        pb.environment().put("PGPASSWORD", ANN_PASSWORD);
+        pb.environment().put("PGCONNECT_TIMEOUT", "10");
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("\"total\": 42");
+    }
+}
