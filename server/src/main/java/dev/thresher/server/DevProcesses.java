@@ -119,7 +119,9 @@ public final class DevProcesses implements AutoCloseable {
         p.setProperty("shard.jdbcUrl", databases.shardUrl(i));
         p.setProperty("db.user", DevCluster.USER);
         p.setProperty("db.password", DevCluster.PASSWORD);
-        p.setProperty("pgwire.auth", "trust");
+        p.setProperty("pgwire.auth", "scram-sha-256");
+        p.setProperty("pgwire.user", DevCluster.USER);
+        p.setProperty("pgwire.password", DevCluster.PASSWORD);
         p.setProperty("tenant", DevCluster.TENANT);
         p.setProperty("http.adminToken", databases.adminToken());
         p.setProperty("failpoints.enabled", Boolean.toString(o.failpoints()));

@@ -24,7 +24,8 @@ import picocli.CommandLine.Parameters;
         description = "A distributed map-reduce call runtime over partitioned PostgreSQL data.",
         subcommands = {Main.Dev.class, Main.NodeCommand.class, Main.Slot.class, Main.Table.class, Main.Load.class,
                 Main.Deploy.class, Main.BindingCommand.class, Main.ComponentCommand.class, Main.TopologyCommand.class,
-                Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class, JournalCommand.class})
+                Main.PartitionCommand.class, Main.LeaderCommand.class, Main.ShardCommand.class, JournalCommand.class,
+                UserCommand.class, UserCommand.GrantCommand.class, UserCommand.RevokeCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
         String format = System.getenv("THRESHER_LOG_FORMAT");
@@ -37,7 +38,7 @@ public final class Main implements Runnable {
     }
 
     /** The command line, every subcommand answering {@code --help} (and {@code --version}). */
-    static CommandLine commandLine() {
+    public static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
         withHelp(cl);
         return cl
@@ -167,9 +168,9 @@ public final class Main implements Runnable {
                     Thresher dev cluster is up: %d nodes%s, table orders in %d partitions over %d shard databases, %d rows,
                     binding %s.
 
-                      psql:  psql -h %s -p %d -c "CALL BINDING %s('{}')"
-                      JDBC:  jdbc:postgresql://%s:%d/thresher?user=%s   then  CALL BINDING %s(?)  with '{}'
-                      HTTP:  curl -s -X POST %s/v1/bindings/%s/call -d '{}'
+                      psql:  psql "postgresql://%s:%s@%s:%d/thresher" -c "CALL BINDING %s('{}')"
+                      JDBC:  jdbc:postgresql://%s:%d/thresher?user=%s&password=%s   then  CALL BINDING %s(?)  with '{}'
+                      HTTP:  curl -s -X POST %s/v1/bindings/%s/call -H "Authorization: Bearer %s" -d '{}'
                       Web:   %s/ui/#token=%s   (recent invocations, a call's timeline)
                       SQL reference (each shard database):
                              psql "postgresql://%s:%s@127.0.0.1:%d/thresher_shard_1" -c "SELECT region, sum(amount), count(*) FROM orders GROUP BY region"
@@ -177,8 +178,9 @@ public final class Main implements Runnable {
                     %sEndpoints of every part: %s
                     Ctrl-C stops everything.
                     """, pgwire.size(), processes ? " (one process each)" : "", c.options().partitions(), c.options().shards(),
-                    rows, DevCluster.SAMPLE_BINDING, host, port, DevCluster.SAMPLE_BINDING, host, port, DevCluster.USER,
-                    DevCluster.SAMPLE_BINDING, http, DevCluster.SAMPLE_BINDING, http, c.adminToken(), DevCluster.USER,
+                    rows, DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD, host, port, DevCluster.SAMPLE_BINDING,
+                    host, port, DevCluster.USER, DevCluster.PASSWORD, DevCluster.SAMPLE_BINDING, http,
+                    DevCluster.SAMPLE_BINDING, c.adminToken(), http, c.adminToken(), DevCluster.USER,
                     DevCluster.PASSWORD,
                     c.postgresPort(), extra, c.endpointsFile());
         }

@@ -115,7 +115,7 @@ class CallBindingIT {
         assertThat(ready.statusCode()).isEqualTo(200);
         HttpResponse<String> call = http.send(HttpRequest.newBuilder(
                         URI.create(node.httpAddress() + "/v1/bindings/revenue_by_region/call"))
-                .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Authorization", "Bearer " + Cluster.get().adminToken()).POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(call.statusCode()).isEqualTo(200);
         JsonNode body = JSON.readTree(call.body());
         assertThat(body.path("call_id").asText()).isNotEmpty();
@@ -123,7 +123,7 @@ class CallBindingIT {
 
         HttpResponse<String> unknown = http.send(HttpRequest.newBuilder(
                         URI.create(node.httpAddress() + "/v1/bindings/nope/call"))
-                .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Authorization", "Bearer " + Cluster.get().adminToken()).POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(unknown.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(unknown.body()).path("error").path("code").asInt()).isEqualTo(1003);
     }

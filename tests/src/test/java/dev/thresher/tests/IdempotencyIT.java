@@ -36,7 +36,7 @@ class IdempotencyIT {
 
     private static HttpResponse<String> call(Node n, String binding, String key, String body) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(n.httpAddress() + "/v1/bindings/" + binding + "/call"))
-                .POST(HttpRequest.BodyPublishers.ofString(body));
+                .header("Authorization", "Bearer " + Cluster.get().adminToken()).POST(HttpRequest.BodyPublishers.ofString(body));
         if (key != null) {
             b.header("Idempotency-Key", key);
         }

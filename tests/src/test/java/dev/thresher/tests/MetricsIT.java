@@ -127,7 +127,7 @@ class MetricsIT {
 
     private int call(Node node, String binding) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create(node.httpAddress() + "/v1/bindings/" + binding + "/call"))
-                .timeout(TIMEOUT).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                .header("Authorization", "Bearer " + Cluster.get().adminToken()).timeout(TIMEOUT).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
                 HttpResponse.BodyHandlers.ofString()).statusCode();
     }
 
@@ -268,7 +268,7 @@ class MetricsIT {
         assertThat(res.body()).contains("# TYPE thresher_retries counter").endsWith("# EOF\n");
 
         HttpResponse<String> post = http.send(HttpRequest.newBuilder(URI.create(node.httpAddress() + "/metrics"))
-                .timeout(TIMEOUT).POST(HttpRequest.BodyPublishers.ofString("")).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Authorization", "Bearer " + Cluster.get().adminToken()).timeout(TIMEOUT).POST(HttpRequest.BodyPublishers.ofString("")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(post.statusCode()).isEqualTo(405);
     }
 }

@@ -64,7 +64,7 @@ class UiIT {
     private static String call(Node n, String body) throws Exception {
         HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                         URI.create(n.httpAddress() + "/v1/bindings/revenue_by_region/call"))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Authorization", "Bearer " + Cluster.get().adminToken()).POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return JSON.readTree(r.body()).path("call_id").asText();
     }

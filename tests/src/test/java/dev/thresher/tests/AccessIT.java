@@ -1,0 +1,243 @@
+package dev.thresher.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.server.DevCluster;
+import dev.thresher.server.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Users, tenants and grants on the real cluster: SCRAM-SHA-256 logins over pgjdbc, SQL and command-line user
+ * management, grants checked on every node (a grant made on one node applies on the others), bearer tokens on HTTP,
+ * and tenants that see only their own bindings and journal.
+ */
+class AccessIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final String SAMPLE = DevCluster.SAMPLE_BINDING;
+
+    private static Connection login(int node, String user, String password) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", user);
+        p.setProperty("password", password);
+        p.setProperty("connectTimeout", "10");
+        return DriverManager.getConnection("jdbc:postgresql://" + Cluster.get().nodes().get(node).pgwireAddress()
+                + "/thresher", p);
+    }
+
+    private static String sqlState(Callable<?> work) {
+        try {
+            work.call();
+            return "(succeeded)";
+        } catch (SQLException e) {
+            return e.getSQLState();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Runs the command line in this process, as {@code ./thresher ...} would, against the cluster's control database. */
+    private static String cli(String... args) throws Exception {
+        DevCluster c = Cluster.get();
+        String[] all = new String[args.length + 6];
+        System.arraycopy(args, 0, all, 0, args.length);
+        all[args.length] = "--control-url";
+        all[args.length + 1] = c.controlUrl();
+        all[args.length + 2] = "--db-user";
+        all[args.length + 3] = DevCluster.USER;
+        all[args.length + 4] = "--db-password";
+        all[args.length + 5] = DevCluster.PASSWORD;
+        PrintStream before = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code;
+        synchronized (AccessIT.class) {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            try {
+                code = Main.commandLine().execute(all);
+            } finally {
+                System.setOut(before);
+            }
+        }
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(String.join(" ", args) + ": " + text).isZero();
+        return text;
+    }
+
+    /** Polls (every 50 ms, up to 10 s) until {@code work} stops failing: a change reaches every node within moments. */
+    private static <T> T eventually(Callable<T> work) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            try {
+                return work.call();
+            } catch (Exception | AssertionError e) {
+                if (System.nanoTime() > until) {
+                    throw e;
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private static String unique(String prefix) {
+        return prefix + "_" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @Test
+    void sqlUsersAndGrantsApplyOnEveryNodeAndAreCheckedBeforeTheBindingIsLookedUp() throws Exception {
+        String ann = unique("ann");
+        try (Connection admin = Cluster.connect(0); Statement s = admin.createStatement()) {
+            s.execute("CREATE USER " + ann + " WITH PASSWORD 'ann-long-password'");
+        }
+        try (Connection c = eventually(() -> login(1, ann, "ann-long-password")); Statement s = c.createStatement()) {
+            assertThat(sqlState(() -> s.executeQuery("CALL BINDING " + SAMPLE + "('{}')"))).isEqualTo("42501");
+            // the same answer for a binding that does not exist: nothing is learnt about which do
+            assertThat(sqlState(() -> s.executeQuery("CALL BINDING no_such_binding('{}')"))).isEqualTo("42501");
+            assertThat(sqlState(() -> s.execute("CREATE TABLE t_" + ann + " (k bigint)"))).isEqualTo("42501");
+            assertThat(sqlState(() -> s.execute("CREATE USER x_" + ann + " PASSWORD 'abcdefghij'"))).isEqualTo("42501");
+
+            try (Connection admin = Cluster.connect(0); Statement a = admin.createStatement()) {
+                a.execute("GRANT CALL ON BINDING " + SAMPLE + " TO " + ann);
+            }
+            // granted on node 0, applied on node 1 to the open session
+            String result = eventually(() -> {
+                try (ResultSet rs = s.executeQuery("CALL BINDING " + SAMPLE + "('{}')")) {
+                    rs.next();
+                    return rs.getString(1);
+                }
+            });
+            assertThat(Cluster.differs(JSON.readTree(result), Cluster.sqlReference())).isNull();
+
+            try (Connection admin = Cluster.connect(2); Statement a = admin.createStatement()) {
+                a.execute("REVOKE CALL ON BINDING " + SAMPLE + " FROM " + ann);
+            }
+            eventually(() -> {
+                assertThat(sqlState(() -> s.executeQuery("CALL BINDING " + SAMPLE + "('{}')"))).isEqualTo("42501");
+                return null;
+            });
+            // a user may change its own password
+            s.execute("ALTER USER " + ann + " PASSWORD 'ann-new-password'");
+        }
+        assertThat(sqlState(() -> login(2, ann, "ann-long-password"))).isEqualTo("28P01");
+        eventually(() -> login(2, ann, "ann-new-password")).close();
+        try (Connection admin = Cluster.connect(0); Statement s = admin.createStatement()) {
+            s.execute("DROP USER " + ann);
+        }
+        eventually(() -> {
+            assertThat(sqlState(() -> login(1, ann, "ann-new-password"))).isEqualTo("28P01");
+            return null;
+        });
+    }
+
+    @Test
+    void aWrongPasswordAndAnUnknownUserAreTheSameRefusal() {
+        SQLException wrong = catchSql(() -> login(0, DevCluster.USER, "not-the-password"));
+        SQLException unknown = catchSql(() -> login(0, "nobody_here", "not-the-password"));
+        assertThat(wrong.getSQLState()).isEqualTo("28P01");
+        assertThat(unknown.getSQLState()).isEqualTo("28P01");
+        assertThat(wrong.getMessage().replace("\"" + DevCluster.USER + "\"", "\"X\""))
+                .isEqualTo(unknown.getMessage().replace("\"nobody_here\"", "\"X\""));
+    }
+
+    private static SQLException catchSql(Callable<?> work) {
+        try {
+            work.call();
+        } catch (SQLException e) {
+            return e;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        throw new AssertionError("expected a refusal");
+    }
+
+    @Test
+    void theCommandLineManagesUsersTokensAndGrantsAndHttpChecksThem() throws Exception {
+        String bob = unique("bob");
+        String added = cli("user", "add", bob);
+        String password = added.lines().filter(l -> l.startsWith("password: ")).findFirst().orElseThrow().substring(10);
+        String token = cli("user", "token", bob).strip();
+        assertThat(token).startsWith("thr_");
+        String http = Cluster.get().nodes().get(1).httpAddress();
+
+        HttpResponse<String> none = call(http, SAMPLE, null);
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"thresher\"");
+        assertThat(eventually(() -> {
+            HttpResponse<String> r = call(http, SAMPLE, token);
+            assertThat(r.statusCode()).isEqualTo(403);
+            return r;
+        }).body()).contains("\"code\":2002");
+
+        cli("grant", "call", "on", "binding", SAMPLE, "to", bob);
+        HttpResponse<String> ok = eventually(() -> {
+            HttpResponse<String> r = call(http, SAMPLE, token);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            return r;
+        });
+        assertThat(Cluster.differs(JSON.readTree(ok.body()).get("result"), Cluster.sqlReference())).isNull();
+        // a user's token is not an admin's
+        HttpResponse<String> admin = HTTP.send(HttpRequest.newBuilder(URI.create(http + "/admin/topology"))
+                .header("Authorization", "Bearer " + token).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(admin.statusCode()).isEqualTo(403);
+
+        String listed = cli("user", "list");
+        assertThat(listed).contains(bob).contains("call on binding " + SAMPLE);
+        try (Connection c = eventually(() -> login(0, bob, password)); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("CALL BINDING " + SAMPLE + "('{}')")) {
+            assertThat(rs.next()).isTrue();
+        }
+        cli("user", "revoke-tokens", bob);
+        eventually(() -> {
+            assertThat(call(http, SAMPLE, token).statusCode()).isEqualTo(401);
+            return null;
+        });
+        cli("user", "remove", bob);
+    }
+
+    @Test
+    void aTenantSeesOnlyItsOwnBindingsAndJournal() throws Exception {
+        String carol = unique("carol");
+        String other = unique("tenant");
+        String added = cli("user", "add", carol, "--tenant", other, "--admin");
+        String password = added.lines().filter(l -> l.startsWith("password: ")).findFirst().orElseThrow().substring(10);
+        try (Connection c = eventually(() -> login(2, carol, password)); Statement s = c.createStatement()) {
+            // admin of its tenant, which has no binding of that name: the default tenant's is not visible
+            SQLException e = catchSql(() -> s.executeQuery("CALL BINDING " + SAMPLE + "('{}')"));
+            assertThat(e.getSQLState()).isNotEqualTo("42501");
+            assertThat(e.getMessage()).contains("does not exist");
+            try (ResultSet rs = s.executeQuery("SELECT binding FROM thresher.invocations")) {
+                while (rs.next()) {
+                    assertThat(rs.getString(1)).isNotEqualTo(SAMPLE);
+                }
+            }
+            // its admin cannot touch the default tenant's users
+            assertThat(sqlState(() -> s.execute("GRANT ADMIN TO " + DevCluster.USER))).isNotEqualTo("(succeeded)");
+        }
+    }
+
+    private static HttpResponse<String> call(String http, String binding, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(http + "/v1/bindings/" + binding + "/call"))
+                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString("{}"));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+}
