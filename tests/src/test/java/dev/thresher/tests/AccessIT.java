@@ -135,8 +135,8 @@ class AccessIT {
             // a user may change its own password
             s.execute("ALTER USER " + ann + " PASSWORD 'ann-new-password'");
         }
-        assertThat(sqlState(() -> login(2, ann, "ann-long-password"))).isEqualTo("28P01");
         eventually(() -> login(2, ann, "ann-new-password")).close();
+        assertThat(sqlState(() -> login(2, ann, "ann-long-password"))).isEqualTo("28P01");
         try (Connection admin = Cluster.connect(0); Statement s = admin.createStatement()) {
             s.execute("DROP USER " + ann);
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.thresher.server.DevCluster;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.Socket;
@@ -46,7 +47,8 @@ class LauncherIT {
                 p.waitFor(200, TimeUnit.MILLISECONDS);
             }
             String out = Files.readString(log);
-            assertThat(out).contains("psql -h 127.0.0.1 -p " + port);
+            assertThat(out).contains("psql \"postgresql://" + DevCluster.USER + ":" + DevCluster.PASSWORD + "@127.0.0.1:"
+                    + port + "/thresher\"");
             assertThat(out.lines().filter(l -> l.contains("guest engine")).toList())
                     .hasSize(3)
                     .allSatisfy(l -> assertThat(l).contains("optimizing runtime on").doesNotContain("Interpreted"));
@@ -57,7 +59,10 @@ class LauncherIT {
             assertThat(ep.get("http")).hasSize(3);
             assertThat(ep.path("postgres").get("shards")).hasSize(3);
 
-            Process psql = new ProcessBuilder("psql", "-h", "127.0.0.1", "-p", String.valueOf(port), "-At", "-c",
+            // the dev cluster's login, as its snippet and endpoints.json give it (SCRAM-SHA-256)
+            String login = "postgresql://" + ep.path("user").asText() + ":" + ep.path("password").asText()
+                    + "@127.0.0.1:" + port + "/thresher";
+            Process psql = new ProcessBuilder("psql", login, "-At", "-c",
                     "CALL BINDING revenue_by_region('{}')").redirectErrorStream(true).start();
             assertThat(psql.waitFor(60, TimeUnit.SECONDS)).isTrue();
             String printed = new String(psql.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
@@ -65,7 +70,7 @@ class LauncherIT {
             assertMatchesShards(JSON.readTree(lastLine(printed)), ep);
 
             // Several statements in one simple query, as psql users write them.
-            Process script = new ProcessBuilder("psql", "-h", "127.0.0.1", "-p", String.valueOf(port), "-qAt", "-c",
+            Process script = new ProcessBuilder("psql", login, "-qAt", "-c",
                     "SET thresher.call_deadline_ms = 20000; CALL BINDING revenue_by_region('{}')")
                     .redirectErrorStream(true).start();
             assertThat(script.waitFor(60, TimeUnit.SECONDS)).isTrue();

@@ -121,6 +121,8 @@ class ReleaseTarballIT {
             keys.put("node.pgwirePort", "0");
             keys.put("node.httpPort", "0");
             keys.put("node.wirePort", "0");
+            String adminToken = "t" + java.util.UUID.randomUUID().toString().replace("-", "");
+            keys.put("http.adminToken", adminToken);
             Files.writeString(config, edit(Files.readString(home.resolve("conf/node.properties.example")), keys));
             Properties written = new Properties();
             try (var in = Files.newBufferedReader(config)) {
@@ -166,10 +168,11 @@ class ReleaseTarballIT {
             String printed = sh(root, psql.replace(PAGE_PGWIRE, pgwire), env);
             assertThat(printed.strip().lines().reduce((a, b) -> b).orElseThrow()).as(printed).isEqualTo(expected);
             String curl = calls.lines().filter(l -> l.startsWith("$ curl ")).findFirst().orElseThrow();
-            assertThat(curl).contains("http://" + PAGE_HTTP + "/v1/bindings/revenue_by_region/call -d '{}'");
+            assertThat(curl).contains("http://" + PAGE_HTTP + "/v1/bindings/revenue_by_region/call"
+                    + " -H \"Authorization: Bearer $THRESHER_HTTP_ADMINTOKEN\" -d '{}'");
             HttpResponse<String> called = client.send(HttpRequest.newBuilder(
                             URI.create("http://" + http + "/v1/bindings/revenue_by_region/call"))
-                    .POST(HttpRequest.BodyPublishers.ofString("{}")).timeout(Duration.ofSeconds(30)).build(),
+                    .header("Authorization", "Bearer " + adminToken).POST(HttpRequest.BodyPublishers.ofString("{}")).timeout(Duration.ofSeconds(30)).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(called.statusCode()).as(called.body()).isEqualTo(200);
             assertThat(JSON.readTree(called.body()).get("result")).isEqualTo(JSON.readTree(expected));
