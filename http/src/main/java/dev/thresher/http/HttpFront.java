@@ -13,6 +13,7 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.handler.ssl.SslContext;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -104,7 +105,10 @@ public final class HttpFront implements AutoCloseable {
     private final Channel channel;
     private final ChannelGroup connections;
     private final HandlerRoutes handlerRoutes;
+    private final boolean https;
     private boolean closed;
+    /** The pipeline's first handler when the front speaks HTTPS. */
+    static final String TLS_HANDLER = "http-tls";
 
     /** Threads the admin routes' blocking work runs on. */
     static final int ADMIN_THREADS = 2;
@@ -118,7 +122,9 @@ public final class HttpFront implements AutoCloseable {
     private final MetricsRoute metrics;
 
     private HttpFront(EventLoopGroup group, Channel channel, ChannelGroup connections,
-                      java.util.concurrent.ExecutorService adminThreads, MetricsRoute metrics, HandlerRoutes handlerRoutes) {
+                      java.util.concurrent.ExecutorService adminThreads, MetricsRoute metrics, HandlerRoutes handlerRoutes,
+                      boolean https) {
+        this.https = https;
         this.handlerRoutes = handlerRoutes;
         this.adminThreads = adminThreads;
         this.metrics = metrics;
@@ -203,6 +209,23 @@ public final class HttpFront implements AutoCloseable {
                                   dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
                                   IdempotentRequests idempotency, CallOutcomes outcomes,
                                   dev.thresher.bindings.JournalService journal) throws InterruptedException {
+        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges, access,
+                idempotency, outcomes, journal, null);
+    }
+
+    /**
+     * As above, speaking HTTPS only when {@code tls} is given: every connection starts with a TLS handshake with that
+     * server context (HTTP/1.1 inside); null serves plain HTTP.
+     */
+    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
+                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
+                                  BindingService bindings, java.util.function.Supplier<String> topology,
+                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
+                                  IdempotentRequests idempotency, CallOutcomes outcomes,
+                                  dev.thresher.bindings.JournalService journal, SslContext tls) throws InterruptedException {
+        if (tls != null && tls.isClient()) {
+            throw new IllegalArgumentException("HTTPS needs a server SslContext");
+        }
         java.util.concurrent.ExecutorService adminThreads = tables == null ? null : new java.util.concurrent.ThreadPoolExecutor(
                 0, ADMIN_THREADS, 60, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
                 new io.netty.util.concurrent.DefaultThreadFactory("http-admin", true));
@@ -220,6 +243,9 @@ public final class HttpFront implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel c) {
                             connections.add(c); // the group forgets a channel when it closes
+                            if (tls != null) {
+                                c.pipeline().addLast(TLS_HANDLER, tls.newHandler(c.alloc()));
+                            }
                             c.pipeline().addLast(new HttpServerCodec(),
                                     new Aggregator(limits.directCallPayloadBytes()),
                                     new Handler(tenant, limits, calls, readiness, open, admin, topology, access,
@@ -227,7 +253,9 @@ public final class HttpFront implements AutoCloseable {
                         }
                     })
                     .bind(host, port).sync().channel();
-            return new HttpFront(group, ch, connections, adminThreads, metrics, handlerRoutes);
+            log.info("http listening on {}:{} ({})", host, ((InetSocketAddress) ch.localAddress()).getPort(),
+                    tls == null ? "plain HTTP" : "HTTPS");
+            return new HttpFront(group, ch, connections, adminThreads, metrics, handlerRoutes, tls != null);
         } catch (InterruptedException | RuntimeException e) {
             if (adminThreads != null) {
                 adminThreads.shutdownNow();
@@ -244,6 +272,11 @@ public final class HttpFront implements AutoCloseable {
 
     public int port() {
         return ((InetSocketAddress) channel.localAddress()).getPort();
+    }
+
+    /** Whether this front speaks HTTPS (every connection starts with a TLS handshake) rather than plain HTTP. */
+    public boolean https() {
+        return https;
     }
 
     /** Serves {@code GET /metrics} from now on, open like the health probes ({@link MetricsRoute}). */

@@ -12,6 +12,10 @@ sealed interface BackendMessage {
     record EncryptionRefused() implements BackendMessage {
     }
 
+    /** The single byte {@code 'S'} (no length): SSLRequest accepted, the TLS handshake follows. */
+    record EncryptionAccepted() implements BackendMessage {
+    }
+
     /** {@code 'R' int32 8, int32 0}. */
     record AuthenticationOk() implements BackendMessage {
     }

@@ -23,6 +23,7 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
     protected void encode(ChannelHandlerContext ctx, BackendMessage message, ByteBuf out) {
         switch (message) {
             case BackendMessage.EncryptionRefused r -> out.writeByte('N');
+            case BackendMessage.EncryptionAccepted a -> out.writeByte('S');
             case BackendMessage.AuthenticationOk a -> {
                 int at = begin(out, 'R');
                 out.writeInt(0);

@@ -141,6 +141,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Where SHOW CALL looks calls up; null when this server cannot. */
     private final PgWireServer.Lookups lookups;
     private ScheduledFuture<?> authTimeout;
+    /** Whether this connection sent its SSLRequest (there may be one only). */
+    private boolean sslRequested;
     /** {@code SET thresher.call_id_notice}: tell the caller each call's id in a NoticeResponse once it is recorded. */
     private boolean callIdNotice = true;
     /** Counts the calls started on this connection; the number of the one in flight, 0 when none is. */
@@ -294,7 +296,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void startupPhase(FrontendMessage message) {
         switch (message) {
-            case FrontendMessage.SslRequest r -> ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
+            case FrontendMessage.SslRequest r -> sslRequest();
             case FrontendMessage.GssEncRequest r -> ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
             case FrontendMessage.CancelRequest r -> {
                 // The call contract has no caller cancellation: accepted, ignored, and the connection closed.
@@ -308,7 +310,40 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * {@code 'N'} without TLS; with it {@code 'S'}, then the TLS handler takes the head of the pipeline and the
+     * handshake follows ({@link PgTls}). One SSLRequest per connection, as in PostgreSQL.
+     */
+    private void sslRequest() {
+        if (sslRequested || PgTls.startedTls(ctx.channel())) {
+            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unexpected SSLRequest: this connection already negotiated"
+                    + " encryption"));
+            return;
+        }
+        sslRequested = true;
+        if (config.tls() == null) {
+            ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
+            return;
+        }
+        if (!pending.isEmpty()) {
+            // What the client sent before the answer was not encrypted (the startup decoder refuses it when it
+            // arrives with the SSLRequest; this is for bytes that arrived while the request waited).
+            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "received unencrypted data after SSL request"));
+            return;
+        }
+        ctx.writeAndFlush(new BackendMessage.EncryptionAccepted());
+        config.tls().startTls(ctx);
+    }
+
     private void startup(FrontendMessage.Startup s) {
+        if (config.tlsMode() == TlsMode.REQUIRED && !PgTls.isEncrypted(ctx.channel())) {
+            // As PostgreSQL refuses a connection only hostssl lines of pg_hba.conf would admit: 28000, not 28P01.
+            String name = s.parameters().getOrDefault("user", "");
+            fatal(new PgError(true, ErrorCode.AUTHENTICATION_FAILED, SqlStates.INVALID_AUTHORIZATION_SPECIFICATION,
+                    "connection without TLS refused for user \"" + name + "\": this server requires TLS"
+                            + " (connect with sslmode=require or stronger)"));
+            return;
+        }
         if (s.majorVersion() != 3) {
             fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unsupported frontend protocol " + s.majorVersion()
                     + "." + s.minorVersion() + ": server supports 3.0"));
@@ -394,7 +429,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * SCRAM-SHA-256-PLUS is offered only with it.
      */
     private byte[] channelBindingData() {
-        return null;
+        return config.tls() == null ? null : config.tls().tlsServerEndPoint(ctx.channel()).orElse(null);
     }
 
     private String clientAddress() {

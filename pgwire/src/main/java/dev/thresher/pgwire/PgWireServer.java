@@ -179,12 +179,12 @@ public final class PgWireServer implements AutoCloseable {
         }
         PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses, writes,
                 lookupExecutor);
-        if (config.authMode() != AuthMode.SCRAM && !isLoopback(config.host())) {
-            log.warn("pgwire on {} authenticates with {} on a non-loopback address; use it on loopback only",
-                    config.host(), config.authMode());
+        if (config.authMode() != AuthMode.SCRAM && config.tlsMode() != TlsMode.REQUIRED && !isLoopback(config.host())) {
+            log.warn("pgwire on {} authenticates with {} on a non-loopback address without requiring TLS (tls {});"
+                    + " use it on loopback only, or require TLS", config.host(), config.authMode(), config.tlsMode());
         }
-        log.info("pgwire listening on {}:{} (auth {}, tenant {})", config.host(), server.port, config.authMode(),
-                config.tenant());
+        log.info("pgwire listening on {}:{} (auth {}, tls {}, tenant {})", config.host(), server.port, config.authMode(),
+                config.tlsMode(), config.tenant());
         return server;
     }
 
@@ -194,7 +194,11 @@ public final class PgWireServer implements AutoCloseable {
      */
     static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(256 * 1024, 1024 * 1024);
 
-    /** The pipeline of a new connection; after the startup message the startup decoder replaces itself. */
+    /**
+     * The pipeline of a new connection; after the startup message the startup decoder replaces itself. With TLS, a
+     * detector of direct TLS connections comes first ({@link PgTls}), and the TLS handler takes the head of the
+     * pipeline once a connection starts TLS.
+     */
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
         configure(pipeline, config, calls, new LongAdder(), null, null);
     }
@@ -211,7 +215,10 @@ public final class PgWireServer implements AutoCloseable {
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
                           Writes writes, Lookups lookups, AccessService access, AuthThrottle throttle) {
         pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
-        pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits()));
+        if (config.tls() != null) {
+            pipeline.addLast(PgTls.DIRECT_DETECTOR, config.tls().directTlsDetector());
+        }
+        pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits(), config.tls() != null));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
         pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups, access, throttle));
     }

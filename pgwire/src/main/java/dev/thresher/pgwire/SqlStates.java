@@ -62,7 +62,9 @@ import dev.thresher.errors.RetryClass;
  * </table>
  *
  * <p>Wire-protocol conditions that have no {@link ErrorCode} of their own are reported with
- * {@link ErrorCode#PROTOCOL_VIOLATION} as {@code thresher_code} and the precise SQLSTATEs below.
+ * {@link ErrorCode#PROTOCOL_VIOLATION} as {@code thresher_code} and the precise SQLSTATEs below; a cleartext
+ * connection to a server that requires TLS is {@link ErrorCode#AUTHENTICATION_FAILED} with
+ * {@link #INVALID_AUTHORIZATION_SPECIFICATION}, PostgreSQL's SQLSTATE for a connection it has no rule to admit.
  */
 public final class SqlStates {
     /** {@code 26000}: Bind, Describe or Close named a prepared statement that does not exist. */
@@ -75,6 +77,11 @@ public final class SqlStates {
     public static final String INDETERMINATE_DATATYPE = "42P18";
     /** {@code 42P05}: Parse reused the name of an existing prepared statement. */
     public static final String DUPLICATE_PREPARED_STATEMENT = "42P05";
+    /**
+     * {@code 28000}: a connection without TLS to a server that requires it ({@code AUTHENTICATION_FAILED}), as
+     * PostgreSQL refuses one that no {@code pg_hba.conf} line admits.
+     */
+    public static final String INVALID_AUTHORIZATION_SPECIFICATION = "28000";
 
     private SqlStates() {
     }

@@ -30,6 +30,10 @@ import java.util.Map;
  * followed by a {@link FrontendMessageDecoder}; bytes already received after the StartupMessage are
  * handed to the new frame decoder, so pipelined clients lose nothing. After a failure it drops all
  * further input (the connection handler closes the connection).
+ *
+ * <p>When the server offers TLS, an SSLRequest must be the last bytes the client sent before the answer: bytes
+ * already received after it were not encrypted (a man in the middle may have put them there, CVE-2021-23214), so
+ * they are refused, before the SSLRequest is answered, as PostgreSQL refuses "unencrypted data after SSL request".
  */
 final class StartupDecoder extends ByteToMessageDecoder {
     static final int SSL_REQUEST_CODE = 80_877_103;
@@ -42,10 +46,17 @@ final class StartupDecoder extends ByteToMessageDecoder {
     static final String MESSAGE_DECODER = "pgwire-message";
 
     private final Limits limits;
+    /** Whether an SSLRequest may be answered {@code 'S'}: then nothing may follow it before the answer. */
+    private final boolean tlsOffered;
     private boolean failed;
 
     StartupDecoder(Limits limits) {
+        this(limits, false);
+    }
+
+    StartupDecoder(Limits limits, boolean tlsOffered) {
         this.limits = limits;
+        this.tlsOffered = tlsOffered;
     }
 
     @Override
@@ -70,7 +81,14 @@ final class StartupDecoder extends ByteToMessageDecoder {
         ByteBuf packet = in.readSlice(length).skipBytes(4);
         int code = packet.readInt();
         switch (code) {
-            case SSL_REQUEST_CODE -> out.add(new FrontendMessage.SslRequest());
+            case SSL_REQUEST_CODE -> {
+                if (tlsOffered && in.isReadable()) {
+                    throw fail(ErrorCode.PROTOCOL_VIOLATION, "received unencrypted data after SSL request: "
+                            + "wait for the server's answer before sending more (this could be either a client-software"
+                            + " bug or evidence of an attempted man-in-the-middle attack)");
+                }
+                out.add(new FrontendMessage.SslRequest());
+            }
             case GSSENC_REQUEST_CODE -> out.add(new FrontendMessage.GssEncRequest());
             case CANCEL_REQUEST_CODE -> {
                 if (packet.readableBytes() != 8) {

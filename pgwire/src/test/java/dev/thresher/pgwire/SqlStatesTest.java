@@ -79,6 +79,7 @@ class SqlStatesTest {
         assertThat(SqlStates.DUPLICATE_PREPARED_STATEMENT).isEqualTo("42P05");
         assertThat(SqlStates.INDETERMINATE_DATATYPE).isEqualTo("42P18");
         assertThat(SqlStates.IN_FAILED_SQL_TRANSACTION).isEqualTo("25P02");
+        assertThat(SqlStates.INVALID_AUTHORIZATION_SPECIFICATION).isEqualTo("28000");
     }
 
     @Test

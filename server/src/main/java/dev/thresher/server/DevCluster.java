@@ -8,6 +8,7 @@ import dev.thresher.examples.ExampleComponents;
 import dev.thresher.limits.Limits;
 import dev.thresher.http.HttpAccess;
 import dev.thresher.pgwire.AuthMode;
+import dev.thresher.pgwire.TlsMode;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.shard.ShardReader;
@@ -117,6 +118,8 @@ public final class DevCluster implements AutoCloseable {
     private final String adminToken = newToken();
     private EmbeddedPostgres postgres;
     private final List<Node> nodes = new ArrayList<>();
+    /** The nodes' pgwire certificate, {@code tls/} under the work directory; kept across starts while valid. */
+    private SelfSignedCertificate certificate;
 
     private DevCluster(Options options) {
         this.options = options;
@@ -140,6 +143,7 @@ public final class DevCluster implements AutoCloseable {
         // with one log line each, so this start begins clean; refused when a live dev cluster uses the directory.
         DevRecovery.recover(options.workDir());
         Files.deleteIfExists(endpointsFile()); // a dead cluster's; written again once this one is up
+        certificate = SelfSignedCertificate.ensure(tlsDirectory());
         postgres = EmbeddedPostgres.builder()
                 .setDataDirectory(DevRecovery.dataDirectory(options.workDir()))
                 .setCleanDataDirectory(true)
@@ -170,7 +174,7 @@ public final class DevCluster implements AutoCloseable {
             List<Integer> standby = standbyShards(i);
             nodes.add(Node.start(new NodeConfig("node-" + i, i, "127.0.0.1", 0, pg, 0, controlUrl(), shardUrl(i),
                     USER, PASSWORD, AuthMode.SCRAM, USER, PASSWORD, TENANT, options.limits(), options.failpoints(),
-                    standby).withHttpAccess(HttpAccess.withToken(adminToken))));
+                    standby).withHttpAccess(HttpAccess.withToken(adminToken)).withTls(tls())));
         }
         if (options.startNodes()) {
             awaitHomeLeadership();
@@ -206,6 +210,24 @@ public final class DevCluster implements AutoCloseable {
                 Thread.sleep(100);
             }
         }
+    }
+
+    /**
+     * The nodes' TLS: pgwire offers it (SSLRequest answered 'S', cleartext still served) with the cluster's
+     * self-signed certificate; HTTP stays plain, on loopback.
+     */
+    public TlsSettings tls() {
+        return TlsSettings.of(certificate.certFile(), certificate.keyFile(), TlsMode.ENABLED, false);
+    }
+
+    /** Where the certificate and key are: {@code tls/} under the work directory. */
+    public Path tlsDirectory() {
+        return options.workDir().resolve("tls");
+    }
+
+    /** The certificate pgwire presents, which clients trust as its own root ({@code sslrootcert=}). */
+    public Path caCertFile() {
+        return certificate.certFile().toAbsolutePath();
     }
 
     /** The sample table on each shard database: partitioned by slot, one child per partition of the shard. */
@@ -382,6 +404,7 @@ public final class DevCluster implements AutoCloseable {
         m.put("user", USER);
         m.put("password", PASSWORD);
         m.put("token", adminToken);
+        m.put("caCert", caCertFile().toString());
         m.put("pid", ProcessHandle.current().pid());
         m.put("nodes", nodes.stream().map(n -> nodeEntry(n.hostId(), n.pgwireAddress(), n.httpAddress(),
                 ProcessHandle.current().pid())).toList());

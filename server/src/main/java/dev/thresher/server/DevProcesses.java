@@ -124,6 +124,10 @@ public final class DevProcesses implements AutoCloseable {
         p.setProperty("pgwire.password", DevCluster.PASSWORD);
         p.setProperty("tenant", DevCluster.TENANT);
         p.setProperty("http.adminToken", databases.adminToken());
+        TlsSettings tls = databases.tls();
+        p.setProperty("tls.certFile", tls.certFile().toAbsolutePath().toString());
+        p.setProperty("tls.keyFile", tls.keyFile().toAbsolutePath().toString());
+        p.setProperty("pgwire.tls", tls.pgwire().toString());
         p.setProperty("failpoints.enabled", Boolean.toString(o.failpoints()));
         o.limits().asMap().forEach((k, v) -> p.setProperty("limits." + k, Long.toString(v)));
         Path config = dir.resolve(id(i) + ".properties").toAbsolutePath();

@@ -169,6 +169,7 @@ public final class Main implements Runnable {
                     binding %s.
 
                       psql:  psql "postgresql://%s:%s@%s:%d/thresher" -c "CALL BINDING %s('{}')"
+                      TLS:   psql "host=localhost port=%d user=%s password=%s sslmode=verify-full sslrootcert=%s channel_binding=require" -c "CALL BINDING %s('{}')"
                       JDBC:  jdbc:postgresql://%s:%d/thresher?user=%s&password=%s   then  CALL BINDING %s(?)  with '{}'
                       HTTP:  curl -s -X POST %s/v1/bindings/%s/call -H "Authorization: Bearer %s" -d '{}'
                       Web:   %s/ui/#token=%s   (recent invocations, a call's timeline)
@@ -179,6 +180,7 @@ public final class Main implements Runnable {
                     Ctrl-C stops everything.
                     """, pgwire.size(), processes ? " (one process each)" : "", c.options().partitions(), c.options().shards(),
                     rows, DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD, host, port, DevCluster.SAMPLE_BINDING,
+                    port, DevCluster.USER, DevCluster.PASSWORD, c.caCertFile(), DevCluster.SAMPLE_BINDING,
                     host, port, DevCluster.USER, DevCluster.PASSWORD, DevCluster.SAMPLE_BINDING, http,
                     DevCluster.SAMPLE_BINDING, c.adminToken(), http, c.adminToken(), DevCluster.USER,
                     DevCluster.PASSWORD,

@@ -167,6 +167,8 @@ public final class Node implements AutoCloseable {
 
     private void startParts() throws InterruptedException {
         var limits = config.limits();
+        // Certificates first: a bad one is refused before anything else starts.
+        TlsSettings.Loaded tls = config.tls().load();
         metrics = new NodeMetrics(config.hostId());
         // Calls and the node's own upkeep (leases, janitor, cache) use separate pools, so a lease renewal never
         // waits behind call traffic and the call path's statements can be counted alone.
@@ -258,13 +260,14 @@ public final class Node implements AutoCloseable {
         access.ensureBootstrapUser(config.pgwireUser(), java.util.Optional.ofNullable(config.pgwirePassword())
                 .filter(p -> !p.isEmpty()), config.tenant());
         pgwire = PgWireServer.start(new PgWireConfig(config.bindHost(), config.pgwirePort(), config.pgwireAuth(),
-                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits), frontDoorCalls, tableService, tableService.bindings(),
+                config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits, config.tls().pgwire(), tls.pgwire()),
+                frontDoorCalls, tableService, tableService.bindings(),
                 new dev.thresher.store.control.InvocationLookup(controlDb), journal, access);
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
                 config.httpAccess().withUsers(access), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb),
-                journal);
+                journal, tls.http());
         http.serveMetrics(metrics::scrape);
         handlers = new HttpHandlers(config.hostId(), Pools.bounded(controlDb), components, cells, frontDoorCalls, limits,
                 access);
@@ -368,7 +371,7 @@ public final class Node implements AutoCloseable {
     }
 
     public String httpAddress() {
-        return "http://" + config.bindHost() + ":" + http.port();
+        return (http.https() ? "https://" : "http://") + config.bindHost() + ":" + http.port();
     }
 
     public CellHost cells() {

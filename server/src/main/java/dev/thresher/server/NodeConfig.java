@@ -3,6 +3,9 @@ package dev.thresher.server;
 import dev.thresher.http.HttpAccess;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.AuthMode;
+import dev.thresher.pgwire.TlsMode;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -25,16 +28,20 @@ import java.util.TreeMap;
  * nodes are told to connect to, when it is not the one bound: behind a proxy or a port mapping; default the bind
  * host and the bound wire port), {@code http.adminToken} (the bearer token of {@code /admin/*} and handler routes; none:
  * they are refused) and {@code http.openEndpoints} ({@code loopback}, {@code anywhere} or {@code nowhere}: who may use
- * {@code /livez}, {@code /readyz} and {@code /metrics} without the token; see {@link HttpAccess}), and every
- * {@code limits.*} key of {@link Limits}.
+ * {@code /livez}, {@code /readyz} and {@code /metrics} without the token; see {@link HttpAccess}), {@code tls.certFile}
+ * and {@code tls.keyFile} (a PEM certificate chain and its private key, for both listeners), {@code pgwire.tls}
+ * ({@code disabled}, {@code enabled} or {@code required}; default {@code enabled} with a certificate, else
+ * {@code disabled}) and {@code http.tls} ({@code disabled} or {@code enabled}: HTTPS only; default {@code disabled}),
+ * see {@link TlsSettings}, and every {@code limits.*} key of {@link Limits}.
  */
 public record NodeConfig(String hostId, int shardId, String bindHost, int wirePort, int pgwirePort, int httpPort,
                          String controlJdbcUrl, String shardJdbcUrl, String dbUser, String dbPassword,
                          AuthMode pgwireAuth, String pgwireUser, String pgwirePassword, String tenant, Limits limits,
                          boolean failpointsEnabled, List<Integer> standbyShards, String wireAdvertisedHost,
-                         int wireAdvertisedPort, HttpAccess httpAccess) {
+                         int wireAdvertisedPort, HttpAccess httpAccess, TlsSettings tls) {
     public NodeConfig {
         Objects.requireNonNull(httpAccess, "httpAccess");
+        Objects.requireNonNull(tls, "tls");
         Objects.requireNonNull(hostId, "hostId");
         Objects.requireNonNull(bindHost, "bindHost");
         if (wireAdvertisedHost != null && wireAdvertisedHost.isBlank()) {
@@ -59,14 +66,21 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
                       boolean failpointsEnabled, List<Integer> standbyShards) {
         this(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl, dbUser, dbPassword,
                 pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled, standbyShards, null, 0,
-                HttpAccess.NO_TOKEN);
+                HttpAccess.NO_TOKEN, TlsSettings.NONE);
     }
 
     /** This configuration with {@code access} for its HTTP routes. */
     public NodeConfig withHttpAccess(HttpAccess access) {
         return new NodeConfig(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl,
                 dbUser, dbPassword, pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled,
-                standbyShards, wireAdvertisedHost, wireAdvertisedPort, access);
+                standbyShards, wireAdvertisedHost, wireAdvertisedPort, access, tls);
+    }
+
+    /** This configuration with {@code tls} for its listeners. */
+    public NodeConfig withTls(TlsSettings tls) {
+        return new NodeConfig(hostId, shardId, bindHost, wirePort, pgwirePort, httpPort, controlJdbcUrl, shardJdbcUrl,
+                dbUser, dbPassword, pgwireAuth, pgwireUser, pgwirePassword, tenant, limits, failpointsEnabled,
+                standbyShards, wireAdvertisedHost, wireAdvertisedPort, httpAccess, tls);
     }
 
     /** The host other nodes connect to for this node's wire server: {@code node.wireAdvertisedHost}, else the bind host. */
@@ -103,7 +117,8 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         Set<String> keys = new LinkedHashSet<>(List.of("node.id", "node.shardId", "node.bindHost", "node.wirePort",
                 "node.pgwirePort", "node.httpPort", "control.jdbcUrl", "shard.jdbcUrl", "db.user", "db.password",
                 "pgwire.auth", "pgwire.user", "pgwire.password", "tenant", "failpoints.enabled", "node.standbyShards",
-                "node.wireAdvertisedHost", "node.wireAdvertisedPort", "http.adminToken", "http.openEndpoints"));
+                "node.wireAdvertisedHost", "node.wireAdvertisedPort", "http.adminToken", "http.openEndpoints", "tls.certFile",
+                "tls.keyFile", "pgwire.tls", "http.tls"));
         Limits.DEFAULTS.asMap().keySet().forEach(k -> keys.add("limits." + k));
         return keys;
     }
@@ -228,6 +243,7 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
         } catch (IllegalArgumentException e) {
             problems.add(e.getMessage());
         }
+        TlsSettings tls = tls(p, problems);
         Limits limits = null;
         try {
             limits = Limits.fromProperties(p);
@@ -241,7 +257,66 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
                 control, shard, p.get("db.user"), p.get("db.password"), auth, p.getOrDefault("pgwire.user", "thresher"),
                 p.get("pgwire.password"), p.getOrDefault("tenant", "default"), limits,
                 Boolean.parseBoolean(p.getOrDefault("failpoints.enabled", "false")), standby,
-                p.get("node.wireAdvertisedHost"), advertisedPort, access);
+                p.get("node.wireAdvertisedHost"), advertisedPort, access, tls);
+    }
+
+    /** {@code tls.certFile}, {@code tls.keyFile}, {@code pgwire.tls} and {@code http.tls}; problems go to {@code problems}. */
+    private static TlsSettings tls(Map<String, String> p, List<String> problems) {
+        Path cert = path(p, "tls.certFile", problems);
+        Path key = path(p, "tls.keyFile", problems);
+        boolean certificate = p.get("tls.certFile") != null && !p.get("tls.certFile").isBlank();
+        boolean keyGiven = p.get("tls.keyFile") != null && !p.get("tls.keyFile").isBlank();
+        if (certificate != keyGiven) {
+            problems.add("tls.certFile and tls.keyFile go together: set both or neither");
+        }
+        TlsMode pgwire = TlsMode.DISABLED;
+        String pgwireText = p.get("pgwire.tls");
+        if (pgwireText == null || pgwireText.isBlank()) {
+            pgwire = certificate ? TlsMode.ENABLED : TlsMode.DISABLED;
+        } else {
+            try {
+                pgwire = TlsMode.parse(pgwireText);
+            } catch (IllegalArgumentException e) {
+                problems.add(e.getMessage());
+            }
+        }
+        if (pgwire != TlsMode.DISABLED && !certificate) {
+            problems.add("pgwire.tls=" + pgwire + " needs a certificate: set tls.certFile and tls.keyFile");
+        }
+        String httpText = p.getOrDefault("http.tls", "disabled").strip();
+        boolean https = false;
+        if (httpText.equalsIgnoreCase("enabled")) {
+            https = true;
+            if (!certificate) {
+                problems.add("http.tls=enabled needs a certificate: set tls.certFile and tls.keyFile");
+            }
+        } else if (!httpText.equalsIgnoreCase("disabled")) {
+            problems.add("http.tls must be disabled or enabled, was '" + httpText + "'");
+        }
+        if (cert == null || key == null || !problems.isEmpty()) {
+            return TlsSettings.NONE; // only returned along with problems, or when no certificate is configured
+        }
+        return TlsSettings.of(cert, key, pgwire, https);
+    }
+
+    /** The readable file {@code key} names, or null when the key is unset or names none (a problem then). */
+    private static Path path(Map<String, String> p, String key, List<String> problems) {
+        String v = p.get(key);
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        Path path;
+        try {
+            path = Path.of(v.strip()).toAbsolutePath();
+        } catch (java.nio.file.InvalidPathException e) {
+            problems.add(key + " is not a file path: '" + v + "'");
+            return null;
+        }
+        if (!Files.isRegularFile(path) || !Files.isReadable(path)) {
+            problems.add(key + " names no readable file: " + path);
+            return null;
+        }
+        return path;
     }
 
     private static boolean loopback(String host) {

@@ -24,7 +24,7 @@ class NodeConfigTest {
     @Test
     void defaultsAreSafeForProduction() {
         NodeConfig c = NodeConfig.fromProperties(minimal());
-        assertThat(c.pgwireAuth()).isEqualTo(AuthMode.PASSWORD);
+        assertThat(c.pgwireAuth()).isEqualTo(AuthMode.SCRAM);
         assertThat(c.failpointsEnabled()).isFalse();
         assertThat(c.bindHost()).isEqualTo("127.0.0.1");
         assertThat(c.pgwirePort()).isEqualTo(5433);
@@ -75,10 +75,21 @@ class NodeConfigTest {
     }
 
     @Test
+    void trustIsRefusedOffLoopback() {
+        Map<String, String> p = minimal();
+        p.put("pgwire.auth", "trust");
+        p.put("node.bindHost", "10.0.0.11");
+        assertThatThrownBy(() -> NodeConfig.fromProperties(p)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("pgwire.auth trust admits users without a password: only on a loopback");
+        p.put("pgwire.auth", "scram-sha-256");
+        assertThat(NodeConfig.fromProperties(p).pgwireAuth()).isEqualTo(AuthMode.SCRAM);
+    }
+
+    @Test
     void everyProblemIsNamedAtOnce() {
         Map<String, String> p = new HashMap<>();
         p.put("node.pgwirePort", "five");
-        p.put("pgwire.auth", "scram");
+        p.put("pgwire.auth", "md5");
         p.put("limits.rowsPerBatch", "0");
         assertThatThrownBy(() -> NodeConfig.fromProperties(p))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -86,7 +97,7 @@ class NodeConfigTest {
                 .hasMessageContaining("node.shardId is required")
                 .hasMessageContaining("control.jdbcUrl is required")
                 .hasMessageContaining("node.pgwirePort is not an integer")
-                .hasMessageContaining("pgwire.auth must be trust or password")
+                .hasMessageContaining("pgwire.auth must be scram-sha-256, password or trust")
                 .hasMessageContaining("rowsPerBatch must be positive");
     }
 

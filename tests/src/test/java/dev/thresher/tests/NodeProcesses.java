@@ -180,8 +180,15 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
+    /** What {@code /readyz} is asked with: by default an HTTP client of the JDK's defaults. */
+    private volatile HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    /** Asks {@code /readyz} with {@code client} from now on (one trusting a node's HTTPS certificate, say). */
+    void httpClient(HttpClient client) {
+        http = client;
+    }
+
     private void awaitReady(int i, long sinceMillis) throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < until) {
             Process p = processes.get(i);
