@@ -157,15 +157,22 @@ sealed interface BackendMessage {
     }
 
     /**
-     * {@code 'N' int32 len, (byte field, cstring value)*, 0} with fields {@code S} and {@code V} ({@code NOTICE}),
-     * {@code C} ({@code 00000}), {@code M} (message) and {@code D} (detail). A notice may arrive at any time, between
-     * any two other messages; clients hand it to the application (pgjdbc as an {@code SQLWarning}, psql on stderr,
-     * node-postgres as a {@code notice} event).
+     * {@code 'N' int32 len, (byte field, cstring value)*, 0} with fields {@code S} and {@code V} (severity:
+     * {@code NOTICE}, {@code WARNING}), {@code C} (SQLSTATE: {@code 00000} for a notice), {@code M} (message) and
+     * {@code D} (detail, left out when null). A notice may arrive at any time, between any two other messages;
+     * clients hand it to the application (pgjdbc as an {@code SQLWarning}, psql on stderr, node-postgres as a
+     * {@code notice} event).
      */
-    record NoticeResponse(String message, String detail) implements BackendMessage {
+    record NoticeResponse(String severity, String sqlState, String message, String detail) implements BackendMessage {
         public NoticeResponse {
+            Objects.requireNonNull(severity, "severity");
+            Objects.requireNonNull(sqlState, "sqlState");
             Objects.requireNonNull(message, "message");
-            Objects.requireNonNull(detail, "detail");
+        }
+
+        /** A {@code NOTICE} ({@code 00000}) with a detail. */
+        NoticeResponse(String message, String detail) {
+            this("NOTICE", "00000", message, Objects.requireNonNull(detail, "detail"));
         }
     }
 }

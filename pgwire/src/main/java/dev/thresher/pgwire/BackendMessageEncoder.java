@@ -144,11 +144,13 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
             }
             case BackendMessage.NoticeResponse n -> {
                 int at = begin(out, 'N');
-                field(out, 'S', "NOTICE");
-                field(out, 'V', "NOTICE");
-                field(out, 'C', "00000");
+                field(out, 'S', n.severity());
+                field(out, 'V', n.severity());
+                field(out, 'C', n.sqlState());
                 field(out, 'M', n.message());
-                field(out, 'D', n.detail());
+                if (n.detail() != null) {
+                    field(out, 'D', n.detail());
+                }
                 out.writeByte(0);
                 end(out, at);
             }

@@ -14,19 +14,27 @@ import java.util.Locale;
  * <pre>
  * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
- * statement  := call | set | show | begin | commit | rollback | copy | insert | select
- * select     := SELECT any                          -- a query of a journal view: see JournalSqlParser
+ * statement  := call | set | show | begin | commit | rollback | copy | insert | select | session
+ * select     := SELECT any                          -- answered by the session (SessionQueries), else a query
+ *                                                   -- of a journal view (JournalSqlParser)
+ * session    := DISCARD ALL | RESET ( ALL | name ('.' name)* ) | DEALLOCATE PREPARE? ( ALL | name )
+ *             | CLOSE ALL | UNLISTEN ( '*' | name )
  * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
  * insert     := INSERT any                           -- kept as written for the table service
  * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
  * binding    := (CREATE | ALTER) BINDING any          -- kept as written for the binding service
- * call       := CALL BINDING name '(' ( argument ( '::' (json | jsonb) )? )? ')'   -- no argument: '{}'
+ * call       := CALL BINDING name '(' argument? ')'     -- no argument: '{}'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
- * argument   := '\'' ( any but '\'' | '\'\'' )* '\''   -- standard_conforming_strings: no backslash escapes
+ * argument   := ( '(' argument ')' | CAST '(' argument AS type ')' | literal ) ( '::' type )*
+ * type       := ( pg_catalog '.' )? ( json | jsonb )
+ * literal    := '\'' ( any but '\'' | '\'\'' )* '\''   -- standard_conforming_strings: no backslash escapes
+ *             | E '\'' ( any but '\'' or '\\' | '\'\'' | escape )* '\''   -- \b \f \n \r \t \ooo \xhh, backslash u
+ *                                                   -- XXXX, \UXXXXXXXX; any other character after '\' is itself
  *             | '$' tag? '$' any '$' tag? '$'          -- dollar quoting
  *             | '$1'
  * set        := SET (SESSION | LOCAL)? name ('.' name)* ( '=' | TO )? value
+ *             | SET SESSION CHARACTERISTICS AS TRANSACTION mode ( ','? mode )*   -- accepted and ignored
  * show       := SHOW ( TRANSACTION ISOLATION LEVEL | TIME ZONE | CALL callid | CALLS | name ('.' name)* )
  * callid     := '\'' uuid '\''                           -- 8-4-4-4-12 hex digits, any case; else INVALID_ARGUMENTS
  * begin      := ( BEGIN (WORK | TRANSACTION)? | START TRANSACTION ) mode ( ','? mode )*   -- modes are ignored
@@ -48,7 +56,9 @@ final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
             + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
             + " CREATE/ALTER BINDING, SHOW CALL '<call id>', SHOW CALLS, SELECT ... FROM thresher.invocations or"
-            + " thresher.shard_slots, and SET, SHOW, BEGIN, COMMIT and ROLLBACK";
+            + " thresher.shard_slots, SELECT of constants and session functions (SELECT 1, version(), current_schema(),"
+            + " current_setting('name')), and SET, SHOW, RESET, DISCARD ALL, DEALLOCATE, BEGIN, COMMIT and ROLLBACK"
+            + " (docs/clients.md)";
     private static final java.util.regex.Pattern UUID_TEXT = java.util.regex.Pattern.compile(
             "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
@@ -120,12 +130,41 @@ final class CallStatementParser {
             case "COPY" -> copy(start);
             case "INSERT" -> insert(start);
             case "SELECT" -> {
-                skipToEnd();
-                yield new ParsedStatement.Select(JournalSqlParser.parse(sql, start, pos));
+                skipToEnd(true);
+                int end = pos;
+                yield SessionQueries.match(sql, start, end).<ParsedStatement>map(ParsedStatement.Answered::new)
+                        .orElseGet(() -> new ParsedStatement.Select(JournalSqlParser.parse(sql, start, end)));
+            }
+            case "DISCARD" -> {
+                skipTrivia();
+                int at = pos;
+                if (!word().equalsIgnoreCase("ALL")) {
+                    throw unsupported(at, "DISCARD " + describe(at) + " is not supported; DISCARD ALL is");
+                }
+                yield new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.DISCARD_ALL, "");
+            }
+            case "RESET" -> reset();
+            case "DEALLOCATE" -> deallocate();
+            case "CLOSE" -> {
+                skipTrivia();
+                int at = pos;
+                if (!word().equalsIgnoreCase("ALL")) {
+                    throw unsupported(at, "CLOSE of a cursor is not supported (there are no SQL cursors); CLOSE ALL is");
+                }
+                yield new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.CLOSE_ALL, "");
+            }
+            case "UNLISTEN" -> {
+                skipTrivia();
+                if (!atEnd() && peek() == '*') {
+                    pos++;
+                    yield new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.UNLISTEN, "");
+                }
+                yield new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.UNLISTEN,
+                        identifier("a channel name or *"));
             }
             case "CREATE", "DROP", "ALTER" -> tableStatement(start, keyword);
             case "GRANT", "REVOKE" -> {
-                if (skipToEnd() > 0) {
+                if (skipToEnd(false) > 0) {
                     throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " takes no parameters");
                 }
                 yield new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
@@ -163,28 +202,88 @@ final class CallStatementParser {
         }
         ParsedStatement.Argument argument = argument();
         skipTrivia();
-        if (sql.startsWith("::", pos)) {
-            pos += 2;
-            skipTrivia();
-            int typeAt = pos;
-            String type = word().toLowerCase(Locale.ROOT);
-            if (!type.equals("json") && !type.equals("jsonb")) {
-                pos = typeAt;
-                throw syntax("the argument can only be cast to json or jsonb");
-            }
-            skipTrivia();
-        }
         expect(')');
         return new ParsedStatement.Call(name, argument);
     }
 
+    /**
+     * The argument in the forms drivers write it: in parentheses ({@code ('{}')}, as pgjdbc inlines a parameter in
+     * its simple query mode), cast to json or jsonb ({@code '{}'::jsonb}, {@code CAST('{}' AS json)}), an escape
+     * string, a dollar-quoted string, or {@code $1}.
+     */
     private ParsedStatement.Argument argument() {
+        return argument(0);
+    }
+
+    /** Parentheses and casts around an argument nest at most this deep. */
+    private static final int MAX_ARGUMENT_NESTING = 16;
+
+    private ParsedStatement.Argument argument(int depth) {
+        if (depth > MAX_ARGUMENT_NESTING) {
+            throw syntax("the argument is nested in more than " + MAX_ARGUMENT_NESTING + " parentheses or casts");
+        }
+        ParsedStatement.Argument argument;
+        int save = pos;
+        if (!atEnd() && peek() == '(') {
+            pos++;
+            skipTrivia();
+            argument = argument(depth + 1);
+            skipTrivia();
+            expect(')');
+        } else if (word().equalsIgnoreCase("CAST") && skipTriviaThen('(')) {
+            pos++;
+            skipTrivia();
+            argument = argument(depth + 1);
+            requireWords("AS");
+            skipTrivia();
+            castType();
+            skipTrivia();
+            expect(')');
+        } else {
+            pos = save;
+            argument = literal();
+        }
+        skipTrivia();
+        while (sql.startsWith("::", pos)) {
+            pos += 2;
+            skipTrivia();
+            castType();
+            skipTrivia();
+        }
+        return argument;
+    }
+
+    /** Whether {@code c} comes next after whitespace and comments, which are skipped. */
+    private boolean skipTriviaThen(char c) {
+        skipTrivia();
+        return !atEnd() && peek() == c;
+    }
+
+    /** The type an argument is cast to: json or jsonb, optionally qualified by pg_catalog. */
+    private void castType() {
+        int typeAt = pos;
+        String type = word().toLowerCase(Locale.ROOT);
+        if (type.equals("pg_catalog") && !atEnd() && peek() == '.') {
+            pos++;
+            type = word().toLowerCase(Locale.ROOT);
+        }
+        if (!type.equals("json") && !type.equals("jsonb")) {
+            pos = typeAt;
+            throw syntax("the argument can only be cast to json or jsonb");
+        }
+    }
+
+    private ParsedStatement.Argument literal() {
         if (atEnd()) {
             throw syntax("expected a string literal or $1, found the end of the statement");
         }
         char c = peek();
         if (c == '\'') {
             return new ParsedStatement.Argument.Literal(quoted('\''));
+        }
+        if ((c == 'E' || c == 'e') && pos + 1 < sql.length() && sql.charAt(pos + 1) == '\'') {
+            pos++;
+            return new ParsedStatement.Argument.Literal(escapeString());
         }
         if (c == '$' && pos + 1 < sql.length() && isDigit(sql.charAt(pos + 1))) {
             int at = pos++;
@@ -207,11 +306,21 @@ final class CallStatementParser {
     private ParsedStatement set() {
         skipTrivia();
         String name = identifier("a parameter name");
+        boolean local = false;
         if (name.equals("session") || name.equals("local")) {
             int save = pos;
             skipTrivia();
             if (startsIdentifier() || (!atEnd() && peek() == '"')) {
+                local = name.equals("local");
+                boolean session = name.equals("session");
                 name = identifier("a parameter name");
+                if (session && name.equals("characteristics")) {
+                    requireWords("AS", "TRANSACTION");
+                    skipTrivia();
+                    int modesAt = pos;
+                    transactionModes();
+                    return new ParsedStatement.Set("session_characteristics", sql.substring(modesAt, pos).strip());
+                }
             } else {
                 pos = save;
             }
@@ -231,7 +340,7 @@ final class CallStatementParser {
         }
         skipTrivia();
         if (!atEnd() && peek() == '\'') {
-            return new ParsedStatement.Set(name, quoted('\''));
+            return new ParsedStatement.Set(name, quoted('\''), local);
         }
         int valueStart = pos;
         while (!atEnd() && peek() != ';') {
@@ -241,7 +350,42 @@ final class CallStatementParser {
         if (value.isEmpty()) {
             throw syntax("SET " + name + " needs a value");
         }
-        return new ParsedStatement.Set(name, value);
+        return new ParsedStatement.Set(name, value, local);
+    }
+
+    /** {@code RESET ALL} or {@code RESET name}. */
+    private ParsedStatement reset() {
+        skipTrivia();
+        String name = identifier("a parameter name or ALL");
+        if (name.equals("all")) {
+            return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.RESET_ALL, "");
+        }
+        if (name.equals("time")) {
+            requireWords("ZONE");
+            name = "timezone";
+        }
+        while (!atEnd() && peek() == '.') {
+            pos++;
+            name = name + "." + identifier("a parameter name");
+        }
+        return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.RESET, name);
+    }
+
+    /** {@code DEALLOCATE [PREPARE] name} or {@code DEALLOCATE [PREPARE] ALL}. */
+    private ParsedStatement deallocate() {
+        skipTrivia();
+        int at = pos;
+        if (!word().equalsIgnoreCase("PREPARE")) {
+            pos = at;
+        }
+        skipTrivia();
+        at = pos;
+        if (word().equalsIgnoreCase("ALL")) {
+            return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.DEALLOCATE_ALL, "");
+        }
+        pos = at;
+        return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.DEALLOCATE,
+                identifier("a prepared statement name or ALL"));
     }
 
     private ParsedStatement show() {
@@ -292,10 +436,16 @@ final class CallStatementParser {
 
     /** The transaction modes after BEGIN or START TRANSACTION: checked, then ignored. */
     private ParsedStatement begin() {
+        transactionModes();
+        return new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.BEGIN);
+    }
+
+    /** Transaction modes to the end of the statement, checked. */
+    private void transactionModes() {
         while (true) {
             skipTrivia();
             if (atEnd() || peek() == ';') {
-                return new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.BEGIN);
+                return;
             }
             if (peek() == ',') {
                 pos++;
@@ -512,7 +662,7 @@ final class CallStatementParser {
      * respected), for the table writer to parse; {@code $n} parameters are counted.
      */
     private ParsedStatement insert(int start) {
-        int parameters = skipToEnd();
+        int parameters = skipToEnd(false);
         return new ParsedStatement.Insert(sql.substring(start, pos).strip(), parameters);
     }
 
@@ -553,20 +703,20 @@ final class CallStatementParser {
         int at = pos;
         String object = word();
         if (object.equalsIgnoreCase("USER") || object.equalsIgnoreCase("ROLE")) {
-            if (skipToEnd() > 0) {
+            if (skipToEnd(false) > 0) {
                 throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " USER takes no parameters");
             }
             return new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
         }
         if (object.equalsIgnoreCase("BINDING") && !keyword.equalsIgnoreCase("DROP")) {
-            skipToEnd();
+            skipToEnd(false);
             return new ParsedStatement.BindingStatement(sql.substring(start, pos).strip());
         }
         if (!object.equalsIgnoreCase("TABLE")) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " " + describe(at) + " is not supported;"
                     + " of the schema statements only CREATE TABLE, ALTER TABLE, DROP TABLE, CREATE BINDING, ALTER BINDING, CREATE USER, ALTER USER and DROP USER are");
         }
-        if (skipToEnd() > 0) {
+        if (skipToEnd(false) > 0) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " TABLE takes no parameters");
         }
         return new ParsedStatement.TableStatement(sql.substring(start, pos).strip());
@@ -574,9 +724,10 @@ final class CallStatementParser {
 
     /**
      * Moves to the end of the statement (its semicolon or the end), over quoted strings, quoted names,
-     * dollar quotes and comments; returns the highest {@code $n} parameter seen.
+     * dollar quotes and comments, and escape strings when {@code escapes} (else they are refused: the table service
+     * does not read them); returns the highest {@code $n} parameter seen.
      */
-    private int skipToEnd() {
+    private int skipToEnd(boolean escapes) {
         int parameters = 0;
         while (!atEnd() && peek() != ';') {
             char c = peek();
@@ -594,9 +745,14 @@ final class CallStatementParser {
                 skipTrivia();
             } else if (c == 'E' || c == 'e') {
                 if (pos + 1 < sql.length() && sql.charAt(pos + 1) == '\'' && (pos == 0 || !isIdentifierPart(sql.charAt(pos - 1)))) {
-                    throw unsupported(pos, "escape string constants (E'...') are not served");
+                    if (!escapes) {
+                        throw unsupported(pos, "escape string constants (E'...') are not served");
+                    }
+                    pos++;
+                    escapeString();
+                } else {
+                    pos++;
                 }
-                pos++;
             } else {
                 pos++;
             }
@@ -667,6 +823,122 @@ final class CallStatementParser {
                 return out.toString();
             }
         }
+    }
+
+    /**
+     * An escape string's text from its quote on ({@code E} already read): {@code ''} and the backslash escapes
+     * {@code \b \f \n \r \t}, octal {@code \o}..{@code \ooo}, hex {@code \xh} or {@code \xhh}, a backslash and
+     * {@code uXXXX} or {@code UXXXXXXXX} (a surrogate pair in two escapes); any other character after a backslash
+     * stands for itself.
+     * Octal and hex escapes give bytes, which together with the rest must be valid UTF-8.
+     */
+    private String escapeString() {
+        int open = pos++;
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        while (true) {
+            if (atEnd()) {
+                pos = open;
+                throw syntax("unterminated quoted string");
+            }
+            char c = sql.charAt(pos++);
+            if (c == '\'') {
+                if (!atEnd() && peek() == '\'') {
+                    out.write('\'');
+                    pos++;
+                    continue;
+                }
+                break;
+            }
+            if (c != '\\') {
+                int end = Character.isHighSurrogate(c) && !atEnd() ? pos + 1 : pos;
+                out.writeBytes(sql.substring(pos - 1, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                pos = end;
+                continue;
+            }
+            if (atEnd()) {
+                continue; // the unterminated string is reported above
+            }
+            int at = pos - 1;
+            char e = sql.charAt(pos++);
+            switch (e) {
+                case 'b' -> out.write('\b');
+                case 'f' -> out.write('\f');
+                case 'n' -> out.write('\n');
+                case 'r' -> out.write('\r');
+                case 't' -> out.write('\t');
+                case 'x' -> {
+                    int value = digits(16, 2);
+                    if (value < 0) {
+                        out.write('x');
+                    } else {
+                        out.write(value);
+                    }
+                }
+                case 'u', 'U' -> {
+                    int length = e == 'u' ? 4 : 8;
+                    int cp = digits(16, length, length);
+                    if (cp < 0) {
+                        pos = at;
+                        throw syntax("invalid Unicode escape: \\" + e + " takes " + length + " hexadecimal digits");
+                    }
+                    boolean surrogate = cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE;
+                    if (surrogate && Character.isHighSurrogate((char) cp)) {
+                        int low = -1;
+                        if (sql.startsWith("\\u", pos)) {
+                            pos += 2;
+                            low = digits(16, 4, 4);
+                        }
+                        if (low < 0 || !Character.isLowSurrogate((char) low)) {
+                            pos = at;
+                            throw syntax("invalid Unicode surrogate pair");
+                        }
+                        cp = Character.toCodePoint((char) cp, (char) low);
+                    } else if (cp > Character.MAX_CODE_POINT || surrogate || cp == 0) {
+                        pos = at;
+                        throw syntax("invalid Unicode escape value");
+                    }
+                    out.writeBytes(new String(Character.toChars(cp)).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                }
+                default -> {
+                    if (e >= '0' && e <= '7') {
+                        pos--;
+                        int value = digits(8, 3);
+                        if (value == 0) {
+                            pos = at;
+                            throw syntax("invalid null character in an escape string");
+                        }
+                        out.write(value & 0xFF);
+                    } else {
+                        int end = Character.isHighSurrogate(e) && !atEnd() ? pos + 1 : pos;
+                        out.writeBytes(sql.substring(pos - 1, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                        pos = end;
+                    }
+                }
+            }
+        }
+        return dev.thresher.bindings.abi.Utf8.decode(java.nio.ByteBuffer.wrap(out.toByteArray()))
+                .orElseThrow(() -> new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the escape string at position "
+                        + (open + 1) + " is not valid UTF-8"));
+    }
+
+    /** Up to {@code max} digits in {@code radix} as a number; -1 when there is none. */
+    private int digits(int radix, int max) {
+        return digits(radix, 1, max);
+    }
+
+    /** Between {@code min} and {@code max} digits in {@code radix} as a number; -1 when there are fewer. */
+    private int digits(int radix, int min, int max) {
+        int start = pos;
+        long value = 0;
+        while (!atEnd() && pos - start < max && Character.digit(peek(), radix) >= 0) {
+            value = value * radix + Character.digit(peek(), radix);
+            pos++;
+        }
+        if (pos - start < min) {
+            pos = start;
+            return -1;
+        }
+        return value > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) value;
     }
 
     private String dollarQuoted() {

@@ -195,7 +195,9 @@ final class JournalSqlParser {
         while (true) {
             Token t = peek();
             if (t.kind == Kind.END) {
-                throw unsupported(t, "a SELECT without FROM is not supported; " + VIEWS);
+                throw unsupported(t, "a SELECT without FROM is answered for constants and the session functions only"
+                        + " (version(), current_schema(), current_database(), current_user, session_user,"
+                        + " current_setting('name'), pg_backend_pid()); " + VIEWS);
             }
             if (depth == 0 && t.is("from")) {
                 return;
@@ -222,6 +224,10 @@ final class JournalSqlParser {
         }
         if (peek().symbol("(")) {
             throw unsupported(first, "functions in FROM are not supported; " + VIEWS);
+        }
+        if (schema.equals("pg_catalog") || schema.equals("information_schema")) {
+            throw unsupported(first, "relation " + schema + "." + name + " is not served: the system catalogs are not"
+                    + " (pgwire answers the type lookups drivers make, docs/clients.md); " + VIEWS);
         }
         if (!schema.equals(JournalView.SCHEMA)) {
             throw unsupported(first, "relation " + schema + "." + name + " is not served; " + VIEWS);

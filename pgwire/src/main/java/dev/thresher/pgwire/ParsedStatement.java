@@ -32,16 +32,24 @@ sealed interface ParsedStatement {
     }
 
     /**
-     * {@code SET name = value} (or {@code TO}). Accepted and otherwise ignored because pgjdbc sends
-     * {@code SET extra_float_digits = 3} and {@code SET application_name = '...'} while connecting; only
-     * {@code application_name} is remembered and reported back.
+     * {@code SET [SESSION | LOCAL] name = value} (or {@code TO}). The settings Thresher acts on (see
+     * {@link SessionSettings}) are kept, per session or, with {@code LOCAL}, until the end of the transaction; any
+     * other is accepted and ignored because drivers send {@code SET extra_float_digits = 3} and the like while
+     * connecting. {@code SET SESSION CHARACTERISTICS AS TRANSACTION ...} is the setting
+     * {@code session_characteristics}, accepted and ignored.
      *
      * @param value the value with quotes removed, or the raw text of an unquoted value
+     * @param local {@code SET LOCAL}: lasts until the end of the transaction block
      */
-    record Set(String name, String value) implements ParsedStatement {
+    record Set(String name, String value, boolean local) implements ParsedStatement {
         public Set {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(value, "value");
+        }
+
+        /** A session {@code SET}. */
+        public Set(String name, String value) {
+            this(name, value, false);
         }
 
         @Override
@@ -108,6 +116,52 @@ sealed interface ParsedStatement {
 
         public Transaction {
             Objects.requireNonNull(kind, "kind");
+        }
+
+        @Override
+        public int parameterCount() {
+            return 0;
+        }
+    }
+
+    /**
+     * A {@code SELECT} answered by pgwire itself from the session and a fixed catalog (a constant, {@code version()},
+     * {@code current_setting('name')}, the type lookups drivers make): see {@link SessionQueries}.
+     */
+    record Answered(SessionQueries.Query query) implements ParsedStatement {
+        public Answered {
+            Objects.requireNonNull(query, "query");
+        }
+
+        @Override
+        public int parameterCount() {
+            return query.parameterCount();
+        }
+    }
+
+    /**
+     * A statement that resets session state, as pools and drivers send it when a connection is handed back:
+     * {@code DISCARD ALL}, {@code RESET name}, {@code RESET ALL}, {@code DEALLOCATE [PREPARE] name | ALL},
+     * {@code CLOSE ALL} and {@code UNLISTEN * | name} (there is no LISTEN).
+     *
+     * @param name the setting of {@code RESET} or the prepared statement of {@code DEALLOCATE}; empty for the others
+     */
+    record SessionCommand(Kind kind, String name) implements ParsedStatement {
+        enum Kind {
+            DISCARD_ALL("DISCARD ALL"), RESET("RESET"), RESET_ALL("RESET"), DEALLOCATE("DEALLOCATE"),
+            DEALLOCATE_ALL("DEALLOCATE ALL"), CLOSE_ALL("CLOSE CURSOR ALL"), UNLISTEN("UNLISTEN");
+
+            /** PostgreSQL's command tag. */
+            final String tag;
+
+            Kind(String tag) {
+                this.tag = tag;
+            }
+        }
+
+        public SessionCommand {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(name, "name");
         }
 
         @Override

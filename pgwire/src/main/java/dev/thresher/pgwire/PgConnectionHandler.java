@@ -69,6 +69,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     static final byte JSONB_VERSION = 1;
 
     static final String SERVER_VERSION = "16.0 (Thresher 0.1)";
+    /** {@code server_version_num} of {@link #SERVER_VERSION}. */
+    static final String SERVER_VERSION_NUM = "160000";
     static final String RESULT_COLUMN = "result";
     /** PostgreSQL's command tag for CALL, with or without a result row. */
     static final String CALL_TAG = "CALL";
@@ -92,9 +94,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * with its parameters written in as literals when it takes any, else null.
      */
     private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed,
-                          JournalResults.Cursor cursor) {
+                          JournalResults.Cursor cursor, SessionQueries.Answer answer) {
         Portal(Prepared prepared, String bound, short resultFormat, boolean executed) {
-            this(prepared, bound, resultFormat, executed, null);
+            this(prepared, bound, resultFormat, executed, null, null);
         }
     }
 
@@ -120,6 +122,36 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean saslStarted;
     /** The authenticated user's tenant: every call, table and journal query of the session happens in it. */
     private String tenant;
+    /** The database named in the startup packet (the user name when none was); only reported back. */
+    private String database;
+    private int processId;
+    /** The settings this connection acts on, with their transaction semantics; the fields below follow them. */
+    private final SessionSettings sessionSettings = new SessionSettings(Map.of(APPLICATION_NAME_SETTING, "",
+            CLIENT_ENCODING_SETTING, "UTF8", CALL_DEADLINE_SETTING, "default", CALL_ID_NOTICE_SETTING, "on"));
+    /** A simple query of several statements runs in one implicit transaction block, as in PostgreSQL. */
+    private boolean implicitBlock;
+    /** What SessionQueries' answers read of this connection. */
+    private final SessionQueries.Session session = new SessionQueries.Session() {
+        @Override
+        public String user() {
+            return user;
+        }
+
+        @Override
+        public String database() {
+            return database;
+        }
+
+        @Override
+        public int processId() {
+            return processId;
+        }
+
+        @Override
+        public String setting(String name) {
+            return PgConnectionHandler.this.setting(name).getValue();
+        }
+    };
     /** The caller's deadline for this connection's calls, or empty for the configured default. */
     private Optional<Long> callDeadlineMs = Optional.empty();
     private String pendingApplicationName = "";
@@ -358,15 +390,17 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "no user name specified in startup packet"));
             return;
         }
-        String requestedEncoding = s.parameters().get("client_encoding");
-        if (requestedEncoding != null) {
-            if (servedEncoding(requestedEncoding) == null) {
-                fatal(PgError.fatal(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(requestedEncoding)));
-                return;
-            }
-            clientEncoding = servedEncoding(requestedEncoding);
+        database = s.parameters().getOrDefault("database", "");
+        if (database.isEmpty()) {
+            database = user;
         }
-        pendingApplicationName = s.parameters().getOrDefault("application_name", "");
+        try {
+            startupSettings(s.parameters());
+        } catch (ThresherException e) {
+            fatal(PgError.fatal(e.code(), e.getMessage()));
+            return;
+        }
+        pendingApplicationName = this.applicationName; // as the startup packet's settings left it
         long waitMs = throttle.admit(clientAddress(), user);
         if (waitMs >= config.limits().pgwireAuthTimeoutMs()) {
             throttle.failed(clientAddress(), user);
@@ -520,7 +554,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.write(new BackendMessage.AuthenticationOk());
         this.applicationName = applicationName;
         reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
-        ctx.write(new BackendMessage.BackendKeyData(PROCESS_IDS.incrementAndGet(), ThreadLocalRandom.current().nextInt()));
+        processId = PROCESS_IDS.incrementAndGet();
+        ctx.write(new BackendMessage.BackendKeyData(processId, ThreadLocalRandom.current().nextInt()));
         readyForQuery();
         log.debug("{} authenticated user {} ({})", ctx.channel(), user, config.authMode());
     }
@@ -559,6 +594,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         Map<String, String> settings = reportedParameters();
         settings.put("transaction_isolation", "read committed");
         settings.put("transaction_read_only", "off");
+        settings.put("default_transaction_isolation", "read committed");
+        settings.put("server_version_num", SERVER_VERSION_NUM);
+        settings.put("search_path", "\"$user\", public");
         settings.put(CALL_DEADLINE_SETTING,
                 Long.toString(callDeadlineMs.orElse(config.limits().callDeadlineMs())));
         settings.put(CALL_ID_NOTICE_SETTING, callIdNotice ? "on" : "off");
@@ -650,11 +688,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             readyForQuery();
             return;
         }
+        implicitBlock = statements.size() > 1;
         runScript(statements, 0);
     }
 
     private void runScript(List<ParsedStatement> statements, int index) {
         if (index == statements.size()) {
+            endImplicitBlock(true);
             readyForQuery();
             return;
         }
@@ -664,7 +704,32 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             queryFailed(refused);
             return;
         }
+        if (implicitBlock) {
+            sessionSettings.begin(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
+        }
         try {
+            if (statement instanceof ParsedStatement.SessionCommand command) {
+                PgError error = sessionCommand(command);
+                if (error != null) {
+                    queryFailed(error);
+                    return;
+                }
+                runScript(statements, index + 1);
+                return;
+            }
+            if (statement instanceof ParsedStatement.Answered answered) {
+                if (answered.parameterCount() > 0) {
+                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $"
+                            + answered.parameterCount() + " in a simple query; use the extended query protocol to bind it");
+                }
+                SessionQueries.Answer answer = new SessionQueries.Answer(answered.query(), List.of(),
+                        JournalResults.formats(List.of(), answered.query().columns().size()));
+                answer.run(session);
+                ctx.write(answer.description());
+                answer.send(session, 0, ctx::write);
+                runScript(statements, index + 1);
+                return;
+            }
             if (statement instanceof ParsedStatement.Copy copy) {
                 copy(copy, () -> runScript(statements, index + 1));
                 return;
@@ -745,7 +810,74 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.AccessStatement a -> throw new IllegalStateException("an access statement is not run locally");
             case ParsedStatement.ShowCall c -> throw new IllegalStateException("SHOW CALL is not run locally");
             case ParsedStatement.Select c -> throw new IllegalStateException("a journal query is not run locally");
+            case ParsedStatement.Answered a -> throw new IllegalStateException("an answered query is not run locally");
+            case ParsedStatement.SessionCommand c -> throw new IllegalStateException("a session command is not run locally");
         }
+    }
+
+    /**
+     * A simple query of several statements ends its implicit transaction block, as PostgreSQL does: committed when
+     * it ran to its end, rolled back (its SETs undone) when it failed. Nothing happens for a query of one statement
+     * or inside an explicit block.
+     */
+    private void endImplicitBlock(boolean commit) {
+        if (implicitBlock && transactionStatus == 'I' && sessionSettings.inTransaction()) {
+            if (commit) {
+                sessionSettings.commit();
+            } else {
+                sessionSettings.rollback();
+            }
+            settingsChanged();
+        }
+        implicitBlock = false;
+    }
+
+    /**
+     * DISCARD ALL, RESET, DEALLOCATE, CLOSE ALL, UNLISTEN: answered, or the error to answer (DISCARD ALL inside a
+     * transaction block, DEALLOCATE of a statement that does not exist), as in PostgreSQL.
+     */
+    private PgError sessionCommand(ParsedStatement.SessionCommand command) {
+        switch (command.kind()) {
+            case DISCARD_ALL -> {
+                if (transactionStatus != 'I' || sessionSettings.inTransaction()) {
+                    return PgError.protocol(SqlStates.ACTIVE_SQL_TRANSACTION,
+                            "DISCARD ALL cannot run inside a transaction block");
+                }
+                statements.clear();
+                portals.clear();
+                sessionSettings.resetAll();
+                settingsChanged();
+            }
+            case RESET -> {
+                String name = keptSetting(command.name());
+                if (name != null) {
+                    sessionSettings.reset(name);
+                    settingsChanged();
+                } else {
+                    log.debug("{} ignoring RESET {}", ctx.channel(), command.name());
+                }
+            }
+            case RESET_ALL -> {
+                sessionSettings.resetAll();
+                settingsChanged();
+            }
+            case DEALLOCATE -> {
+                Prepared closed = statements.remove(command.name());
+                if (closed == null) {
+                    return PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
+                            "prepared statement \"" + command.name() + "\" does not exist");
+                }
+                portals.values().removeIf(portal -> portal.prepared() == closed);
+            }
+            case DEALLOCATE_ALL -> {
+                statements.clear();
+                portals.clear();
+            }
+            case CLOSE_ALL -> portals.clear();
+            case UNLISTEN -> { } // there is no LISTEN
+        }
+        ctx.write(new BackendMessage.CommandComplete(command.kind().tag));
+        return null;
     }
 
     /**
@@ -756,12 +888,20 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         String tag = switch (t.kind()) {
             case BEGIN -> {
                 transactionStatus = 'T'; // BEGIN inside a block only warns in PostgreSQL; the block goes on
+                sessionSettings.begin();
                 yield "BEGIN";
             }
             case COMMIT -> transactionStatus == 'E' ? "ROLLBACK" : "COMMIT"; // a failed block rolls back
             case ROLLBACK -> "ROLLBACK";
         };
         if (t.kind() != ParsedStatement.Transaction.Kind.BEGIN) {
+            // the block's SETs stay when it commits and are undone when it rolls back; its SET LOCALs end either way
+            if (tag.equals("COMMIT")) {
+                sessionSettings.commit();
+            } else {
+                sessionSettings.rollback();
+            }
+            settingsChanged();
             transactionStatus = 'I';
             portals.clear(); // the end of a transaction closes its portals
         }
@@ -785,6 +925,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         logFailure(error);
         blockFailed();
         ctx.write(new BackendMessage.ErrorResponse(error, failedCallId));
+        endImplicitBlock(false);
         readyForQuery();
     }
 
@@ -809,6 +950,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             int oid = i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID;
             if (i < count && statement instanceof ParsedStatement.Insert) {
                 types.add(oid == UNSPECIFIED_OID || oid == UNKNOWN_OID ? TEXT_OID : oid);
+            } else if (i < count && statement instanceof ParsedStatement.Answered answered) {
+                types.add(oid != UNSPECIFIED_OID && oid != UNKNOWN_OID ? oid : answered.query().parameterTypes().get(i));
             } else if (i < count && statement instanceof ParsedStatement.Select select) {
                 // a parameter left to the server takes the type of the column it is compared with
                 types.add(oid != UNSPECIFIED_OID && oid != UNKNOWN_OID ? oid : JournalResults.oid(select.select()
@@ -873,7 +1016,17 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String arguments = null;
         JournalResults.Cursor cursor = null;
-        if (prepared.statement() instanceof ParsedStatement.Select select) {
+        SessionQueries.Answer answer = null;
+        if (prepared.statement() instanceof ParsedStatement.Answered answered) {
+            List<String> values = new ArrayList<>(answered.parameterCount());
+            for (int i = 0; i < answered.parameterCount(); i++) {
+                byte[] value = b.parameterValues().get(i);
+                values.add(value == null ? null : SqlLiterals.raw(prepared.parameterTypes().get(i),
+                        formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)), value, i + 1));
+            }
+            answer = new SessionQueries.Answer(answered.query(), values,
+                    JournalResults.formats(b.resultFormats(), answered.query().columns().size()));
+        } else if (prepared.statement() instanceof ParsedStatement.Select select) {
             dev.thresher.bindings.JournalSelect query = select.select();
             if (select.parameterCount() > 0) {
                 List<dev.thresher.bindings.JournalSelect.Literal> values = new ArrayList<>(select.parameterCount());
@@ -909,7 +1062,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + portals.size() + " portals; limits.pgwireStatementsPerConnection is "
                     + config.limits().pgwireStatementsPerConnection() + " (close some)");
         }
-        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor));
+        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor, answer));
         ctx.write(new BackendMessage.BindComplete());
     }
 
@@ -960,6 +1113,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     return;
                 }
                 ctx.write(portal.cursor() != null ? portal.cursor().description()
+                        : portal.answer() != null ? portal.answer().description()
                         : description(portal.prepared().statement(), portal.resultFormat()));
             }
         }
@@ -990,6 +1144,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.AccessStatement a -> accessStatement(a, () -> { }, this::fail);
             case ParsedStatement.ShowCall show -> showCall(show, false, portal.resultFormat(), () -> { }, this::fail);
             case ParsedStatement.Select select -> journalSelect(portal.cursor(), false, e.maxRows(), () -> { }, this::fail);
+            case ParsedStatement.Answered answered -> {
+                portal.answer().run(session);
+                portal.answer().send(session, e.maxRows(), ctx::write);
+            }
+            case ParsedStatement.SessionCommand command -> {
+                PgError error = sessionCommand(command);
+                if (error != null) {
+                    fail(error);
+                }
+            }
             case ParsedStatement.Call c -> {
                 if (portal.executed()) {
                     // A portal runs to completion once; executing it again yields no more rows.
@@ -1043,25 +1207,120 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         };
     }
 
+    /**
+     * SET: a setting this connection acts on is checked and kept (until the end of the transaction for SET LOCAL,
+     * which outside a transaction block only warns, as in PostgreSQL); any other is accepted and ignored.
+     */
     private void set(ParsedStatement.Set s) {
-        if (s.name().equals("application_name")) {
-            applicationName = s.value();
-            ctx.write(new BackendMessage.ParameterStatus("application_name", s.value()));
-        } else if (s.name().equals("client_encoding") || s.name().equals("names")) {
-            String served = s.value().equalsIgnoreCase("default") ? "UTF8" : servedEncoding(s.value());
-            if (served == null) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(s.value()));
-            }
-            clientEncoding = served;
-            ctx.write(new BackendMessage.ParameterStatus("client_encoding", clientEncoding));
-        } else if (s.name().equalsIgnoreCase(CALL_DEADLINE_SETTING)) {
-            callDeadlineMs = parseDeadline(s.value());
-        } else if (s.name().equalsIgnoreCase(CALL_ID_NOTICE_SETTING)) {
-            callIdNotice = parseOnOff(CALL_ID_NOTICE_SETTING, s.value(), true);
-        } else {
+        if (s.local() && !sessionSettings.inTransaction()) {
+            ctx.write(new BackendMessage.NoticeResponse("WARNING", SqlStates.NO_ACTIVE_SQL_TRANSACTION,
+                    "SET LOCAL can only be used in transaction blocks", null));
+        }
+        String name = keptSetting(s.name());
+        if (name == null) {
             log.debug("{} ignoring SET {}", ctx.channel(), s.name());
+        } else {
+            String value = s.value().equalsIgnoreCase("default") ? null : settingValue(name, s.value());
+            if (s.local()) {
+                sessionSettings.setLocal(name, value != null ? value : sessionSettings.initial(name));
+            } else if (value == null) {
+                sessionSettings.reset(name);
+            } else {
+                sessionSettings.set(name, value);
+            }
+            settingsChanged();
         }
         ctx.write(new BackendMessage.CommandComplete("SET"));
+    }
+
+    static final String APPLICATION_NAME_SETTING = "application_name";
+    static final String CLIENT_ENCODING_SETTING = "client_encoding";
+
+    /** The name under which {@code name} is kept in {@link #sessionSettings} (SET NAMES sets client_encoding), or null. */
+    private String keptSetting(String name) {
+        String n = name.toLowerCase(java.util.Locale.ROOT);
+        if (n.equals("names")) {
+            return CLIENT_ENCODING_SETTING;
+        }
+        return sessionSettings.has(n) ? n : null;
+    }
+
+    /**
+     * A kept setting's value in its canonical text.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} or {@link ErrorCode#INVALID_DEADLINE} for a value
+     *     the setting does not take
+     */
+    private String settingValue(String name, String value) {
+        return switch (name) {
+            case CLIENT_ENCODING_SETTING -> {
+                String served = servedEncoding(value);
+                if (served == null) {
+                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(value));
+                }
+                yield served;
+            }
+            case CALL_DEADLINE_SETTING -> parseDeadline(value).map(String::valueOf).orElse("default");
+            case CALL_ID_NOTICE_SETTING -> parseOnOff(CALL_ID_NOTICE_SETTING, value, true) ? "on" : "off";
+            default -> value;
+        };
+    }
+
+    /**
+     * The fields the connection reads follow the settings in effect; once the connection is ready, a change of
+     * application_name or client_encoding is reported to the client in a ParameterStatus, as PostgreSQL does.
+     */
+    private void settingsChanged() {
+        callDeadlineMs = parseDeadline(sessionSettings.get(CALL_DEADLINE_SETTING));
+        callIdNotice = sessionSettings.get(CALL_ID_NOTICE_SETTING).equals("on");
+        String name = sessionSettings.get(APPLICATION_NAME_SETTING);
+        if (!name.equals(applicationName) && phase == Phase.READY) {
+            ctx.write(new BackendMessage.ParameterStatus(APPLICATION_NAME_SETTING, name));
+        }
+        applicationName = name;
+        String encoding = sessionSettings.get(CLIENT_ENCODING_SETTING);
+        if (!encoding.equals(clientEncoding) && phase == Phase.READY) {
+            ctx.write(new BackendMessage.ParameterStatus(CLIENT_ENCODING_SETTING, encoding));
+        }
+        clientEncoding = encoding;
+    }
+
+    /**
+     * The startup packet's settings, as PostgreSQL takes them: every parameter but {@code user}, {@code database},
+     * {@code replication}, {@code options} and the protocol's {@code _pq_.*} names a setting, and {@code options}
+     * holds {@code -c name=value} and {@code --name=value} (spaces escaped with a backslash). Those this connection
+     * acts on are checked and kept as the values RESET goes back to; the others (DateStyle, TimeZone,
+     * extra_float_digits, search_path, ...) are accepted and ignored.
+     *
+     * @throws ThresherException for a value a kept setting does not take, or malformed options
+     */
+    private void startupSettings(Map<String, String> parameters) {
+        for (var p : parameters.entrySet()) {
+            switch (p.getKey()) {
+                case "user", "database", "replication" -> { }
+                case "options" -> {
+                    for (var option : StartupOptions.parse(p.getValue()).entrySet()) {
+                        startupSetting(option.getKey(), option.getValue());
+                    }
+                }
+                default -> {
+                    if (!p.getKey().startsWith("_pq_.")) {
+                        startupSetting(p.getKey(), p.getValue());
+                    }
+                }
+            }
+        }
+        settingsChanged();
+        sessionSettings.startupDone();
+    }
+
+    private void startupSetting(String name, String value) {
+        String kept = keptSetting(name);
+        if (kept != null) {
+            sessionSettings.set(kept, settingValue(kept, value));
+        } else {
+            log.debug("{} ignoring the startup parameter {}", ctx.channel(), name);
+        }
     }
 
     /**
@@ -1070,11 +1329,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * PostgreSQL, means no conversion: the bytes must still be valid UTF-8.
      */
     private static String servedEncoding(String encoding) {
-        String e = encoding.strip();
-        if (e.equalsIgnoreCase("UTF8") || e.equalsIgnoreCase("UTF-8") || e.equalsIgnoreCase("UNICODE")) {
+        // PostgreSQL compares encoding names by their letters and digits only: 'utf-8' (as asyncpg sends it) is UTF8
+        String e = encoding.replaceAll("[^A-Za-z0-9]", "").toLowerCase(java.util.Locale.ROOT);
+        if (e.equals("utf8") || e.equals("unicode")) {
             return "UTF8";
         }
-        return e.equalsIgnoreCase("SQL_ASCII") ? "SQL_ASCII" : null;
+        return e.equals("sqlascii") ? "SQL_ASCII" : null;
     }
 
     private static String unsupportedEncoding(String encoding) {
@@ -1628,6 +1888,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Show s -> 1;
             case ParsedStatement.ShowCall s -> SHOW_CALL_COLUMNS.size();
             case ParsedStatement.Select s -> s.select().columns().size();
+            case ParsedStatement.Answered a -> a.query().columns().size();
             default -> 0;
         };
     }
@@ -1648,6 +1909,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.AccessStatement a -> new BackendMessage.NoData();
             case ParsedStatement.Set s -> new BackendMessage.NoData();
             case ParsedStatement.Transaction t -> new BackendMessage.NoData();
+            case ParsedStatement.SessionCommand c -> new BackendMessage.NoData();
+            case ParsedStatement.Answered a -> SessionQueries.description(a.query(),
+                    java.util.Collections.nCopies(a.query().columns().size(), format));
         };
     }
 

@@ -11,7 +11,7 @@ import java.util.UUID;
  * A bound parameter of an INSERT as the SQL literal that stands for it: {@code NULL}, or a quoted string
  * the table's column type reads (the loader hands every value to PostgreSQL's COPY as text). Text-format
  * values of any type are taken as they are; binary-format values are decoded for the types drivers send in
- * binary: int2, int4, int8, float4, float8, bool, text, varchar, bpchar, name, bytea and uuid.
+ * binary: int2, int4, int8, oid, float4, float8, bool, text, varchar, bpchar, name, bytea and uuid.
  */
 final class SqlLiterals {
     static final int BOOL = 16;
@@ -21,6 +21,7 @@ final class SqlLiterals {
     static final int INT2 = 21;
     static final int INT4 = 23;
     static final int TEXT = 25;
+    static final int OID = 26;
     static final int FLOAT4 = 700;
     static final int FLOAT8 = 701;
     static final int UNKNOWN = 705;
@@ -52,6 +53,7 @@ final class SqlLiterals {
             case INT2 -> Short.toString(fixed(b, 2, n).getShort());
             case INT4 -> Integer.toString(fixed(b, 4, n).getInt());
             case INT8 -> Long.toString(fixed(b, 8, n).getLong());
+            case OID -> Integer.toUnsignedString(fixed(b, 4, n).getInt());
             case FLOAT4 -> floatText(fixed(b, 4, n).getFloat());
             case FLOAT8 -> doubleText(fixed(b, 8, n).getDouble());
             case BOOL -> fixed(b, 1, n).get() != 0 ? "true" : "false";

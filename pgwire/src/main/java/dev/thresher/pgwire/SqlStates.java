@@ -82,6 +82,10 @@ public final class SqlStates {
      * PostgreSQL refuses one that no {@code pg_hba.conf} line admits.
      */
     public static final String INVALID_AUTHORIZATION_SPECIFICATION = "28000";
+    /** {@code 25001}: a statement that cannot run inside a transaction block (DISCARD ALL) ran inside one. */
+    public static final String ACTIVE_SQL_TRANSACTION = "25001";
+    /** {@code 25P01}: the WARNING of SET LOCAL outside a transaction block, which has no effect there. */
+    public static final String NO_ACTIVE_SQL_TRANSACTION = "25P01";
 
     private SqlStates() {
     }

@@ -161,7 +161,7 @@ class JournalSqlParserTest {
 
     @ParameterizedTest
     @ValueSource(strings = {
-        "SELECT 1",
+        "SELECT 2 + 2",
         "SELECT now()",
         "select * from t",
         "SELECT * FROM invocations",

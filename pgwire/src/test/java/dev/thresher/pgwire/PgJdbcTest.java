@@ -142,7 +142,8 @@ class PgJdbcTest {
 
     @ParameterizedTest
     @CsvSource({
-        "SELECT 1, 0A000",
+        "SELECT 2 + 2, 0A000",
+        "SELECT * FROM pg_catalog.pg_class, 0A000",
         "'CALL BINDING x(''{}''', 42601",
         "CALL BINDING unknown_binding('{}'), 42883",
         "CALL BINDING invalid_arguments('{}'), 22023",

@@ -226,7 +226,7 @@ class PgWireProtocolTest {
     void simpleQueryErrorsKeepTheConnectionServing() {
         Calls calls = Calls.returning(RESULT);
         Connection c = connected(trust(), calls, 17);
-        c.send(new FrontendBytes().query("SELECT 1").query("CALL BINDING x('{}'").query("CALL BINDING x($1)")
+        c.send(new FrontendBytes().query("SELECT 2 + 2").query("CALL BINDING x('{}'").query("CALL BINDING x($1)")
                 .query(" -- nothing\n").query("SET application_name = 'renamed'").query("CALL BINDING x('[]')"));
         List<Message> m = c.receive();
         assertThat(types(m)).isEqualTo("EZ" + "EZ" + "EZ" + "IZ" + "SCZ" + "TDCZ");
@@ -337,7 +337,7 @@ class PgWireProtocolTest {
         assertThat(types(c.receive())).isEqualTo("Z");
 
         // an error is flushed even with no Flush behind it
-        c.send(new FrontendBytes().parse("", "SELECT 1"));
+        c.send(new FrontendBytes().parse("", "SELECT 2 + 2"));
         assertThat(types(c.receive())).isEqualTo("E");
         c.send(new FrontendBytes().sync());
         assertThat(types(c.receive())).isEqualTo("Z");
@@ -357,7 +357,7 @@ class PgWireProtocolTest {
         Calls calls = Calls.returning(RESULT);
         Connection c = connected(trust(), calls, 33);
         c.send(new FrontendBytes().parse("", "CALL BINDING old($1)").sync()
-                .parse("", "SELECT 1").sync()
+                .parse("", "SELECT 2 + 2").sync()
                 .bindText("", "", "{}").execute("").sync());
         List<Message> m = c.receive();
         assertThat(types(m)).isEqualTo("1Z" + "EZ" + "EZ");
@@ -566,7 +566,8 @@ class PgWireProtocolTest {
             c.send(new FrontendBytes().query("SET client_encoding = 'SQL_ASCII'").query("SET NAMES 'win1252'")
                     .query("SET client_encoding TO 'utf-8'").query("SET client_encoding = DEFAULT"));
             List<Message> m = c.receive();
-            assertThat(types(m)).isEqualTo("SCZ" + "EZ" + "SCZ" + "SCZ");
+            // as PostgreSQL 14 and later, a ParameterStatus only when the value changed (DEFAULT here keeps UTF8)
+            assertThat(types(m)).isEqualTo("SCZ" + "EZ" + "SCZ" + "CZ");
             assertThat(m.get(0).strings()).containsExactly("client_encoding", "SQL_ASCII");
             assertThat(m.get(3).sqlState()).isEqualTo("22023");
             assertThat(m.get(5).strings()).containsExactly("client_encoding", "UTF8");
@@ -632,7 +633,7 @@ class PgWireProtocolTest {
     void errorsInExtendedModeDiscardUntilSync() {
         Calls calls = Calls.returning(RESULT);
         Connection c = connected(trust(), calls, 23);
-        c.send(new FrontendBytes().parse("", "SELECT 1").bindText("", "").execute("").sync()
+        c.send(new FrontendBytes().parse("", "SELECT 2 + 2").bindText("", "").execute("").sync()
                 .parse("", "CALL BINDING x($1)").bindText("", "", "{}").execute("").sync());
         List<Message> m = c.receive();
         assertThat(types(m)).isEqualTo("EZ12DCZ");

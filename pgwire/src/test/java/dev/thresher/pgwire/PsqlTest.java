@@ -103,7 +103,7 @@ class PsqlTest {
 
     @Test
     void psqlSeesSqlStatesAndWrongPasswords() throws Exception {
-        Run unsupported = psql(PgJdbcTest.PASSWORD, "-v", "VERBOSITY=verbose", "-c", "SELECT 1");
+        Run unsupported = psql(PgJdbcTest.PASSWORD, "-v", "VERBOSITY=verbose", "-c", "SELECT 2 + 2");
         assertThat(unsupported.exitCode()).isEqualTo(1);
         assertThat(unsupported.stderr()).contains("ERROR:  0A000:");
 

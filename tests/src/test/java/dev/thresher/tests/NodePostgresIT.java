@@ -60,21 +60,21 @@ class NodePostgresIT {
         assertEquals(r.get("rowMode"), reference);
     }
 
-    /** Copies the script and installs the pinned node-postgres from the npm registry, once. */
-    private static Path provision() throws Exception {
+    /** Copies the scripts and installs the pinned node-postgres and pg-cursor from the npm registry, once. */
+    static synchronized Path provision() throws Exception {
         Path src = Path.of("src", "test", "node");
         Path dir = Path.of("target", "node");
         Files.createDirectories(dir);
-        for (String f : List.of("package.json", "call.js")) {
+        for (String f : List.of("package.json", "call.js", "matrix.js")) {
             Files.copy(src.resolve(f), dir.resolve(f), StandardCopyOption.REPLACE_EXISTING);
         }
-        if (!Files.isDirectory(dir.resolve("node_modules/pg"))) {
+        if (!Files.isDirectory(dir.resolve("node_modules/pg")) || !Files.isDirectory(dir.resolve("node_modules/pg-cursor"))) {
             Path log = dir.resolve("npm-install.log");
             Process npm = new ProcessBuilder("npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
                     .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             npm.getOutputStream().close();
             assertThat(npm.waitFor(300, TimeUnit.SECONDS)).as("npm install finished").isTrue();
-            assertThat(npm.exitValue()).as("npm install pg (needs Node.js and npm; .ci/run installs them):%n%s",
+            assertThat(npm.exitValue()).as("npm install pg pg-cursor (needs Node.js and npm; .ci/run installs them):%n%s",
                     Files.readString(log, StandardCharsets.UTF_8)).isZero();
         }
         return dir;
