@@ -261,6 +261,7 @@ final class Bench {
             java.util.Properties props = new java.util.Properties();
             props.setProperty("user", dev.thresher.server.DevCluster.USER);
             props.setProperty("password", dev.thresher.server.DevCluster.PASSWORD);
+            props.setProperty("sslmode", "disable"); // as the PostgreSQL loads' connections: no TLS
             try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:postgresql://"
                     + cluster.nodes().get(0).pgwireAddress() + "/thresher", props)) {
                 t = System.nanoTime();

@@ -42,6 +42,8 @@ final class ThresherPeer implements Peer {
         Properties p = new Properties();
         p.setProperty("user", DevCluster.USER);
         p.setProperty("password", DevCluster.PASSWORD);
+        // in clear, as the PostgreSQL peers' connections are (the embedded servers offer no TLS): the same transport
+        p.setProperty("sslmode", "disable");
         Connection c = DriverManager.getConnection("jdbc:postgresql://" + node.pgwireAddress() + "/thresher", p);
         PreparedStatement s = c.prepareStatement("CALL BINDING " + shape.binding() + "('{}')");
         return new Client() {

@@ -32,6 +32,8 @@ public enum ErrorCode {
     IDEMPOTENCY_KEY_REUSED(1016, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     /** A query of the journal views names a column the view does not have. */
     UNKNOWN_COLUMN(1017, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
+    /** An identifier (a binding, table, column or setting name) longer than 63 bytes, PostgreSQL's NAMEDATALEN - 1. */
+    NAME_TOO_LONG(1018, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     AUTHENTICATION_TIMEOUT(2003, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),
 
     AUTHENTICATION_FAILED(2001, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),
@@ -58,9 +60,13 @@ public enum ErrorCode {
     GUEST_INVALID_MODULE(4005, Category.GUEST_FAILURE, RetryClass.TERMINAL),
 
     DEADLINE_EXCEEDED(5001, Category.DEADLINE, RetryClass.TERMINAL),
+    /** A pgwire session sat idle longer than {@code limits.pgwireIdleSessionTimeoutMs} and was closed; reconnect. */
+    IDLE_SESSION_TIMEOUT(5002, Category.DEADLINE, RetryClass.TERMINAL),
 
     CELL_UNAVAILABLE(6001, Category.HOST_CELL_UNAVAILABLE, RetryClass.RETRYABLE),
     HOST_UNREACHABLE(6002, Category.HOST_CELL_UNAVAILABLE, RetryClass.RETRYABLE),
+    /** A node or one user holds as many connections as its limit allows; the new one was refused before any work. */
+    TOO_MANY_CONNECTIONS(6003, Category.HOST_CELL_UNAVAILABLE, RetryClass.RETRYABLE),
 
     TARGET_STALE(7001, Category.TARGET_STALE, RetryClass.RETRYABLE),
     SLOT_STALE(7002, Category.TARGET_STALE, RetryClass.RETRYABLE),

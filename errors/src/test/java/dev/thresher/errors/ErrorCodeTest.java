@@ -39,6 +39,9 @@ class ErrorCodeTest {
         assertThat(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN.code()).isEqualTo(8001);
         assertThat(ErrorCode.ofCode(3007)).isEqualTo(ErrorCode.PARTIAL_KEY_DUPLICATED);
         assertThat(ErrorCode.NESTED_CALL_LIMIT_EXCEEDED.code()).isEqualTo(3012);
+        assertThat(ErrorCode.NAME_TOO_LONG.code()).isEqualTo(1018);
+        assertThat(ErrorCode.IDLE_SESSION_TIMEOUT.code()).isEqualTo(5002);
+        assertThat(ErrorCode.TOO_MANY_CONNECTIONS.code()).isEqualTo(6003);
         assertThat(ErrorCode.ofCode(123456)).isEqualTo(ErrorCode.INTERNAL_ERROR);
     }
 

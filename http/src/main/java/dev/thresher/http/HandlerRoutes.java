@@ -5,6 +5,7 @@ import dev.thresher.bindings.HandlerResponse;
 import dev.thresher.bindings.HandlerService;
 import dev.thresher.bindings.IdempotentRequests;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import io.netty.buffer.ByteBufUtil;
@@ -108,12 +109,16 @@ final class HandlerRoutes {
         }
         if (binding.isEmpty()) {
             write.accept(error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + req.method() + " "
-                    + path + ": handlers are served at " + PREFIX + "<binding>/<route>"), HttpResponseStatus.NOT_FOUND, null));
+                    + Quoted.of(path) + ": handlers are served at " + PREFIX + "<binding>/<route>"), HttpResponseStatus.NOT_FOUND, null));
             return;
         }
         if (!BINDING_NAME.matcher(binding).matches()) {
-            write.accept(error(new ThresherException(ErrorCode.UNKNOWN_BINDING, "no binding can be named '" + binding
-                    + "': a name is a letter or '_', then letters, digits or '_'"), null, null));
+            write.accept(error(new ThresherException(ErrorCode.UNKNOWN_BINDING, "no binding can be named '"
+                    + Quoted.of(binding) + "': a name is a letter or '_', then letters, digits or '_'"), null, null));
+            return;
+        }
+        if (binding.length() > HttpFront.MAX_NAME_BYTES) { // the pattern admits ASCII only: a character is a byte
+            write.accept(error(HttpFront.nameTooLong(binding), null, null));
             return;
         }
         if (req.content().readableBytes() > limits.directCallPayloadBytes()) {

@@ -3,6 +3,7 @@ package dev.thresher.http;
 import dev.thresher.bindings.access.AccessService;
 import dev.thresher.bindings.access.Principal;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -35,16 +36,23 @@ import java.util.Optional;
  * @param adminToken the token, when the node has one
  * @param openEndpoints who may use the health and metrics routes without the token
  */
-public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoints, AccessService users) {
+public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoints, AccessService users,
+                         boolean unauthenticated) {
     /** Only the admin token: no user tokens. */
     public HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoints) {
-        this(adminToken, openEndpoints, null);
+        this(adminToken, openEndpoints, null, false);
     }
 
     /** The same, with users' bearer tokens and grants from {@code users}. */
     public HttpAccess withUsers(AccessService users) {
-        return new HttpAccess(adminToken, openEndpoints, users);
+        return new HttpAccess(adminToken, openEndpoints, users, false);
     }
+
+    /**
+     * No authentication at all: every request runs as an admin of the front's tenant. Only for a front door started
+     * on its own, without users, by the short {@link HttpFront#start} overloads (protocol tests); a node never uses it.
+     */
+    public static final HttpAccess UNAUTHENTICATED = new HttpAccess(Optional.empty(), OpenEndpoints.ANYWHERE, null, true);
 
     /** The shortest token a node accepts in its configuration. */
     public static final int MIN_TOKEN_LENGTH = 16;
@@ -123,6 +131,9 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
         if (!directCall && !(isOpenEndpoint(path) || isGuarded(path))) {
             return null;
         }
+        if (unauthenticated) {
+            return Principal.admin("http", nodeTenant);
+        }
         if (!directCall && isOpenEndpoint(path) && (openEndpoints == OpenEndpoints.ANYWHERE
                 || (openEndpoints == OpenEndpoints.LOOPBACK && isLoopback(peer)))) {
             return null;
@@ -136,6 +147,10 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
             if (user.isPresent()) {
                 return user.get();
             }
+        }
+        if (adminToken.isEmpty() && users == null) {
+            throw new ThresherException(ErrorCode.AUTHENTICATION_FAILED, "this node has no admin token"
+                    + " (http.adminToken) and no users, so it serves " + Quoted.of(path) + " to no one");
         }
         // one answer for a missing, malformed and wrong token
         throw new ThresherException(ErrorCode.AUTHENTICATION_FAILED, "authentication required: send"

@@ -10,6 +10,7 @@ import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.IdempotentRequests;
 import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import io.netty.bootstrap.ServerBootstrap;
@@ -88,7 +89,9 @@ import org.slf4j.LoggerFactory;
  * response is written when the future completes, so nothing blocks the loop. One request per
  * connection is answered at a time, so pipelined requests are answered in order; a request must
  * arrive within {@code limits.httpRequestTimeoutMs}; a node holds at most
- * {@code limits.httpMaxConnections} connections. See docs/operations.md, HTTP.
+ * {@code limits.httpMaxConnections} connections: one more is answered 503 {@code TOO_MANY_CONNECTIONS} as soon as it
+ * is accepted, before its request is read, and closed. Binding names are at most {@value #MAX_NAME_BYTES} bytes; what
+ * an error echoes of a path or name goes through {@link dev.thresher.errors.Quoted}. See docs/operations.md, HTTP.
  */
 public final class HttpFront implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -100,6 +103,14 @@ public final class HttpFront implements AutoCloseable {
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
     static final String IDEMPOTENT_REPLAYED = "Idempotent-Replayed";
     private static final Pattern BINDING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    /** The longest binding name, in bytes: PostgreSQL's identifier length, as over pgwire. */
+    static final int MAX_NAME_BYTES = 63;
+
+    /** {@link ErrorCode#NAME_TOO_LONG} for a binding name of the path, shown cut short. */
+    static ThresherException nameTooLong(String name) {
+        return new ThresherException(ErrorCode.NAME_TOO_LONG, "a binding name is at most " + MAX_NAME_BYTES
+                + " bytes: '" + Quoted.of(name) + "'");
+    }
 
     private final EventLoopGroup group;
     private final Channel channel;
@@ -136,7 +147,7 @@ public final class HttpFront implements AutoCloseable {
     /**
      * Binds and serves.
      *
-     * @param tenant the tenant calls run as until HTTP authentication exists
+     * @param tenant the tenant requests run in (no authentication: {@link HttpAccess#UNAUTHENTICATED})
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready) throws InterruptedException {
@@ -147,7 +158,7 @@ public final class HttpFront implements AutoCloseable {
      * Binds and serves, {@code /admin/tables} too when {@code tables} is given (its blocking work runs on
      * {@value #ADMIN_THREADS} threads of the front's own).
      *
-     * @param tenant the tenant calls run as until HTTP authentication exists
+     * @param tenant the tenant requests run in (no authentication: {@link HttpAccess#UNAUTHENTICATED})
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   BooleanSupplier ready, TableService tables, BindingService bindings) throws InterruptedException {
@@ -168,14 +179,15 @@ public final class HttpFront implements AutoCloseable {
     /**
      * As above, serving the topology changes of {@code topologyChanges} too ({@code /admin/partitions/...},
      * {@code /admin/nodes/...}, {@code /admin/shards}, {@code GET /admin/topology/changes}); {@code readiness} says
-     * why the node is not ready (empty when it is), and {@code /readyz} answers 503 with that reason.
+     * why the node is not ready (empty when it is), and {@code /readyz} answers 503 with that reason. These shorter
+     * overloads authenticate no one ({@link HttpAccess#UNAUTHENTICATED}): a front door of its own, for protocol tests.
      */
     public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
                                   java.util.function.Supplier<Optional<String>> readiness, TableService tables,
                                   BindingService bindings, java.util.function.Supplier<String> topology,
                                   dev.thresher.bindings.TopologyService topologyChanges) throws InterruptedException {
         return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges,
-                HttpAccess.NO_TOKEN);
+                HttpAccess.UNAUTHENTICATED);
     }
 
     /** As above, with who may use which route ({@link HttpAccess}: the admin token, the open endpoints). */
@@ -378,7 +390,7 @@ public final class HttpFront implements AutoCloseable {
 
         Handler(String tenant, Limits limits, CallService calls, BooleanSupplier ready, AtomicInteger open) {
             this(tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty() : Optional.of("not ready"), open,
-                    null, null, HttpAccess.NO_TOKEN, null, null, new MetricsRoute(), null);
+                    null, null, HttpAccess.UNAUTHENTICATED, null, null, new MetricsRoute(), null);
         }
 
         Handler(String tenant, Limits limits, CallService calls, java.util.function.Supplier<Optional<String>> readiness,
@@ -413,7 +425,7 @@ public final class HttpFront implements AutoCloseable {
                         ctx.channel(), n - 1, limits.httpMaxConnections());
                 closing = true;
                 ctx.channel().config().setAutoRead(false);
-                fail(ctx, false, new ThresherException(ErrorCode.CELL_UNAVAILABLE, "this node already serves "
+                fail(ctx, false, new ThresherException(ErrorCode.TOO_MANY_CONNECTIONS, "this node already serves "
                         + limits.httpMaxConnections() + " HTTP connections (limits.httpMaxConnections); retry later"));
             } else {
                 arm();
@@ -567,7 +579,7 @@ public final class HttpFront implements AutoCloseable {
                     write(ctx, keepAlive, file.get());
                 } else {
                     send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                            ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                            ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + Quoted.of(path))));
                 }
                 return;
             }
@@ -604,7 +616,7 @@ public final class HttpFront implements AutoCloseable {
             if (!m.matches()) {
                 // A routing failure, not a call's: HTTP's own 404, with the code of a request Thresher does not serve.
                 send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + Quoted.of(path))));
                 return;
             }
             if (!method.equals(HttpMethod.POST)) {
@@ -613,8 +625,12 @@ public final class HttpFront implements AutoCloseable {
             }
             String name = m.group(1);
             if (!BINDING_NAME.matcher(name).matches()) {
-                fail(ctx, keepAlive, new ThresherException(ErrorCode.UNKNOWN_BINDING,
-                        "no binding can be named '" + name + "': a name is a letter or '_', then letters, digits or '_'"));
+                fail(ctx, keepAlive, new ThresherException(ErrorCode.UNKNOWN_BINDING, "no binding can be named '"
+                        + Quoted.of(name) + "': a name is a letter or '_', then letters, digits or '_'"));
+                return;
+            }
+            if (name.length() > MAX_NAME_BYTES) { // the pattern admits ASCII only: a character is a byte
+                fail(ctx, keepAlive, nameTooLong(name));
                 return;
             }
             if (req.content().readableBytes() > limits.directCallPayloadBytes()) {
@@ -842,7 +858,7 @@ public final class HttpFront implements AutoCloseable {
             }
             if ((r.name() == null) != prefix.equals("/admin/shards") || (r.name() != null && r.sub() == null)) {
                 send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + Quoted.of(path))));
                 return;
             }
             String by = "http";
@@ -864,7 +880,7 @@ public final class HttpFront implements AutoCloseable {
                     id = Integer.parseInt(r.name());
                 } catch (NumberFormatException e) {
                     throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "a partition id is a number, was '"
-                            + r.name() + "'");
+                            + Quoted.of(r.name()) + "'");
                 }
                 return switch (r.sub()) {
                     case "split" -> t.splitPartition(by, id, d.path("at").isInt() ? java.util.OptionalInt.of(d.path("at")
@@ -881,7 +897,7 @@ public final class HttpFront implements AutoCloseable {
                                   FullHttpRequest req) {
             if (admin == null || admin.journal() == null || !JournalRoutes.routable(path)) {
                 send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + Quoted.of(path))));
             } else if (!method.equals(HttpMethod.GET)) {
                 wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
             } else {
@@ -906,7 +922,7 @@ public final class HttpFront implements AutoCloseable {
             String sub = parts.length > 2 ? parts[2] : null;
             if (parts.length > 3 || (name != null && name.isEmpty()) || (sub != null && !subs.contains(sub))) {
                 send(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, error(new ThresherException(
-                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + path)));
+                        ErrorCode.UNSUPPORTED_STATEMENT, "no route for " + method + " " + Quoted.of(path))));
                 return null;
             }
             HttpMethod allowed = allowedFor.apply(name, sub);
@@ -1133,7 +1149,7 @@ public final class HttpFront implements AutoCloseable {
         private void wrongMethod(ChannelHandlerContext ctx, boolean keepAlive, HttpMethod method, String path,
                                         HttpMethod allowed) {
             FullHttpResponse res = response(HttpResponseStatus.METHOD_NOT_ALLOWED, error(new ThresherException(
-                    ErrorCode.UNSUPPORTED_STATEMENT, path + " serves " + allowed + ", not " + method)));
+                    ErrorCode.UNSUPPORTED_STATEMENT, Quoted.of(path) + " serves " + allowed + ", not " + method)));
             res.headers().set(HttpHeaderNames.ALLOW, allowed.name());
             write(ctx, keepAlive, res);
         }

@@ -11,6 +11,7 @@ import dev.thresher.bindings.JournalSelect.Filter;
 import dev.thresher.bindings.JournalService;
 import dev.thresher.bindings.JournalView;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
@@ -103,7 +104,7 @@ final class JournalRoutes {
         single(parameters, "state").ifPresent(s -> {
             if (!STATES.contains(s)) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "state is running, succeeded or failed, not '"
-                        + s + "'");
+                        + Quoted.of(s) + "'");
             }
             filters.add(new JournalSelect.Compare("state", JournalSelect.Op.EQ, new JournalSelect.Text(s)));
         });
@@ -155,7 +156,7 @@ final class JournalRoutes {
         }
         if (m == null || !m.matches() || JournalSelect.parseUuid(m.group(2)).isEmpty()) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "after is a cursor from a \"next\" of this list, not '"
-                    + (cursor.length() > 64 ? cursor.substring(0, 64) + "..." : cursor) + "'");
+                    + Quoted.of(cursor) + "'");
         }
         long micros;
         try {
@@ -177,7 +178,7 @@ final class JournalRoutes {
         try {
             n = Long.parseLong(s.strip());
         } catch (NumberFormatException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "limit is a number of calls, not '" + s + "'");
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "limit is a number of calls, not '" + Quoted.of(s) + "'");
         }
         if (n < 1) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "limit is at least 1, was " + n);
@@ -187,7 +188,7 @@ final class JournalRoutes {
 
     private static Instant instant(String parameter, String value) {
         return JournalSelect.parseTimestamp(value).orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS,
-                parameter + " is an ISO-8601 time such as 2025-01-31T09:15:00Z, not '" + value + "'"));
+                parameter + " is an ISO-8601 time such as 2025-01-31T09:15:00Z, not '" + Quoted.of(value) + "'"));
     }
 
     // ---- one call
@@ -196,7 +197,7 @@ final class JournalRoutes {
         known(parameters, Set.of("tenant"));
         String tenant = single(parameters, "tenant").orElse(defaultTenant);
         UUID callId = JournalSelect.parseUuid(id).orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS,
-                "'" + (id.length() > 64 ? id.substring(0, 64) + "..." : id) + "' is not a call id (a UUID)"));
+                "'" + Quoted.of(id) + "' is not a call id (a UUID)"));
         Optional<Filter> thisCall = Optional.of(new JournalSelect.Compare("call_id", JournalSelect.Op.EQ,
                 new JournalSelect.Text(callId.toString())));
         JournalRows invocation = journal.select(tenant, JournalSelect.recent(JournalView.INVOCATIONS, thisCall, 1));
@@ -253,7 +254,7 @@ final class JournalRoutes {
     private static void known(Map<String, List<String>> parameters, Set<String> known) {
         for (String name : parameters.keySet()) {
             if (!known.contains(name)) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unknown parameter '" + name + "'; this route takes "
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unknown parameter '" + Quoted.of(name) + "'; this route takes "
                         + String.join(", ", known.stream().sorted().toList()));
             }
         }

@@ -65,8 +65,11 @@ class HttpAccessTest {
             assertThatCode(() -> access.check(path, false, REMOTE, "Bearer " + TOKEN)).doesNotThrowAnyException();
             assertThatCode(() -> access.check(path, false, REMOTE, "bearer  " + TOKEN + " ")).doesNotThrowAnyException();
         }
-        // the direct call route runs as the node's tenant; an unknown path is a 404 for anyone
-        assertThatCode(() -> access.check("/v1/bindings/sum/call", true, REMOTE, null)).doesNotThrowAnyException();
+        // the direct call route needs a token too; an unknown path is a 404 for anyone
+        assertThatThrownBy(() -> access.check("/v1/bindings/sum/call", true, LOOPBACK, null))
+                .isInstanceOf(ThresherException.class);
+        assertThatCode(() -> access.check("/v1/bindings/sum/call", true, REMOTE, "Bearer " + TOKEN))
+                .doesNotThrowAnyException();
         assertThatCode(() -> access.check("/nowhere", false, REMOTE, null)).doesNotThrowAnyException();
     }
 
@@ -109,6 +112,11 @@ class HttpAccessTest {
         HttpResponse<String> call = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + front.port()
                         + "/v1/bindings/sum/call")).POST(HttpRequest.BodyPublishers.ofString("{}"))
                 .timeout(Duration.ofMillis(Wire.WAIT_MS)).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(call.statusCode()).isEqualTo(200);
+        assertThat(call.statusCode()).isEqualTo(401);
+        HttpResponse<String> admitted = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + front.port()
+                        + "/v1/bindings/sum/call")).header("Authorization", "Bearer " + TOKEN)
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).timeout(Duration.ofMillis(Wire.WAIT_MS)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(admitted.statusCode()).isEqualTo(200);
     }
 }

@@ -166,7 +166,7 @@ class HttpFrontConnectionTest {
             try (Socket third = connect(front)) {
                 Wire.Response res = read(third);
                 assertThat(res.status()).isEqualTo(503);
-                assertThat(res.errorCode()).isEqualTo(ErrorCode.CELL_UNAVAILABLE.code());
+                assertThat(res.errorCode()).as("TOO_MANY_CONNECTIONS").isEqualTo(6003);
                 assertThat(res.json().path("error").path("retry").asText()).isEqualTo("RETRYABLE");
                 assertThat(closedByServer(third)).isTrue();
             }

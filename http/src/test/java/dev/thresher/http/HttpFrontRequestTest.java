@@ -52,6 +52,36 @@ class HttpFrontRequestTest {
     }
 
     @Test
+    void aBindingNameOverSixtyThreeBytesIsRefused400WithoutACallAndWithoutEchoingIt() throws Exception {
+        start(Limits.DEFAULTS);
+        try (Socket s = connect(front)) {
+            send(s, post("/v1/bindings/" + "n".repeat(3_000) + "/call", "{}"));
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(400);
+            assertThat(res.errorCode()).as("NAME_TOO_LONG").isEqualTo(1018);
+            String message = res.json().path("error").path("message").asText();
+            assertThat(message).contains("63 bytes").contains("…(3000 bytes)");
+            assertThat(message.length()).isLessThan(300);
+            send(s, post("/v1/bindings/" + "n".repeat(63) + "/call", "{}"));
+            assertThat(read(s).status()).as("63 bytes is a name").isEqualTo(200);
+        }
+        assertThat(calls.requests).hasSize(1);
+    }
+
+    @Test
+    void aLongUnknownPathIsEchoedCutShort() throws Exception {
+        start(Limits.DEFAULTS);
+        try (Socket s = connect(front)) {
+            send(s, get("/nowhere/" + "p".repeat(3_000)));
+            Wire.Response res = read(s);
+            assertThat(res.status()).isEqualTo(404);
+            String message = res.json().path("error").path("message").asText();
+            assertThat(message).startsWith("no route for GET /nowhere/ppp").contains("…(3009 bytes)");
+            assertThat(message.length()).isLessThan(300);
+        }
+    }
+
+    @Test
     void aHeaderSectionOverTheDecoderLimitIsRefused431AndClosesWithoutACall() throws Exception {
         start(Limits.DEFAULTS);
         try (Socket s = connect(front)) {

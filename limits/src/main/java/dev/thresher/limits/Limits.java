@@ -58,6 +58,17 @@ import java.util.function.Function;
  *        waits there while the handler's nested call runs elsewhere); a request not started within
  *        {@code admissionWaitMs} is answered busy ({@code CELL_UNAVAILABLE}, retryable, before any guest code)
  * @param httpResponseMaxBytes bytes of the body one HTTP handler invocation may write
+ * @param pgwireMaxConnections pgwire connections one node holds at once, every accepted socket counted from its
+ *        accept (authenticated or not); one more is answered FATAL {@code 53300} and closed at once
+ * @param pgwireConnectionsPerUser pgwire sessions one user name holds on one node at once, counted once
+ *        authenticated; one more is answered FATAL {@code 53300} after its startup
+ * @param pgwireIdleSessionTimeoutMs a pgwire session waiting this long for its client's next message (no call,
+ *        write or lookup in flight, not in COPY) is closed with FATAL {@code 57P05}
+ * @param pgwireStatementBytesPerConnection bytes one pgwire connection's prepared statements (their SQL text and
+ *        name) and portals (their bound values and name) hold in all; a Parse or Bind past it is refused
+ *        ({@code 54000}) and stores nothing
+ * @param pgwireStatementsPerQuery statements one simple query may hold; more is refused ({@code 54000}) before any
+ *        runs
  */
 public record Limits(
         long callDeadlineMs,
@@ -94,12 +105,18 @@ public record Limits(
         long admissionWaitMs,
         long partitionLeaseMs,
         int handlerConcurrency,
-        int httpResponseMaxBytes) {
+        int httpResponseMaxBytes,
+        int pgwireMaxConnections,
+        int pgwireConnectionsPerUser,
+        long pgwireIdleSessionTimeoutMs,
+        int pgwireStatementBytesPerConnection,
+        int pgwireStatementsPerQuery) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
-            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000, 16, 1 << 20);
+            30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000, 16, 1 << 20,
+            500, 100, 3_600_000, 16 << 20, 1_000);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -147,6 +164,11 @@ public record Limits(
         positive(p, "pgwireStatementsPerConnection", pgwireStatementsPerConnection);
         positive(p, "httpRequestTimeoutMs", httpRequestTimeoutMs);
         positive(p, "httpMaxConnections", httpMaxConnections);
+        positive(p, "pgwireMaxConnections", pgwireMaxConnections);
+        positive(p, "pgwireConnectionsPerUser", pgwireConnectionsPerUser);
+        positive(p, "pgwireIdleSessionTimeoutMs", pgwireIdleSessionTimeoutMs);
+        positive(p, "pgwireStatementBytesPerConnection", pgwireStatementBytesPerConnection);
+        positive(p, "pgwireStatementsPerQuery", pgwireStatementsPerQuery);
         positive(p, "guestMemoryMaxBytes", guestMemoryMaxBytes);
         positive(p, "topologyPollMs", topologyPollMs);
         if (guestMemoryMaxBytes < batchMaxBytes) {
@@ -227,7 +249,10 @@ public record Limits(
                     toInt(v, "httpMaxConnections"), v.apply("guestMemoryMaxBytes"),
                     v.apply("topologyPollMs"), toInt(v, "packageMaxBytes"), v.apply("guestMemoryBudgetBytes"),
                     toInt(v, "bindingSharePercent"), v.apply("slowRunMs"), v.apply("admissionWaitMs"),
-                    v.apply("partitionLeaseMs"), toInt(v, "handlerConcurrency"), toInt(v, "httpResponseMaxBytes"));
+                    v.apply("partitionLeaseMs"), toInt(v, "handlerConcurrency"), toInt(v, "httpResponseMaxBytes"),
+                    toInt(v, "pgwireMaxConnections"), toInt(v, "pgwireConnectionsPerUser"),
+                    v.apply("pgwireIdleSessionTimeoutMs"), toInt(v, "pgwireStatementBytesPerConnection"),
+                    toInt(v, "pgwireStatementsPerQuery"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

@@ -3,6 +3,7 @@ package dev.thresher.limits;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +47,27 @@ class LimitsTest {
         assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.httpRequestTimeoutMs", "0", "limits.httpMaxConnections", "-1")))
                 .hasMessageContaining("httpRequestTimeoutMs must be positive")
                 .hasMessageContaining("httpMaxConnections must be positive");
+    }
+
+    @Test
+    void pgwireResourceBoundsHaveDefaultsAndMustBePositive() {
+        Limits d = Limits.DEFAULTS;
+        assertThat(d.pgwireMaxConnections()).isEqualTo(500);
+        assertThat(d.pgwireConnectionsPerUser()).isEqualTo(100);
+        assertThat(d.pgwireIdleSessionTimeoutMs()).isEqualTo(3_600_000);
+        assertThat(d.pgwireStatementBytesPerConnection()).isEqualTo(16 << 20);
+        assertThat(d.pgwireStatementsPerQuery()).isEqualTo(1_000);
+        Limits l = Limits.fromProperties(Map.of("limits.pgwireMaxConnections", "3", "limits.pgwireConnectionsPerUser", "2",
+                "limits.pgwireIdleSessionTimeoutMs", "250", "limits.pgwireStatementBytesPerConnection", "1024",
+                "limits.pgwireStatementsPerQuery", "10"));
+        assertThat(List.of(l.pgwireMaxConnections(), l.pgwireConnectionsPerUser(), l.pgwireStatementBytesPerConnection(),
+                l.pgwireStatementsPerQuery())).containsExactly(3, 2, 1024, 10);
+        assertThat(l.pgwireIdleSessionTimeoutMs()).isEqualTo(250);
+        assertThatThrownBy(() -> Limits.fromProperties(Map.of("limits.pgwireMaxConnections", "0",
+                "limits.pgwireIdleSessionTimeoutMs", "-1", "limits.pgwireStatementsPerQuery", "0")))
+                .hasMessageContaining("pgwireMaxConnections must be positive")
+                .hasMessageContaining("pgwireIdleSessionTimeoutMs must be positive")
+                .hasMessageContaining("pgwireStatementsPerQuery must be positive");
     }
 
     @Test

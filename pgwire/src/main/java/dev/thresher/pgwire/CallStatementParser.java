@@ -1,6 +1,7 @@
 package dev.thresher.pgwire;
 
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,8 +50,13 @@ import java.util.Locale;
  *
  * <p>Failures are {@link ThresherException}s: {@link ErrorCode#UNSUPPORTED_STATEMENT} for a statement
  * other than those above (or several in one prepared statement, or {@code AND CHAIN}),
- * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, and {@link ErrorCode#INVALID_ARGUMENTS} for a call id
- * of {@code SHOW CALL} that is not a UUID, each naming the 1-based character position.
+ * {@link ErrorCode#SYNTAX_ERROR} for a malformed one, {@link ErrorCode#NAME_TOO_LONG} for a name (of a binding,
+ * table, column or setting) of more than {@value #MAX_NAME_BYTES} bytes, where PostgreSQL would truncate it, and
+ * {@link ErrorCode#INVALID_ARGUMENTS} for a call id of {@code SHOW CALL} that is not a UUID, each naming the 1-based
+ * character position. Messages show the text they quote through {@link Quoted}: cut short, control characters escaped.
+ *
+ * <p>The parser is a loop over statements and recursive in nothing that a statement can repeat, so no input grows
+ * its stack; a simple query's statements are capped ({@code limits.pgwireStatementsPerQuery}) as they are read.
  */
 final class CallStatementParser {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
@@ -63,6 +69,9 @@ final class CallStatementParser {
             "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
             "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
+
+    /** PostgreSQL's NAMEDATALEN - 1: the longest identifier, in UTF-8 bytes. */
+    static final int MAX_NAME_BYTES = 63;
 
     private final String sql;
     private int pos;
@@ -98,10 +107,24 @@ final class CallStatementParser {
      * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} or {@link ErrorCode#UNSUPPORTED_STATEMENT}
      */
     static List<ParsedStatement> parseScript(String sql) {
+        return parseScript(sql, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #parseScript(String)}, refusing a query of more than {@code maxStatements} statements as soon as the
+     * one past it begins.
+     *
+     * @throws ThresherException {@link ErrorCode#PAYLOAD_TOO_LARGE} ({@code 54000}) past {@code maxStatements}
+     */
+    static List<ParsedStatement> parseScript(String sql, int maxStatements) {
         CallStatementParser p = new CallStatementParser(sql);
         List<ParsedStatement> statements = new ArrayList<>();
         p.skipSemicolons();
         while (!p.atEnd()) {
+            if (statements.size() == maxStatements) {
+                throw new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "a simple query holds at most " + maxStatements
+                        + " statements (limits.pgwireStatementsPerQuery); this one holds more");
+            }
             statements.add(p.statement());
             p.skipSemicolons();
         }
@@ -188,7 +211,7 @@ final class CallStatementParser {
             throw syntax("expected BINDING after CALL");
         }
         if (!second.equalsIgnoreCase("BINDING")) {
-            throw unsupported(start, "CALL of procedure '" + second + "' at position " + (bindingAt + 1)
+            throw unsupported(start, "CALL of procedure '" + Quoted.of(second) + "' at position " + (bindingAt + 1)
                     + " is not supported");
         }
         skipTrivia();
@@ -428,7 +451,7 @@ final class CallStatementParser {
         String id = quoted('\'');
         if (!UUID_TEXT.matcher(id).matches()) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "invalid call id at position " + (at + 1)
-                    + ": '" + (id.length() > 64 ? id.substring(0, 64) + "..." : id)
+                    + ": '" + Quoted.of(id)
                     + "' is not a UUID (SHOW CALL takes the id a CALL BINDING was told, e.g. '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f')");
         }
         return new ParsedStatement.ShowCall(java.util.UUID.fromString(id));
@@ -600,7 +623,7 @@ final class CallStatementParser {
 
         void encoding(String value, int at) {
             if (!value.replace("-", "").equalsIgnoreCase("UTF8")) {
-                throw unsupported(at, "COPY ENCODING '" + value + "' is not served; data is UTF-8");
+                throw unsupported(at, "COPY ENCODING '" + Quoted.of(value) + "' is not served; data is UTF-8");
             }
         }
 
@@ -649,7 +672,7 @@ final class CallStatementParser {
         String name = identifier("a table name");
         if (!atEnd() && peek() == '.') {
             if (!name.equals("public")) {
-                throw syntax("tables live in the shard databases' public schema, not '" + name + "'");
+                throw syntax("tables live in the shard databases' public schema, not '" + Quoted.of(name) + "'");
             }
             pos++;
             name = identifier("a table name");
@@ -784,24 +807,39 @@ final class CallStatementParser {
         }
     }
 
-    /** An unquoted identifier folded to lower case, or a quoted one as written. */
+    /** An unquoted identifier folded to lower case, or a quoted one as written; at most {@value #MAX_NAME_BYTES} bytes. */
     private String identifier(String what) {
         if (atEnd()) {
             throw syntax("expected " + what + ", found the end of the statement");
         }
+        int at = pos;
+        String name;
         if (peek() == '"') {
-            int at = pos;
-            String name = quoted('"');
+            name = quoted('"');
             if (name.isEmpty()) {
                 pos = at;
                 throw syntax("zero-length quoted identifier");
             }
-            return name;
-        }
-        if (!startsIdentifier()) {
+        } else if (!startsIdentifier()) {
             throw syntax("expected " + what + ", found " + describe(pos));
+        } else {
+            name = word().toLowerCase(Locale.ROOT);
         }
-        return word().toLowerCase(Locale.ROOT);
+        return checkedName(name, what, at);
+    }
+
+    /**
+     * {@code name} when it is at most {@value #MAX_NAME_BYTES} bytes; PostgreSQL would truncate a longer one (with a
+     * notice), which could name another object, so Thresher refuses it.
+     *
+     * @throws ThresherException {@link ErrorCode#NAME_TOO_LONG} ({@code 42622})
+     */
+    static String checkedName(String name, String what, int at) {
+        if (Quoted.longerThan(name, MAX_NAME_BYTES)) {
+            throw new ThresherException(ErrorCode.NAME_TOO_LONG, what + " at position " + (at + 1) + " is longer than "
+                    + MAX_NAME_BYTES + " bytes: \"" + Quoted.of(name) + "\"");
+        }
+        return name;
     }
 
     /** Text between {@code quote} characters, a doubled quote standing for one. */
@@ -1042,7 +1080,7 @@ final class CallStatementParser {
         return sql.charAt(pos);
     }
 
-    /** A short quote of the text at {@code at} for messages. */
+    /** A short quote of the text at {@code at} for messages (at most 20 characters, control characters escaped). */
     private String describe(int at) {
         if (at >= sql.length()) {
             return "the end of the statement";
@@ -1051,7 +1089,7 @@ final class CallStatementParser {
         while (end < sql.length() && end - at < 20 && !Character.isWhitespace(sql.charAt(end))) {
             end++;
         }
-        return "'" + sql.substring(at, Math.max(end, at + 1)) + "'";
+        return "'" + Quoted.of(sql.substring(at, Math.max(end, at + 1))) + "'";
     }
 
     private ThresherException syntax(String message) {

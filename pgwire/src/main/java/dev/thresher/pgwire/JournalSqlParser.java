@@ -6,6 +6,7 @@ import dev.thresher.bindings.JournalSelect.Filter;
 import dev.thresher.bindings.JournalSelect.Literal;
 import dev.thresher.bindings.JournalView;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -215,12 +216,13 @@ final class JournalSqlParser {
         Token first = peek();
         String schema = name("a view");
         if (!accept(".")) {
-            throw unsupported(first, "relation " + schema + " is not served; " + VIEWS);
+            throw unsupported(first, "relation " + Quoted.of(schema) + " is not served; " + VIEWS);
         }
         Token second = peek();
         String name = name("a view");
         if (accept(".")) {
-            throw unsupported(first, "relation " + schema + "." + name + "." + peek().text + " is not served; " + VIEWS);
+            throw unsupported(first, "relation " + Quoted.of(schema + "." + name + "." + peek().text) + " is not served; "
+                    + VIEWS);
         }
         if (peek().symbol("(")) {
             throw unsupported(first, "functions in FROM are not supported; " + VIEWS);
@@ -230,10 +232,11 @@ final class JournalSqlParser {
                     + " (pgwire answers the type lookups drivers make, docs/clients.md); " + VIEWS);
         }
         if (!schema.equals(JournalView.SCHEMA)) {
-            throw unsupported(first, "relation " + schema + "." + name + " is not served; " + VIEWS);
+            throw unsupported(first, "relation " + Quoted.of(schema + "." + name) + " is not served; " + VIEWS);
         }
         return JournalView.named(name).filter(v -> v.viewName().equals(name))
-                .orElseThrow(() -> unsupported(second, "relation " + schema + "." + name + " is not served; " + VIEWS));
+                .orElseThrow(() -> unsupported(second, "relation " + Quoted.of(schema + "." + name) + " is not served; "
+                        + VIEWS));
     }
 
     private List<String> selectList() {
@@ -277,7 +280,7 @@ final class JournalSqlParser {
         }
         String name = name("a column");
         if (peek().symbol("(")) {
-            throw unsupported(t, "function " + name + "() is not supported");
+            throw unsupported(t, "function " + Quoted.of(name) + "() is not supported");
         }
         if (peek().symbol(".")) {
             throw unsupported(t, "qualified column names are not supported; name the column alone");
@@ -286,7 +289,7 @@ final class JournalSqlParser {
             throw unsupported(peek(), "casts of columns are not supported");
         }
         if (view.column(name).isEmpty()) {
-            throw new ThresherException(ErrorCode.UNKNOWN_COLUMN, "column \"" + name + "\" does not exist in "
+            throw new ThresherException(ErrorCode.UNKNOWN_COLUMN, "column \"" + Quoted.of(name) + "\" does not exist in "
                     + view.qualifiedName() + " (position " + (t.at + 1) + "); its columns are "
                     + String.join(", ", view.columns().stream().map(JournalColumn::name).toList()));
         }
@@ -324,7 +327,7 @@ final class JournalSqlParser {
         try {
             return Long.parseLong(t.text);
         } catch (NumberFormatException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, clause + " " + t.text + " is out of range");
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, clause + " " + Quoted.of(t.text) + " is out of range");
         }
     }
 
@@ -551,7 +554,7 @@ final class JournalSqlParser {
                 try {
                     index = Integer.parseInt(t.text);
                 } catch (NumberFormatException e) {
-                    throw syntax(t, "parameter $" + t.text + " is out of range");
+                    throw syntax(t, "parameter $" + Quoted.of(t.text) + " is out of range");
                 }
                 if (index < 1) {
                     throw syntax(t, "parameters are numbered from $1");
@@ -583,7 +586,7 @@ final class JournalSqlParser {
                     Token s = peek();
                     if (s.kind != Kind.STRING) {
                         if (s.symbol("(")) {
-                            throw unsupported(t, "function " + t.text + "() is not supported");
+                            throw unsupported(t, "function " + Quoted.of(t.text) + "() is not supported");
                         }
                         throw syntax(s, "expected a string after " + type.toUpperCase(Locale.ROOT));
                     }
@@ -601,7 +604,7 @@ final class JournalSqlParser {
                     throw unsupported(t, "no column of the journal views is boolean");
                 }
                 if (next + 1 < tokens.size() && tokens.get(next + 1).symbol("(")) {
-                    throw unsupported(t, "function " + t.text + "() is not supported; now() is");
+                    throw unsupported(t, "function " + Quoted.of(t.text) + "() is not supported; now() is");
                 }
                 if (view.column(t.text).isPresent()) {
                     throw unsupported(t, "comparing two columns is not supported; compare a column with a literal");
@@ -641,7 +644,7 @@ final class JournalSqlParser {
                             + " '2025-01-31 09:15:00+00' or '2025-01-31T09:15:00Z'")));
             case "interval" -> throw unsupported(at, "an interval alone is not a value of any column; add it to or"
                     + " subtract it from now(), as in now() - interval '1 hour'");
-            default -> throw unsupported(at, "a cast to " + type + " is not supported");
+            default -> throw unsupported(at, "a cast to " + Quoted.of(type) + " is not supported");
         };
     }
 
@@ -821,13 +824,13 @@ final class JournalSqlParser {
         return switch (t.kind) {
             case END -> "the end of the statement";
             case STRING -> "a string";
-            default -> "'" + sql.substring(t.at, Math.min(sql.length(), t.at + Math.max(1, Math.min(20, t.text.length()))))
-                    + "'";
+            default -> "'" + Quoted.of(sql.substring(t.at, Math.min(sql.length(), t.at + Math.max(1, Math.min(20,
+                    t.text.length()))))) + "'";
         };
     }
 
     private static String shorten(String s) {
-        return s.length() > 64 ? s.substring(0, 64) + "..." : s;
+        return Quoted.of(s);
     }
 
     private static ThresherException syntax(Token t, String message) {
@@ -887,7 +890,8 @@ final class JournalSqlParser {
                     throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                             "Unicode escapes (U&) are not supported (position " + (at + 1) + ")");
                 }
-                return new Token(Kind.WORD, word.toLowerCase(Locale.ROOT), at);
+                return new Token(Kind.WORD, CallStatementParser.checkedName(word.toLowerCase(Locale.ROOT), "a name", at),
+                        at);
             }
             if (c == '"') {
                 String name = quoted('"');
@@ -895,7 +899,7 @@ final class JournalSqlParser {
                     throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1)
                             + ": zero-length quoted identifier");
                 }
-                return new Token(Kind.QUOTED, name, at);
+                return new Token(Kind.QUOTED, CallStatementParser.checkedName(name, "a name", at), at);
             }
             if (c == '\'') {
                 return new Token(Kind.STRING, quoted('\''), at);

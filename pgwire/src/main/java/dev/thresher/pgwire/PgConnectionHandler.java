@@ -12,6 +12,7 @@ import dev.thresher.bindings.access.Scram;
 import dev.thresher.bindings.access.ScramExchange;
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -55,6 +56,13 @@ import org.slf4j.LoggerFactory;
  * <p>Cancellation: the call contract has no caller cancellation, so a CancelRequest is accepted and
  * ignored, and closing the connection while a call is in flight does not cancel the call: its result is
  * dropped when it arrives.
+ *
+ * <p>Bounds: sessions per user ({@code limits.pgwireConnectionsPerUser}, counted once authenticated), an idle
+ * session's life ({@code limits.pgwireIdleSessionTimeoutMs}), statements per simple query
+ * ({@code limits.pgwireStatementsPerQuery}; a script runs in a loop, continued from a callback only after work that
+ * left the event loop, so no script grows the stack), and what prepared statements and portals hold, by count
+ * ({@code limits.pgwireStatementsPerConnection}) and by bytes ({@code limits.pgwireStatementBytesPerConnection}).
+ * Names and values a client sent appear in messages through {@link Quoted}: cut short, control characters escaped.
  */
 final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(PgConnectionHandler.class);
@@ -85,18 +93,23 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private enum Phase { STARTUP, PASSWORD, SASL, READY, CLOSED }
 
-    /** A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs. */
-    private record Prepared(ParsedStatement statement, List<Integer> parameterTypes) {
+    /**
+     * A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs; {@code bytes} what it
+     * holds against {@code limits.pgwireStatementBytesPerConnection} (its name and SQL text in UTF-8).
+     */
+    private record Prepared(ParsedStatement statement, List<Integer> parameterTypes, long bytes) {
     }
 
     /**
      * A bound statement; {@code bound} is a call's JSON arguments when it takes {@code $1}, an INSERT's text
-     * with its parameters written in as literals when it takes any, else null.
+     * with its parameters written in as literals when it takes any, else null; {@code bytes} what it holds against
+     * {@code limits.pgwireStatementBytesPerConnection} (its name and bound values).
      */
     private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed,
-                          JournalResults.Cursor cursor, SessionQueries.Answer answer) {
-        Portal(Prepared prepared, String bound, short resultFormat, boolean executed) {
-            this(prepared, bound, resultFormat, executed, null, null);
+                          JournalResults.Cursor cursor, SessionQueries.Answer answer, long bytes) {
+        /** The same portal, run once. */
+        Portal ran() {
+            return new Portal(prepared, bound, resultFormat, true, cursor, answer, bytes);
         }
     }
 
@@ -184,6 +197,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private String recordedCallId;
     /** While a failed call's failure is reported: its id, for the ErrorResponse's detail; null otherwise. */
     private String failedCallId;
+    /** The server's connection counts; this session is counted under {@link #user} once {@link #sessionCounted}. */
+    private final PgConnections counts;
+    private boolean sessionCounted;
+    /** Checks {@code limits.pgwireIdleSessionTimeoutMs} from authentication on; see {@link #idleCheck}. */
+    private ScheduledFuture<?> idleTimer;
+    /** Since when (System.nanoTime) the session has waited for its client: the last message, answer or write progress. */
+    private long idleSinceNanos;
 
     PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes) {
         this(config, calls, readPauses, writes, null);
@@ -191,13 +211,15 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes,
                         PgWireServer.Lookups lookups) {
-        this(config, calls, readPauses, writes, lookups, PgWireServer.staticAccess(config), new AuthThrottle());
+        this(config, calls, readPauses, writes, lookups, PgWireServer.staticAccess(config), new AuthThrottle(),
+                new PgConnections(config.limits()));
     }
 
     PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes,
-                        PgWireServer.Lookups lookups, AccessService access, AuthThrottle throttle) {
+                        PgWireServer.Lookups lookups, AccessService access, AuthThrottle throttle, PgConnections counts) {
         this.access = access;
         this.throttle = throttle;
+        this.counts = counts;
         this.config = config;
         this.calls = calls;
         this.readPauses = readPauses;
@@ -226,6 +248,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (phase == Phase.CLOSED) {
             return;
         }
+        idleSinceNanos = System.nanoTime();
         pending.add(message);
         drain();
     }
@@ -238,6 +261,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (ctx.channel().isWritable()) {
             pausedForWrites = false;
+            idleSinceNanos = System.nanoTime(); // the client is reading what it was sent
         }
         if (ctx.channel().isWritable() && !callInFlight && !copyPaused && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(true);
@@ -259,6 +283,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (authTimeout != null) {
             authTimeout.cancel(false);
+        }
+        if (idleTimer != null) {
+            idleTimer.cancel(false);
+        }
+        if (sessionCounted) {
+            sessionCounted = false;
+            counts.sessionClosed(user);
         }
         ctx.fireChannelInactive();
     }
@@ -544,13 +575,23 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private PgError authenticationFailed() {
-        return PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \"" + user + "\"");
+        return PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \""
+                + Quoted.of(user) + "\"");
     }
 
     private void completeStartup(String applicationName) {
-        phase = Phase.READY;
         tenant = account.map(a -> a.principal().tenant()).orElse(config.tenant());
         authTimeout.cancel(false);
+        if (!counts.admitSession(user)) {
+            // PostgreSQL's role connection limit, checked once the user is known to be who it says
+            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(user)
+                    + "\" (limits.pgwireConnectionsPerUser is " + counts.perUser() + ")"));
+            return;
+        }
+        sessionCounted = true;
+        phase = Phase.READY;
+        idleSinceNanos = System.nanoTime();
+        armIdleTimer(TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs()));
         ctx.write(new BackendMessage.AuthenticationOk());
         this.applicationName = applicationName;
         reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
@@ -558,6 +599,44 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.write(new BackendMessage.BackendKeyData(processId, ThreadLocalRandom.current().nextInt()));
         readyForQuery();
         log.debug("{} authenticated user {} ({})", ctx.channel(), user, config.authMode());
+    }
+
+    private void armIdleTimer(long delayNanos) {
+        idleTimer = ctx.executor().schedule(this::idleCheck, delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Closes the session with FATAL {@code 57P05} (PostgreSQL's idle_session_timeout) once it has waited for its
+     * client {@code limits.pgwireIdleSessionTimeoutMs} with nothing of its own running: no call, write or lookup in
+     * flight and not in COPY (which {@link #COPY_IDLE_TIMEOUT_MS} bounds). Inside a transaction block too: Thresher's
+     * blocks hold nothing. Runs once per timeout at most, re-armed for the time left.
+     */
+    private void idleCheck() {
+        if (phase != Phase.READY) {
+            return;
+        }
+        long timeout = TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs());
+        long now = System.nanoTime();
+        if (callInFlight || copyIn != null) {
+            idleSinceNanos = now; // busy: idle at the earliest from here
+            armIdleTimer(timeout);
+            return;
+        }
+        long idle = now - idleSinceNanos;
+        if (idle < timeout) {
+            armIdleTimer(timeout - idle);
+            return;
+        }
+        if (!ctx.channel().isWritable()) {
+            // a client that stopped reading its answers cannot read the FATAL either; its write would never end
+            log.debug("{} idle for limits.pgwireIdleSessionTimeoutMs and not reading; closing", ctx.channel());
+            phase = Phase.CLOSED;
+            pending.clear();
+            ctx.close();
+            return;
+        }
+        fatal(PgError.fatal(ErrorCode.IDLE_SESSION_TIMEOUT, "terminating connection due to idle-session timeout"
+                + " (limits.pgwireIdleSessionTimeoutMs is " + config.limits().pgwireIdleSessionTimeoutMs() + ")"));
     }
 
     /** The parameters reported in ParameterStatus at startup, with their current values, in report order. */
@@ -605,7 +684,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 return setting;
             }
         }
-        throw new ThresherException(ErrorCode.UNKNOWN_SETTING, "unrecognized configuration parameter \"" + name + "\"");
+        throw new ThresherException(ErrorCode.UNKNOWN_SETTING, "unrecognized configuration parameter \""
+                + Quoted.of(name) + "\"");
     }
 
     // ---- query protocols
@@ -678,7 +758,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void simpleQuery(String sql) {
         List<ParsedStatement> statements;
         try {
-            statements = CallStatementParser.parseScript(sql);
+            statements = CallStatementParser.parseScript(sql, config.limits().pgwireStatementsPerQuery());
         } catch (ThresherException e) {
             queryFailed(PgError.of(e));
             return;
@@ -692,17 +772,35 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         runScript(statements, 0);
     }
 
-    private void runScript(List<ParsedStatement> statements, int index) {
+    /**
+     * Runs the script's statements from {@code from} on: those answered here (SET, SHOW, transaction statements) in
+     * this loop, one after the other; at the first whose work leaves the event loop (a call, a write, a lookup) it
+     * returns, and that work's answer continues the script from the next statement, on a fresh stack. So however
+     * many statements a script holds, the stack never grows with them.
+     */
+    private void runScript(List<ParsedStatement> statements, int from) {
+        int index = from;
+        while (runStatement(statements, index)) {
+            index++;
+        }
+    }
+
+    /**
+     * Runs statement {@code index} of the script (past the last: ends the query): true when it was answered here and
+     * the script goes on with the next one in {@link #runScript}'s loop; false when the query ended, failed, or its
+     * work left the event loop and will continue the script itself.
+     */
+    private boolean runStatement(List<ParsedStatement> statements, int index) {
         if (index == statements.size()) {
             endImplicitBlock(true);
             readyForQuery();
-            return;
+            return false;
         }
         ParsedStatement statement = statements.get(index);
         PgError refused = failedBlockError(statement);
         if (refused != null) {
             queryFailed(refused);
-            return;
+            return false;
         }
         if (implicitBlock) {
             sessionSettings.begin(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
@@ -712,10 +810,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 PgError error = sessionCommand(command);
                 if (error != null) {
                     queryFailed(error);
-                    return;
+                    return false;
                 }
-                runScript(statements, index + 1);
-                return;
+                return true;
             }
             if (statement instanceof ParsedStatement.Answered answered) {
                 if (answered.parameterCount() > 0) {
@@ -727,32 +824,31 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 answer.run(session);
                 ctx.write(answer.description());
                 answer.send(session, 0, ctx::write);
-                runScript(statements, index + 1);
-                return;
+                return true;
             }
             if (statement instanceof ParsedStatement.Copy copy) {
                 copy(copy, () -> runScript(statements, index + 1));
-                return;
+                return false;
             }
             if (statement instanceof ParsedStatement.Insert insert) {
                 insert(insert, () -> runScript(statements, index + 1), this::queryFailed);
-                return;
+                return false;
             }
             if (statement instanceof ParsedStatement.TableStatement table) {
                 tableStatement(table, () -> runScript(statements, index + 1), this::queryFailed);
-                return;
+                return false;
             }
             if (statement instanceof ParsedStatement.BindingStatement binding) {
                 bindingStatement(binding, () -> runScript(statements, index + 1), this::queryFailed);
-                return;
+                return false;
             }
             if (statement instanceof ParsedStatement.AccessStatement a) {
                 accessStatement(a, () -> runScript(statements, index + 1), this::queryFailed);
-                return;
+                return false;
             }
             if (statement instanceof ParsedStatement.ShowCall show) {
                 showCall(show, true, (short) 0, () -> runScript(statements, index + 1), this::queryFailed);
-                return;
+                return false;
             }
             if (statement instanceof ParsedStatement.Select select) {
                 if (select.parameterCount() > 0) {
@@ -762,7 +858,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 JournalResults.Cursor cursor = new JournalResults.Cursor(select.select(),
                         JournalResults.formats(List.of(), select.select().columns().size()));
                 journalSelect(cursor, true, 0, () -> runScript(statements, index + 1), this::queryFailed);
-                return;
+                return false;
             }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
@@ -771,8 +867,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 if (!(statement instanceof ParsedStatement.Empty)) {
                     runLocal(statement);
                 }
-                runScript(statements, index + 1);
-                return;
+                return true; // answered here: runScript's loop goes on, the stack does not grow
             }
             if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
                 throw new ThresherException(ErrorCode.SYNTAX_ERROR,
@@ -784,8 +879,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
                 runScript(statements, index + 1);
             }, this::queryFailed);
+            return false;
         } catch (ThresherException e) {
             queryFailed(PgError.of(e));
+            return false;
         }
     }
 
@@ -968,7 +1065,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (!p.statementName().isEmpty() && statements.containsKey(p.statementName())) {
             fail(PgError.protocol(SqlStates.DUPLICATE_PREPARED_STATEMENT,
-                    "prepared statement \"" + p.statementName() + "\" already exists"));
+                    "prepared statement \"" + Quoted.of(p.statementName()) + "\" already exists"));
             return;
         }
         if (!statements.containsKey(p.statementName()) && statements.size() >= config.limits().pgwireStatementsPerConnection()) {
@@ -976,7 +1073,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + statements.size() + " prepared statements; limits.pgwireStatementsPerConnection is "
                     + config.limits().pgwireStatementsPerConnection() + " (close some)");
         }
-        statements.put(p.statementName(), new Prepared(statement, List.copyOf(types)));
+        long bytes = Quoted.utf8Length(p.statementName()) + Quoted.utf8Length(p.sql());
+        checkHeldBytes("prepared statement", bytes, 0);
+        statements.put(p.statementName(), new Prepared(statement, List.copyOf(types), bytes));
         ctx.write(new BackendMessage.ParseComplete());
     }
 
@@ -990,11 +1089,40 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         };
     }
 
+    /**
+     * Bytes this connection's prepared statements and portals hold, as {@code limits.pgwireStatementBytesPerConnection}
+     * counts them; summed when asked (a Parse or Bind), over at most {@code limits.pgwireStatementsPerConnection} of each.
+     */
+    private long heldBytes() {
+        long held = 0;
+        for (Prepared prepared : statements.values()) {
+            held += prepared.bytes();
+        }
+        for (Portal portal : portals.values()) {
+            held += portal.bytes();
+        }
+        return held;
+    }
+
+    /**
+     * Refuses ({@link ErrorCode#TOO_MANY_PREPARED_STATEMENTS}, {@code 54000}) to store {@code bytes} more, in place of
+     * {@code replaced} bytes, past {@code limits.pgwireStatementBytesPerConnection}.
+     */
+    private void checkHeldBytes(String what, long bytes, long replaced) {
+        long limit = config.limits().pgwireStatementBytesPerConnection();
+        long held = heldBytes() - replaced;
+        if (held + bytes > limit) {
+            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection's prepared statements"
+                    + " and portals hold " + held + " bytes; a " + what + " of " + bytes + " bytes more would pass"
+                    + " limits.pgwireStatementBytesPerConnection (" + limit + "; close some)");
+        }
+    }
+
     private void bind(FrontendMessage.Bind b) {
         Prepared prepared = statements.get(b.statementName());
         if (prepared == null) {
             fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
-                    "prepared statement \"" + b.statementName() + "\" does not exist"));
+                    "prepared statement \"" + Quoted.of(b.statementName()) + "\" does not exist"));
             return;
         }
         PgError refused = failedBlockError(prepared.statement());
@@ -1005,7 +1133,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         int count = prepared.parameterTypes().size();
         if (b.parameterValues().size() != count) {
             fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message supplies " + b.parameterValues().size()
-                    + " parameters, but prepared statement \"" + b.statementName() + "\" requires " + count));
+                    + " parameters, but prepared statement \"" + Quoted.of(b.statementName()) + "\" requires " + count));
             return;
         }
         List<Short> formats = b.parameterFormats();
@@ -1062,7 +1190,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + portals.size() + " portals; limits.pgwireStatementsPerConnection is "
                     + config.limits().pgwireStatementsPerConnection() + " (close some)");
         }
-        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor, answer));
+        long bytes = Quoted.utf8Length(b.portalName());
+        for (byte[] value : b.parameterValues()) {
+            bytes += value == null ? 0 : value.length;
+        }
+        Portal replaced = portals.get(b.portalName());
+        checkHeldBytes("portal", bytes, replaced == null ? 0 : replaced.bytes());
+        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor, answer, bytes));
         ctx.write(new BackendMessage.BindComplete());
     }
 
@@ -1099,7 +1233,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 Prepared prepared = statements.get(d.name());
                 if (prepared == null) {
                     fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
-                            "prepared statement \"" + d.name() + "\" does not exist"));
+                            "prepared statement \"" + Quoted.of(d.name()) + "\" does not exist"));
                     return;
                 }
                 ctx.write(new BackendMessage.ParameterDescription(prepared.parameterTypes()));
@@ -1109,7 +1243,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case PORTAL -> {
                 Portal portal = portals.get(d.name());
                 if (portal == null) {
-                    fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + d.name() + "\" does not exist"));
+                    fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + Quoted.of(d.name())
+                            + "\" does not exist"));
                     return;
                 }
                 ctx.write(portal.cursor() != null ? portal.cursor().description()
@@ -1122,7 +1257,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void execute(FrontendMessage.Execute e) {
         Portal portal = portals.get(e.portalName());
         if (portal == null) {
-            fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + e.portalName() + "\" does not exist"));
+            fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + Quoted.of(e.portalName())
+                    + "\" does not exist"));
             return;
         }
         PgError refused = failedBlockError(portal.prepared().statement());
@@ -1160,7 +1296,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
                     return;
                 }
-                portals.put(e.portalName(), new Portal(portal.prepared(), portal.bound(), portal.resultFormat(), true));
+                portals.put(e.portalName(), portal.ran());
                 String arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal
                         ? literal.json() : portal.bound();
                 // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
@@ -1203,7 +1339,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case "on", "true", "yes", "1" -> true;
             case "off", "false", "no", "0" -> false;
             default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter \"" + setting
-                    + "\" requires a Boolean value (on or off), not '" + value + "'");
+                    + "\" requires a Boolean value (on or off), not '" + Quoted.of(value) + "'");
         };
     }
 
@@ -1338,7 +1474,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private static String unsupportedEncoding(String encoding) {
-        return "invalid value for parameter \"client_encoding\": \"" + encoding
+        return "invalid value for parameter \"client_encoding\": \"" + Quoted.of(encoding)
                 + "\"; Thresher serves the UTF8 client encoding (and SQL_ASCII, unconverted) only";
     }
 
@@ -1356,7 +1492,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             // refused below
         }
         throw new ThresherException(ErrorCode.INVALID_DEADLINE, CALL_DEADLINE_SETTING + " is 1.." + max
-                + " milliseconds or DEFAULT, not '" + value + "'");
+                + " milliseconds or DEFAULT, not '" + Quoted.of(value) + "'");
     }
 
     // ---- writes: COPY FROM STDIN and INSERT
@@ -1416,7 +1552,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 callInFlight = true; // the COPY's answer first
             }
             case FrontendMessage.CopyFail f -> {
-                stream.fail(f.message());
+                stream.fail(Quoted.of(f.message()));
                 copyIn = null;
                 callInFlight = true;
             }
@@ -1584,10 +1720,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void startCall(String bindingName, String argumentsJson, Consumer<CallResult> onSuccess,
                            Consumer<PgError> onFailure) {
         int limit = config.limits().directCallPayloadBytes();
-        long bytes = utf8Length(argumentsJson);
+        long bytes = Quoted.utf8Length(argumentsJson);
         if (bytes > limit) {
             onFailure.accept(PgError.of(new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "the arguments of "
-                    + bindingName + " are " + bytes + " bytes; limits.directCallPayloadBytes is " + limit)));
+                    + Quoted.of(bindingName) + " are " + bytes + " bytes; limits.directCallPayloadBytes is " + limit)));
             return;
         }
         if (!allowed(p -> p.checkCall(bindingName), onFailure)) {
@@ -1659,6 +1795,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (callInFlight) {
             return;
         }
+        idleSinceNanos = System.nanoTime(); // answered: the session waits for its client from here
         if (ctx.channel().isWritable()) {
             ctx.channel().config().setAutoRead(true);
         }
@@ -1861,24 +1998,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         resumeUnlessContinued();
     }
 
-    private static long utf8Length(String s) {
-        long bytes = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                bytes += 1;
-            } else if (c < 0x800) {
-                bytes += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                bytes += 4;
-                i++;
-            } else {
-                bytes += 3;
-            }
-        }
-        return bytes;
-    }
-
     // ---- output helpers
 
     /** How many columns the statement's row has; 0 when it returns none. */
@@ -1931,6 +2050,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void readyForQuery() {
+        idleSinceNanos = System.nanoTime();
         ctx.writeAndFlush(new BackendMessage.ReadyForQuery(transactionStatus));
     }
 

@@ -11,6 +11,8 @@ import dev.thresher.errors.ThresherException;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
@@ -22,6 +24,8 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.AttributeKey;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
@@ -42,6 +46,12 @@ import org.slf4j.LoggerFactory;
  * The PostgreSQL wire protocol front door: listens on {@link PgWireConfig#host()}:{@link PgWireConfig#port()}
  * and serves {@code CALL BINDING} to psql, pgjdbc and node-postgres through a {@link CallService}.
  * One acceptor thread and a small pool of I/O threads; calls never run on them (see the module README).
+ *
+ * <p>Bounds: the acceptor counts every socket it accepts against {@code limits.pgwireMaxConnections}; one past it is
+ * answered FATAL {@code 53300} at once, before the client says anything, and closed (its output at once, the socket
+ * once the client closes or after {@value #REFUSAL_LINGER_MS} ms), so a flood of connections costs an accept and a
+ * write each and cannot take every file descriptor of the process while the sessions inside the cap go on. Sessions
+ * are also counted per user name once authenticated ({@code limits.pgwireConnectionsPerUser}).
  */
 public final class PgWireServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PgWireServer.class);
@@ -61,9 +71,16 @@ public final class PgWireServer implements AutoCloseable {
 
     private final Writes writes;
     private final ExecutorService lookupExecutor;
+    private final PgConnections counts;
+
+    /** Marks an accepted socket past {@code limits.pgwireMaxConnections}: it gets the refusal pipeline. */
+    private static final AttributeKey<Boolean> REFUSED = AttributeKey.valueOf("pgwire-refused");
+    /** How long a refused socket stays open at most for its client to read the refusal and close first. */
+    static final long REFUSAL_LINGER_MS = 1_000;
 
     private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections,
-                         LongAdder readPauses, Writes writes, ExecutorService lookupExecutor) {
+                         LongAdder readPauses, Writes writes, ExecutorService lookupExecutor, PgConnections counts) {
+        this.counts = counts;
         this.readPauses = readPauses;
         this.writes = writes;
         this.lookupExecutor = lookupExecutor;
@@ -151,16 +168,24 @@ public final class PgWireServer implements AutoCloseable {
                 NioIoHandler.newFactory());
         ChannelGroup connections = new DefaultChannelGroup("pgwire-connections", GlobalEventExecutor.INSTANCE);
         LongAdder readPauses = new LongAdder();
+        PgConnections counts = new PgConnections(config.limits());
         ChannelFuture bound = new ServerBootstrap()
                 .group(acceptor, io)
                 .channel(NioServerSocketChannel.class)
+                .handler(new Admission(counts))
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (Boolean.TRUE.equals(ch.attr(REFUSED).get())) {
+                            ch.pipeline().addLast(ENCODER, BackendMessageEncoder.INSTANCE);
+                            ch.pipeline().addLast(HANDLER, new Refusal(counts.maxConnections()));
+                            return;
+                        }
+                        ch.closeFuture().addListener(f -> counts.socketClosed());
                         connections.add(ch); // the group forgets a channel when it closes
-                        configure(ch.pipeline(), config, calls, readPauses, writes, served, users, throttle);
+                        configure(ch.pipeline(), config, calls, readPauses, writes, served, users, throttle, counts);
                     }
                 })
                 .bind(config.host(), config.port())
@@ -178,7 +203,7 @@ public final class PgWireServer implements AutoCloseable {
                     "pgwire cannot listen on " + config.host() + ":" + config.port() + ": " + bound.cause(), bound.cause());
         }
         PgWireServer server = new PgWireServer(acceptor, io, bound.channel(), connections, readPauses, writes,
-                lookupExecutor);
+                lookupExecutor, counts);
         if (config.authMode() != AuthMode.SCRAM && config.tlsMode() != TlsMode.REQUIRED && !isLoopback(config.host())) {
             log.warn("pgwire on {} authenticates with {} on a non-loopback address without requiring TLS (tls {});"
                     + " use it on loopback only, or require TLS", config.host(), config.authMode(), config.tlsMode());
@@ -200,27 +225,28 @@ public final class PgWireServer implements AutoCloseable {
      * pipeline once a connection starts TLS.
      */
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls) {
-        configure(pipeline, config, calls, new LongAdder(), null, null);
+        configure(pipeline, config, calls, new LongAdder(), null, null, new PgConnections(config.limits()));
     }
 
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, Lookups lookups) {
-        configure(pipeline, config, calls, new LongAdder(), null, lookups);
+        configure(pipeline, config, calls, new LongAdder(), null, lookups, new PgConnections(config.limits()));
     }
 
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
-                          Writes writes, Lookups lookups) {
-        configure(pipeline, config, calls, readPauses, writes, lookups, staticAccess(config), new AuthThrottle());
+                          Writes writes, Lookups lookups, PgConnections counts) {
+        configure(pipeline, config, calls, readPauses, writes, lookups, staticAccess(config), new AuthThrottle(), counts);
     }
 
     static void configure(ChannelPipeline pipeline, PgWireConfig config, CallService calls, LongAdder readPauses,
-                          Writes writes, Lookups lookups, AccessService access, AuthThrottle throttle) {
+                          Writes writes, Lookups lookups, AccessService access, AuthThrottle throttle,
+                          PgConnections counts) {
         pipeline.channel().config().setWriteBufferWaterMark(WATER_MARK);
         if (config.tls() != null) {
             pipeline.addLast(PgTls.DIRECT_DETECTOR, config.tls().directTlsDetector());
         }
         pipeline.addLast(STARTUP_DECODER, new StartupDecoder(config.limits(), config.tls() != null));
         pipeline.addLast(ENCODER, BackendMessageEncoder.INSTANCE);
-        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups, access, throttle));
+        pipeline.addLast(HANDLER, new PgConnectionHandler(config, calls, readPauses, writes, lookups, access, throttle, counts));
     }
 
     /**
@@ -232,6 +258,66 @@ public final class PgWireServer implements AutoCloseable {
             return StaticAccess.anyUser(config.tenant());
         }
         return StaticAccess.of(config.user(), config.password(), config.tenant());
+    }
+
+    /**
+     * On the listening channel, on the acceptor thread: counts each accepted socket, in the order they were accepted,
+     * against {@code limits.pgwireMaxConnections}, and marks the ones past it for {@link Refusal}.
+     */
+    private static final class Admission extends ChannelInboundHandlerAdapter {
+        private final PgConnections counts;
+
+        Admission(PgConnections counts) {
+            this.counts = counts;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof Channel child && !counts.admitSocket()) {
+                child.attr(REFUSED).set(true);
+            }
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    /**
+     * A socket past {@code limits.pgwireMaxConnections}: answered FATAL {@code 53300} (PostgreSQL's "sorry, too many
+     * clients already") as soon as it is active, before reading anything, then its output is closed. What the client
+     * sends meanwhile is dropped; the socket closes when the client closes its end (having read the answer: closing
+     * with its startup unread would reset the connection and could lose the answer), or after
+     * {@value #REFUSAL_LINGER_MS} ms.
+     */
+    static final class Refusal extends ChannelInboundHandlerAdapter {
+        private final int maxConnections;
+
+        Refusal(int maxConnections) {
+            this.maxConnections = maxConnections;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            log.debug("{} refused: limits.pgwireMaxConnections ({}) connections are open", ctx.channel(), maxConnections);
+            PgError error = PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "sorry, too many clients already"
+                    + " (limits.pgwireMaxConnections is " + maxConnections + ")");
+            ctx.writeAndFlush(new BackendMessage.ErrorResponse(error)).addListener(f -> {
+                if (ctx.channel() instanceof SocketChannel socket && socket.isActive()) {
+                    socket.shutdownOutput();
+                }
+            });
+            ctx.executor().schedule(() -> {
+                ctx.close();
+            }, REFUSAL_LINGER_MS, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
     }
 
     /** {@code SHOW CALL} lookups and journal queries running at once on one server, ... */
@@ -263,6 +349,21 @@ public final class PgWireServer implements AutoCloseable {
      */
     public long readPauses() {
         return readPauses.sum();
+    }
+
+    /** Sockets open now, authenticated or not, counted against {@code limits.pgwireMaxConnections}. */
+    public int openConnections() {
+        return counts.open();
+    }
+
+    /** Sockets refused (FATAL {@code 53300}) because {@code limits.pgwireMaxConnections} were open. */
+    public long connectionsRefusedForNode() {
+        return counts.refusedForNode();
+    }
+
+    /** Sessions refused (FATAL {@code 53300}) because their user held {@code limits.pgwireConnectionsPerUser}. */
+    public long connectionsRefusedForUser() {
+        return counts.refusedForUser();
     }
 
     /** The port the server listens on (the ephemeral one when the configured port was 0). */

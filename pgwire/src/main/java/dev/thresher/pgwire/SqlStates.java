@@ -9,7 +9,7 @@ import dev.thresher.errors.RetryClass;
  *
  * <p>Rules behind the table: each SQLSTATE belongs to exactly one error category, so a client can tell
  * the category from the SQLSTATE alone; only retryable categories get a SQLSTATE that clients and
- * frameworks already retry ({@code 40001}); no code gets an {@code 08xxx} connection-exception state
+ * frameworks already retry ({@code 40001}, {@code 57P03}, {@code 53300}); no code gets an {@code 08xxx} connection-exception state
  * unless the connection itself is broken, because pools (HikariCP) evict connections on class 08.
  *
  * <table>
@@ -27,6 +27,8 @@ import dev.thresher.errors.RetryClass;
  *     configuration parameter</td></tr>
  * <tr><td>UNKNOWN_COLUMN</td><td>42703 undefined_column</td><td>what PostgreSQL says for a column the table
  *     does not have (the journal views {@code thresher.invocations} and {@code thresher.shard_slots})</td></tr>
+ * <tr><td>NAME_TOO_LONG</td><td>42622 name_too_long</td><td>an identifier past PostgreSQL's 63 bytes; PostgreSQL
+ *     truncates it with a notice, Thresher refuses it, so a name is never silently changed</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>
  * <tr><td>INVALID_DEADLINE</td><td>22023 invalid_parameter_value</td><td>the requested deadline is an out-of-range argument</td></tr>
  * <tr><td>IDEMPOTENCY_KEY_REUSED</td><td>22023 invalid_parameter_value</td><td>the key is an argument that names
@@ -51,8 +53,12 @@ import dev.thresher.errors.RetryClass;
  * <tr><td>GUEST_TRAP, GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH, GUEST_INVALID_MODULE</td>
  *     <td>38000 external_routine_exception</td><td>the guest component (an external routine) failed</td></tr>
  * <tr><td>DEADLINE_EXCEEDED</td><td>57014 query_canceled</td><td>what PostgreSQL says when statement_timeout fires</td></tr>
+ * <tr><td>IDLE_SESSION_TIMEOUT</td><td>57P05 idle_session_timeout</td><td>what PostgreSQL says when idle_session_timeout
+ *     closes a session ({@code limits.pgwireIdleSessionTimeoutMs})</td></tr>
  * <tr><td>CELL_UNAVAILABLE, HOST_UNREACHABLE</td><td>57P03 cannot_connect_now</td><td>a temporary capacity gap
  *     before guest code ran; retryable (HikariCP evicts the connection on it, which only costs a reconnect)</td></tr>
+ * <tr><td>TOO_MANY_CONNECTIONS</td><td>53300 too_many_connections</td><td>what PostgreSQL says past max_connections
+ *     or a role's connection limit; retryable once a connection closes (nothing ran)</td></tr>
  * <tr><td>TARGET_STALE, SLOT_STALE, SLOT_EXPIRED, REDUCE_LEASE_LOST</td><td>40001 serialization_failure</td><td>the
  *     state every client and framework already retries; the target is resolved again and no result was published</td></tr>
  * <tr><td>TRANSPORT_OUTCOME_UNKNOWN, COORDINATOR_LOST</td><td>58000 system_error</td><td>a failure outside the database whose outcome is
@@ -101,6 +107,7 @@ public final class SqlStates {
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case UNKNOWN_COLUMN -> "42703";
+            case NAME_TOO_LONG -> "42622";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";
             case PARTITIONS_DO_NOT_TILE, TOPOLOGY_CHANGE_REFUSED -> "55000";
@@ -114,6 +121,8 @@ public final class SqlStates {
             case GUEST_TRAP, GUEST_REPORTED_FAILURE, GUEST_INVALID_RESULT, GUEST_ABI_MISMATCH,
                     GUEST_INVALID_MODULE -> "38000";
             case DEADLINE_EXCEEDED -> "57014";
+            case IDLE_SESSION_TIMEOUT -> "57P05";
+            case TOO_MANY_CONNECTIONS -> "53300";
             case CELL_UNAVAILABLE, HOST_UNREACHABLE -> "57P03";
             case TARGET_STALE, SLOT_STALE, SLOT_EXPIRED, REDUCE_LEASE_LOST -> "40001";
             case TRANSPORT_OUTCOME_UNKNOWN, COORDINATOR_LOST -> "58000";
@@ -138,6 +147,12 @@ public final class SqlStates {
                     + " it again." : "The deadline passed before guest code of this call ran.")
                     + " This invocation is over; a new call may succeed if the delay was transient (a database or"
                     + " node stall): measure before raising the deadline.";
+        }
+        if (code == ErrorCode.IDLE_SESSION_TIMEOUT) {
+            return "The session was closed after it sat idle; open a new connection (a pool does so by itself).";
+        }
+        if (code == ErrorCode.TOO_MANY_CONNECTIONS) {
+            return "Safe to retry: nothing ran; connect again once connections close, or use fewer (a pool).";
         }
         if (code == ErrorCode.COORDINATOR_LOST) {
             return "Outcome unknown: the node coordinating the call stopped; nothing was published, but guest code may"

@@ -326,6 +326,48 @@ class CallStatementParserTest {
     }
 
     @Test
+    void namesOfMoreThanSixtyThreeBytesAreRefusedNotTruncated() {
+        String sixtyThree = "b".repeat(63);
+        assertThat(CallStatementParser.parse("CALL BINDING " + sixtyThree + "('{}')"))
+                .isEqualTo(new ParsedStatement.Call(sixtyThree, new Literal("{}")));
+        // 21 three-byte characters are 63 bytes; one more is 66
+        assertThat(CallStatementParser.parse("CALL BINDING \"" + "€".repeat(21) + "\"()")).isInstanceOf(ParsedStatement.Call.class);
+        for (String sql : List.of("CALL BINDING " + "b".repeat(64) + "('{}')", "CALL BINDING \"" + "€".repeat(22) + "\"()",
+                "SET " + "s".repeat(64) + " = 1", "SET thresher." + "s".repeat(64) + " = 1", "SHOW " + "s".repeat(64),
+                "COPY " + "t".repeat(64) + " FROM STDIN", "COPY t (" + "c".repeat(64) + ") FROM STDIN",
+                "SELECT " + "c".repeat(64) + " FROM thresher.invocations")) {
+            assertThatThrownBy(() -> CallStatementParser.parse(sql)).as(sql.substring(0, 20))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.NAME_TOO_LONG);
+                        assertThat(SqlStates.of(e.code())).isEqualTo("42622");
+                        assertThat(e.getMessage()).contains("longer than 63 bytes").hasSizeLessThan(200);
+                    });
+        }
+    }
+
+    @Test
+    void aSimpleQueryIsCutAtItsStatementLimitBeforeTheRestIsRead() {
+        assertThat(CallStatementParser.parseScript("SET a = 1;".repeat(3), 3)).hasSize(3);
+        assertThatThrownBy(() -> CallStatementParser.parseScript("SET a = 1;".repeat(3) + "CALL BINDING x(", 3))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
+                    assertThat(e.getMessage()).contains("at most 3 statements").contains("limits.pgwireStatementsPerQuery");
+                });
+        // a script of many statements parses in a loop: no stack per statement
+        assertThat(CallStatementParser.parseScript("SET a = 1;".repeat(200_000))).hasSize(200_000);
+    }
+
+    @Test
+    void messagesQuoteInputCutShortWithControlCharactersEscaped() {
+        assertThatThrownBy(() -> CallStatementParser.parse("CALL " + "p".repeat(100_000) + "()"))
+                .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.getMessage())
+                        .contains("'" + "p".repeat(64) + "…(100000 bytes)'").hasSizeLessThan(800));
+        assertThatThrownBy(() -> CallStatementParser.parse("CALL BINDING x(\u0007\u001b[2J)"))
+                .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.getMessage())
+                        .contains("found '\\x07\\x1b[2J)'").doesNotContain("\u001b"));
+    }
+
+    @Test
     void copyFromStdinInEveryFormPsqlAndDriversSend() {
         assertThat(CallStatementParser.parse("COPY orders FROM STDIN"))
                 .isEqualTo(new ParsedStatement.Copy("orders", List.of(), false, false, '\t', "\\N"));

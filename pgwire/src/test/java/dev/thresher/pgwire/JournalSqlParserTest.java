@@ -331,6 +331,22 @@ class JournalSqlParserTest {
     }
 
     @Test
+    void namesAreAtMostSixtyThreeBytesAndMessagesQuoteInputCutShort() {
+        assertFails(() -> JournalSqlParser.parse("SELECT \"" + "c".repeat(64) + "\" FROM thresher.invocations"),
+                ErrorCode.NAME_TOO_LONG, "42622");
+        assertFails(() -> JournalSqlParser.parse("SELECT * FROM " + "s".repeat(64) + ".invocations"),
+                ErrorCode.NAME_TOO_LONG, "42622");
+        assertThatThrownBy(() -> JournalSqlParser.parse("SELECT * FROM thresher.invocations LIMIT " + "9".repeat(10_000)))
+                .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.getMessage())
+                        .contains("…(10000 bytes)").hasSizeLessThan(300));
+        assertThatThrownBy(() -> JournalSqlParser.parse("SELECT \"a\u0001\nb\" FROM thresher.invocations"))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_COLUMN);
+                    assertThat(e.getMessage()).contains("column \"a\\x01\\nb\" does not exist");
+                });
+    }
+
+    @Test
     void aQueryIsCheckedWhereverItIsMade() {
         assertFails(() -> new JournalSelect(JournalView.SHARD_SLOTS, List.of("tenant"), Optional.empty(), List.of(),
                 OptionalLong.empty(), 0), ErrorCode.UNKNOWN_COLUMN, "42703");

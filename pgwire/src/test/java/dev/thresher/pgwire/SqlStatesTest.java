@@ -23,6 +23,7 @@ class SqlStatesTest {
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case UNKNOWN_COLUMN -> "42703";
+            case NAME_TOO_LONG -> "42622";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE, IDEMPOTENCY_KEY_REUSED -> "22023";
             case INVALID_CONFIGURATION -> "F0000";
@@ -50,6 +51,8 @@ class SqlStatesTest {
             case GUEST_ABI_MISMATCH -> "38000";
             case GUEST_INVALID_MODULE -> "38000";
             case DEADLINE_EXCEEDED -> "57014";
+            case IDLE_SESSION_TIMEOUT -> "57P05";
+            case TOO_MANY_CONNECTIONS -> "53300";
             case CELL_UNAVAILABLE -> "57P03";
             case HOST_UNREACHABLE -> "57P03";
             case TARGET_STALE -> "40001";
@@ -95,7 +98,8 @@ class SqlStatesTest {
     @Test
     void onlyRetryableCodesGetTheRetrySqlState() {
         for (ErrorCode code : ErrorCode.values()) {
-            boolean retrySignal = SqlStates.of(code).equals("40001") || SqlStates.of(code).equals("57P03");
+            boolean retrySignal = SqlStates.of(code).equals("40001") || SqlStates.of(code).equals("57P03")
+                    || SqlStates.of(code).equals("53300");
             assertThat(retrySignal).as(code.name())
                     .isEqualTo(code.retryClass() == dev.thresher.errors.RetryClass.RETRYABLE);
             assertThat(SqlStates.of(code)).as(code + " must not look like a broken connection")
@@ -111,6 +115,8 @@ class SqlStatesTest {
         assertThat(error.hint()).startsWith("Safe to retry");
         assertThat(PgError.error(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN, "x").hint()).startsWith("Outcome unknown");
         assertThat(PgError.error(ErrorCode.GUEST_TRAP, "x").hint()).startsWith("Do not retry");
+        assertThat(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "x").hint()).startsWith("Safe to retry");
+        assertThat(PgError.fatal(ErrorCode.IDLE_SESSION_TIMEOUT, "x").hint()).contains("open a new connection");
     }
 
     @Test

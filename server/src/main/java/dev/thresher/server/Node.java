@@ -263,6 +263,7 @@ public final class Node implements AutoCloseable {
                 config.pgwireUser(), config.pgwirePassword(), config.tenant(), limits, config.tls().pgwire(), tls.pgwire()),
                 frontDoorCalls, tableService, tableService.bindings(),
                 new dev.thresher.store.control.InvocationLookup(controlDb), journal, access);
+        metrics.bindPgwire(pgwire);
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),

@@ -12,6 +12,7 @@ import dev.thresher.http.MetricsRoute;
 import dev.thresher.leader.HostRunExecutor;
 import dev.thresher.leader.LeaseKeeper;
 import dev.thresher.limits.Limits;
+import dev.thresher.pgwire.PgWireServer;
 import dev.thresher.store.CountingDataSource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -196,6 +197,19 @@ public final class NodeMetrics implements AutoCloseable {
         Gauge.builder("thresher.guest.memory.budget", () -> budget).strongReference(true).baseUnit("bytes")
                 .description("Guest memory the cells may reserve in all (limits.guestMemoryBudgetBytes)")
                 .register(registry);
+    }
+
+    /** The pgwire front door's connections: open now, and refused by the node's and the users' caps. */
+    void bindPgwire(PgWireServer pgwire) {
+        bound.add(pgwire);
+        gauge("thresher.pgwire.connections", pgwire, PgWireServer::openConnections, "pgwire connections open now,"
+                + " authenticated or not (limits.pgwireMaxConnections)");
+        String refused = "pgwire connections refused with 53300, by reason: node_limit (limits.pgwireMaxConnections"
+                + " open), user_limit (the user held limits.pgwireConnectionsPerUser)";
+        counter("thresher.pgwire.connections.refused", pgwire, PgWireServer::connectionsRefusedForNode, refused,
+                "reason", "node_limit");
+        counter("thresher.pgwire.connections.refused", pgwire, PgWireServer::connectionsRefusedForUser, refused,
+                "reason", "user_limit");
     }
 
     /** A HikariCP pool, tagged {@code pool=<name>}: connections active, idle and at most, and threads waiting for one. */

@@ -223,6 +223,12 @@ class MetricsIT {
             assertThat(after.value("thresher_db_pool_pending_threads", p)).as(pool).isGreaterThanOrEqualTo(0);
         }
         assertThat(after.value("thresher_db_pool_max_connections", labels("pool", "control"))).isEqualTo(8);
+        // pgwire: the connections counted against the node's cap, and those refused by either cap
+        assertThat(after.value("thresher_pgwire_connections")).isGreaterThanOrEqualTo(0);
+        for (String reason : List.of("node_limit", "user_limit")) {
+            assertThat(after.value("thresher_pgwire_connections_refused_total", labels("reason", reason))).as(reason)
+                    .isGreaterThanOrEqualTo(0);
+        }
         // the JVM and the process
         for (String jvm : List.of("jvm_memory_used_bytes", "jvm_memory_max_bytes", "jvm_threads_live_threads",
                 "jvm_classes_loaded_classes", "jvm_gc_memory_allocated_bytes_total", "process_cpu_usage",

@@ -53,6 +53,7 @@ class TlsIT {
     private static NodeProcesses nodes;
     private static SelfSignedCertificate certificate;
     private static HttpClient https;
+    private static final String ADMIN_TOKEN = "tls-it-admin-token-" + java.util.UUID.randomUUID();
 
     @BeforeAll
     static void start() throws Exception {
@@ -66,7 +67,7 @@ class TlsIT {
         nodes.httpClient(https);
         nodes.start(1, Map.of("tls.certFile", certificate.certFile().toString(),
                 "tls.keyFile", certificate.keyFile().toString(), "pgwire.tls", "required", "http.tls", "enabled",
-                "pgwire.auth", "password", "pgwire.password", PASSWORD));
+                "pgwire.auth", "password", "pgwire.password", PASSWORD, "http.adminToken", ADMIN_TOKEN));
     }
 
     @AfterAll
@@ -230,6 +231,7 @@ class TlsIT {
         assertThat(ready.body()).contains("ready");
         HttpResponse<String> call = https.send(HttpRequest.newBuilder(URI.create(address + "/v1/bindings/"
                         + DevCluster.SAMPLE_BINDING + "/call")).timeout(Duration.ofSeconds(60))
+                .header("Authorization", "Bearer " + ADMIN_TOKEN)
                 .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(call.statusCode()).as(call.body()).isEqualTo(200);
         assertThat(JSON.readTree(call.body()).get("result").size()).isEqualTo(DevCluster.REGIONS.size());

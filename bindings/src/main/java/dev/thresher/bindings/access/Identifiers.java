@@ -1,6 +1,7 @@
 package dev.thresher.bindings.access;
 
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import java.nio.charset.StandardCharsets;
 
@@ -15,7 +16,8 @@ public final class Identifiers {
     /**
      * A user name as stored: 1..{@value #MAX_BYTES} bytes of UTF-8, no control characters.
      *
-     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} otherwise
+     * @throws ThresherException {@link ErrorCode#NAME_TOO_LONG} past {@value #MAX_BYTES} bytes,
+     *     {@link ErrorCode#INVALID_ARGUMENTS} when empty or holding control characters
      */
     public static String userName(String name) {
         return check("user name", name);
@@ -32,7 +34,7 @@ public final class Identifiers {
         }
         int bytes = name.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_BYTES) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "a " + what + " is at most " + MAX_BYTES
+            throw new ThresherException(ErrorCode.NAME_TOO_LONG, "a " + what + " is at most " + MAX_BYTES
                     + " bytes; " + quoted(name) + " is " + bytes);
         }
         for (int i = 0; i < name.length(); i++) {
@@ -44,29 +46,13 @@ public final class Identifiers {
     }
 
     /**
-     * {@code "name"} for a message: at most {@value #MAX_BYTES} characters (longer ones cut, with their length said),
-     * control characters escaped, double quotes doubled.
+     * {@code "name"} for a message: {@link Quoted#of} inside double quotes (cut after a few dozen characters, control
+     * and invisible characters escaped), double quotes doubled as in SQL.
      */
     public static String quoted(String name) {
         if (name == null) {
             return "(none)";
         }
-        StringBuilder out = new StringBuilder("\"");
-        int shown = Math.min(name.length(), MAX_BYTES);
-        for (int i = 0; i < shown; i++) {
-            char c = name.charAt(i);
-            if (c == '"') {
-                out.append("\"\"");
-            } else if (Character.isISOControl(c)) {
-                out.append(String.format("\\x%02x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        out.append('"');
-        if (shown < name.length()) {
-            out.append("... (").append(name.length()).append(" characters)");
-        }
-        return out.toString();
+        return "\"" + Quoted.of(name).replace("\"", "\"\"") + "\"";
     }
 }

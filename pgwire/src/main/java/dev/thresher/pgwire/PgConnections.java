@@ -1,0 +1,83 @@
+package dev.thresher.pgwire;
+
+import dev.thresher.limits.Limits;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The connections of one {@link PgWireServer}, counted against {@code limits.pgwireMaxConnections} (every accepted
+ * socket, from its accept to its close) and {@code limits.pgwireConnectionsPerUser} (sessions by the startup's user
+ * name, from their authentication to their close). Thread-safe: sockets are admitted on the acceptor thread, sessions
+ * on the connections' event loops.
+ */
+final class PgConnections {
+    private final int maxConnections;
+    private final int perUser;
+    private final AtomicInteger open = new AtomicInteger();
+    private final ConcurrentHashMap<String, Integer> sessions = new ConcurrentHashMap<>();
+    private final LongAdder refusedForNode = new LongAdder();
+    private final LongAdder refusedForUser = new LongAdder();
+
+    PgConnections(Limits limits) {
+        this.maxConnections = limits.pgwireMaxConnections();
+        this.perUser = limits.pgwireConnectionsPerUser();
+    }
+
+    int maxConnections() {
+        return maxConnections;
+    }
+
+    int perUser() {
+        return perUser;
+    }
+
+    /** Counts a socket just accepted, or refuses it (counted as refused) when the node holds its cap already. */
+    boolean admitSocket() {
+        if (open.incrementAndGet() <= maxConnections) {
+            return true;
+        }
+        open.decrementAndGet();
+        refusedForNode.increment();
+        return false;
+    }
+
+    /** An admitted socket closed. */
+    void socketClosed() {
+        open.decrementAndGet();
+    }
+
+    /** Counts an authenticated session of {@code user}, or refuses it when the user holds its cap already. */
+    boolean admitSession(String user) {
+        boolean[] admitted = new boolean[1];
+        sessions.compute(user, (name, n) -> {
+            int held = n == null ? 0 : n;
+            admitted[0] = held < perUser;
+            return admitted[0] ? held + 1 : n;
+        });
+        if (!admitted[0]) {
+            refusedForUser.increment();
+        }
+        return admitted[0];
+    }
+
+    /** An admitted session of {@code user} closed. */
+    void sessionClosed(String user) {
+        sessions.computeIfPresent(user, (name, n) -> n <= 1 ? null : n - 1);
+    }
+
+    /** Sockets open now (admitted, not yet closed). */
+    int open() {
+        return open.get();
+    }
+
+    /** Sockets refused because the node held {@code limits.pgwireMaxConnections}. */
+    long refusedForNode() {
+        return refusedForNode.sum();
+    }
+
+    /** Sessions refused because their user held {@code limits.pgwireConnectionsPerUser}. */
+    long refusedForUser() {
+        return refusedForUser.sum();
+    }
+}
