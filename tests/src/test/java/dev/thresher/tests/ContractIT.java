@@ -284,7 +284,7 @@ class ContractIT {
         }
         HttpResponse<String> tooLong = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                         URI.create(node(1).httpAddress() + "/v1/bindings/row_count/call"))
-                .header("Authorization", "Bearer " + Cluster.get().adminToken()).header("Thresher-Deadline-Ms", "30001").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                .header("Authorization", "Bearer " + cluster.adminToken()).header("Thresher-Deadline-Ms", "30001").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(tooLong.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(tooLong.body()).path("error").path("code").asInt()).isEqualTo(ErrorCode.INVALID_DEADLINE.code());
