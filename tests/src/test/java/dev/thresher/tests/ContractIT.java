@@ -156,6 +156,7 @@ class ContractIT {
         // Written partition by partition, past the checked set write: half the slot space has no partition.
         control.putTable(DevCluster.TENANT, "half", "id", "bigint");
         control.putPartition(new Partition(3200, DevCluster.TENANT, "half", 0, Slots.COUNT / 2 - 1, 1, 1));
+        cluster.nodes().forEach(node -> node.catalog().refreshTopology()); // not racing the notification
         control.putBinding(DevCluster.TENANT, "half_rows", Component.of(ContractGuests.wasm("row_count")).digest(),
                 "SELECT region, amount FROM half");
         long[] before = received();
