@@ -258,10 +258,8 @@ public final class HttpFront implements AutoCloseable {
                             if (tls != null) {
                                 c.pipeline().addLast(TLS_HANDLER, tls.newHandler(c.alloc()));
                             }
-                            c.pipeline().addLast(new HttpServerCodec(),
-                                    new Aggregator(limits.directCallPayloadBytes()),
-                                    new Handler(tenant, limits, calls, readiness, open, admin, topology, access,
-                                            idempotency, outcomes, metrics, handlerRoutes));
+                            configure(c.pipeline(), limits, new Handler(tenant, limits, calls, readiness, open, admin,
+                                    topology, access, idempotency, outcomes, metrics, handlerRoutes));
                         }
                     })
                     .bind(host, port).sync().channel();
@@ -275,6 +273,12 @@ public final class HttpFront implements AutoCloseable {
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    /** The pipeline of a new connection: HTTP/1.1 decoding and encoding, a request and its body whole, then {@code handler}. */
+    static void configure(ChannelPipeline pipeline, Limits limits, Handler handler) {
+        pipeline.addLast(new HttpServerCodec(), new Aggregator(limits.directCallPayloadBytes(), handler::owesResponses),
+                handler);
     }
 
     /** Serves HTTP handler bindings' routes under {@code /v1/http/} through {@code handlers} from now on. */
@@ -513,6 +517,14 @@ public final class HttpFront implements AutoCloseable {
                 arrival.cancel(false);
                 arrival = null;
             }
+        }
+
+        /**
+         * Whether requests already received are owed their responses (one is being answered, others wait), or the
+         * connection answers nothing more: a response written now for a later request would overtake them.
+         */
+        boolean owesResponses() {
+            return busy || closing || !pending.isEmpty();
         }
 
         private void releasePending() {
@@ -1240,19 +1252,31 @@ public final class HttpFront implements AutoCloseable {
     /**
      * Aggregates a request and its body up to the payload limit. A request over it is not answered here
      * with Netty's bare 413: it goes on to the handler as a request whose decoding failed with
-     * {@link TooLongHttpContentException}, answered there in turn with a typed error.
+     * {@link TooLongHttpContentException}, answered there in turn with a typed error. Nothing is answered here out of
+     * turn either: {@code 100 Continue} only when no earlier request is owed its response (else none, and the client
+     * sends its body when it stops waiting, as it may) and the request was decoded, and no bare {@code 417} for an
+     * expectation other than {@code 100-continue}, which is ignored (the request is answered as any other).
      */
     private static final class Aggregator extends HttpObjectAggregator {
-        Aggregator(int maxContentLength) {
+        private final java.util.function.BooleanSupplier owesResponses;
+
+        Aggregator(int maxContentLength, java.util.function.BooleanSupplier owesResponses) {
             super(maxContentLength);
+            this.owesResponses = owesResponses;
         }
 
         @Override
         protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
-            if (HttpUtil.is100ContinueExpected(start) && HttpUtil.getContentLength(start, -1L) > maxContentLength) {
+            if (start.decoderResult().isFailure() || !HttpUtil.is100ContinueExpected(start)
+                    || owesResponses.getAsBoolean()) {
+                return null; // an undecodable request (a Content-Length that is no number) is refused by the handler
+            }
+            if (HttpUtil.getContentLength(start, -1L) > maxContentLength) {
                 return null; // refused by handleOversizedMessage, which the declared length leads to next
             }
-            return super.newContinueResponse(start, maxContentLength, pipeline);
+            // Not Netty's own, which answers 417 when another expectation comes with this one.
+            start.headers().remove(HttpHeaderNames.EXPECT);
+            return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER);
         }
 
         @Override

@@ -50,8 +50,9 @@ import java.util.regex.Pattern;
  *
  * <p>Everything else is refused before anything runs: {@link ErrorCode#UNSUPPORTED_STATEMENT} ({@code 0A000}) naming
  * what is not served (another table, a function, an alias, a join, grouping, a subquery, a comparison of two columns
- * or with the literal on the left, arithmetic, {@code NULLS FIRST}, ...), {@link ErrorCode#UNKNOWN_COLUMN}
- * ({@code 42703}) for a column the view lacks, {@link ErrorCode#SYNTAX_ERROR} for malformed text and
+ * or with the literal on the left, arithmetic, {@code NULLS FIRST}, more than {@value #MAX_CONDITIONS}
+ * conditions, parentheses and {@code NOT} nested more than {@value #MAX_NESTING} deep, ...),
+ * {@link ErrorCode#UNKNOWN_COLUMN} ({@code 42703}) for a column the view lacks, {@link ErrorCode#SYNTAX_ERROR} for malformed text and
  * {@link ErrorCode#INVALID_ARGUMENTS} for a literal its column's type does not read; each names the 1-based position.
  */
 final class JournalSqlParser {
@@ -72,6 +73,14 @@ final class JournalSqlParser {
             "and", "or", "not", "as", "in", "is", "like", "ilike", "between", "group", "having", "union", "distinct",
             "all", "asc", "desc", "case", "when", "then", "else", "end", "with");
 
+    /**
+     * The most conditions (comparisons, {@code IN}, {@code LIKE}, {@code BETWEEN}, {@code IS NULL}) one {@code WHERE}
+     * holds, and how deep parentheses and {@code NOT} may nest: the filter is a tree that is checked, bound and
+     * written as SQL by walking it, so its size and depth are bounded before it is built.
+     */
+    static final int MAX_CONDITIONS = 500;
+    static final int MAX_NESTING = 100;
+
     private enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
 
     /** One token; {@code text} is a word folded to lower case, a string's value, a symbol. */
@@ -89,6 +98,9 @@ final class JournalSqlParser {
     private final List<Token> tokens;
     private int next;
     private JournalView view;
+    /** Conditions read so far, and the parentheses and NOTs open now. */
+    private int conditions;
+    private int nesting;
 
     private JournalSqlParser(String sql, int from, int to) {
         this.sql = sql;
@@ -375,25 +387,34 @@ final class JournalSqlParser {
     }
 
     private Filter not() {
-        if (peek().is("not")) {
-            next++;
-            return new JournalSelect.Not(not());
-        }
         Token t = peek();
-        if (t.symbol("(")) {
+        if (t.is("not") || t.symbol("(")) {
+            if (++nesting > MAX_NESTING) {
+                throw unsupported(t, "conditions nested more than " + MAX_NESTING + " deep (parentheses and NOT)"
+                        + " are not supported");
+            }
             next++;
-            if (peek().is("select") || peek().is("with") || peek().is("values")) {
-                throw unsupported(peek(), "subqueries are not supported");
+            Filter f;
+            if (t.is("not")) {
+                f = new JournalSelect.Not(not());
+            } else {
+                if (peek().is("select") || peek().is("with") || peek().is("values")) {
+                    throw unsupported(peek(), "subqueries are not supported");
+                }
+                f = or();
+                if (peek().symbol(",")) {
+                    throw unsupported(peek(), "row comparisons are not supported; compare one column at a time");
+                }
+                expect(")");
             }
-            Filter f = or();
-            if (peek().symbol(",")) {
-                throw unsupported(peek(), "row comparisons are not supported; compare one column at a time");
-            }
-            expect(")");
+            nesting--;
             return f;
         }
         if (t.is("exists")) {
             throw unsupported(t, "subqueries are not supported");
+        }
+        if (++conditions > MAX_CONDITIONS) {
+            throw unsupported(t, "a WHERE of more than " + MAX_CONDITIONS + " conditions is not supported");
         }
         return predicate();
     }

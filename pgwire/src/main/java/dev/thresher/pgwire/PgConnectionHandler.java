@@ -18,6 +18,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
@@ -178,6 +179,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private char transactionStatus = 'I';
     private boolean callInFlight;
     private boolean skipUntilSync;
+    /**
+     * The FATAL error for bytes that could not be decoded into a message: sent once every message decoded before them
+     * is answered, as PostgreSQL, which reads one message at a time, answers them; nothing after them is handled.
+     */
+    private PgError undecodable;
     /** Where COPY FROM STDIN's data goes while the connection is in copy-in mode; null otherwise. */
     private CopyInStream copyIn;
     /** Reading stopped because the COPY data queued for the writer passed {@link #COPY_HIGH_WATER_BYTES}. */
@@ -245,7 +251,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (phase == Phase.CLOSED) {
+        if (phase == Phase.CLOSED || undecodable != null) {
             return;
         }
         idleSinceNanos = System.nanoTime();
@@ -318,6 +324,15 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             error = PgError.fatal(te.code(), te.getMessage());
         }
+        if (find(cause, DecoderException.class) != null) {
+            // A decoder reads ahead of the messages being handled (a call may be in flight): the error comes after
+            // their answers, whether the bytes came in one read or in many.
+            if (undecodable == null) {
+                undecodable = error;
+                drain();
+            }
+            return;
+        }
         fatal(error);
     }
 
@@ -335,6 +350,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 // Only for the READY phase; startup failures are fatal and handled where they happen.
                 fail(PgError.of(e));
             }
+        }
+        if (undecodable != null && pending.isEmpty() && !callInFlight && phase != Phase.CLOSED) {
+            fatal(undecodable);
+            return;
         }
         if (!ctx.channel().isWritable() && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(false);

@@ -318,6 +318,28 @@ class JournalSqlParserTest {
                 .hasMessageContaining("column attempts is integer: 'x' is not an integer");
     }
 
+    @Test
+    void theFilterIsBoundedInSizeAndDepthBeforeItIsBuilt() {
+        int most = JournalSqlParser.MAX_CONDITIONS;
+        int deepest = JournalSqlParser.MAX_NESTING;
+        assertThat(where("state = 'x' OR ".repeat(most - 1) + "state = 'x'")).isInstanceOf(JournalSelect.Or.class);
+        assertThat(where("(".repeat(deepest) + "state = 'x'" + ")".repeat(deepest))).isInstanceOf(Compare.class);
+        assertThat(where("NOT ".repeat(deepest) + "state = 'x'")).isInstanceOf(JournalSelect.Not.class);
+        // BETWEEN is one condition; each NOT and parenthesis one level, closed ones no longer count
+        assertThat(where("(attempts BETWEEN 1 AND 2) AND ".repeat(most - 1) + "(state = 'x')"))
+                .isInstanceOf(JournalSelect.And.class);
+        // one more is refused before the tree is built: a deep one would overflow the stack where it is walked
+        assertFails(() -> where("state = 'x' OR ".repeat(most) + "state = 'x'"), ErrorCode.UNSUPPORTED_STATEMENT, "0A000");
+        assertFails(() -> where("(".repeat(deepest + 1) + "state = 'x'" + ")".repeat(deepest + 1)),
+                ErrorCode.UNSUPPORTED_STATEMENT, "0A000");
+        assertFails(() -> where("NOT (".repeat(deepest / 2) + "NOT state = 'x'" + ")".repeat(deepest / 2)),
+                ErrorCode.UNSUPPORTED_STATEMENT, "0A000");
+        assertThatThrownBy(() -> where("NOT ".repeat(100_000) + "state = 'x'"))
+                .hasMessageContaining("nested more than " + deepest + " deep");
+        assertThatThrownBy(() -> where("state = 'x' AND ".repeat(100_000) + "state = 'x'"))
+                .hasMessageContaining("more than " + most + " conditions");
+    }
+
     private static JournalSelect.Filter where(String condition) {
         return parse("SELECT * FROM thresher.invocations WHERE " + condition).where().orElseThrow();
     }

@@ -741,6 +741,33 @@ class PgWireProtocolTest {
     }
 
     @Test
+    void messagesBeforeAnUndecodableOneAreAnsweredFirstWhateverTheyArriveIn() {
+        for (int pieces : new int[] {1, 0}) { // the whole batch in one read, then in random fragments
+            Limits limits = Limits.fromProperties(Map.of("limits.pgwireMaxMessageBytes", "256"));
+            Calls calls = Calls.pending();
+            Connection c = connected(config(AuthMode.TRUST, limits), calls, 31);
+            FrontendBytes batch = new FrontendBytes().query("CALL BINDING x('{}')").query("CALL BINDING y('{}')")
+                    .query("CALL BINDING z('" + "z".repeat(300) + "')").query("CALL BINDING never('{}')");
+            if (pieces == 1) {
+                c.channel.writeInbound(io.netty.buffer.Unpooled.wrappedBuffer(batch.toByteArray()));
+            } else {
+                c.send(batch);
+            }
+            assertThat(c.receive()).as("nothing before the call in flight is answered").isEmpty();
+            calls.futures.get(0).complete(new CallResult("c1", "{\"x\":1}"));
+            assertThat(types(c.receive())).isEqualTo("TDCZ");
+            calls.futures.get(1).complete(new CallResult("c2", "{\"y\":2}"));
+            List<Message> m = c.receive();
+            assertThat(types(m)).isEqualTo("TDCZE");
+            assertThat(m.get(1).firstColumn()).isEqualTo("{\"y\":2}");
+            assertThat(m.get(4).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "54000");
+            assertThat(c.channel.isOpen()).isFalse();
+            assertThat(calls.requests).extracting(CallRequest::bindingName).containsExactly("x", "y");
+            c.assertNoLeaks();
+        }
+    }
+
+    @Test
     void closingWithACallInFlightDoesNotCancelIt() {
         Calls calls = Calls.pending();
         Connection c = connected(trust(), calls, 30);
