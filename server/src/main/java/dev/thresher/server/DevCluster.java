@@ -153,6 +153,10 @@ public final class DevCluster implements AutoCloseable {
                 .setServerConfig("fsync", "off")
                 .setServerConfig("synchronous_commit", "off")
                 .setServerConfig("full_page_writes", "off")
+                // Leader replicas stream each shard database through logical replication (docs/deployment.md).
+                .setServerConfig("wal_level", "logical")
+                .setServerConfig("max_replication_slots", "64")
+                .setServerConfig("max_wal_senders", "64")
                 .start();
         log.info("embedded PostgreSQL up on port {} in {} ms", postgres.getPort(), (System.nanoTime() - t0) / 1_000_000);
         try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {

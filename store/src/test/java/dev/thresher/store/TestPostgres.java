@@ -25,6 +25,10 @@ public final class TestPostgres {
                         .setServerConfig("fsync", "off")
                         .setServerConfig("synchronous_commit", "off")
                         .setServerConfig("full_page_writes", "off")
+                        // Leader replicas stream each shard database through logical replication (docs/deployment.md).
+                        .setServerConfig("wal_level", "logical")
+                        .setServerConfig("max_replication_slots", "64")
+                        .setServerConfig("max_wal_senders", "64")
                         .start();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
