@@ -26,11 +26,21 @@ class CallStatementParserFuzzTest {
             // A prepared statement parses as the query of that one statement does.
             if (one != null) {
                 assertThat(script).as("the same text as a query").isNotNull();
-                assertThat(script).containsExactlyElementsOf(one instanceof ParsedStatement.Empty ? List.of() : List.of(one));
+                assertThat(script).usingElementComparator(CallStatementParserFuzzTest::compare)
+                        .containsExactlyElementsOf(one instanceof ParsedStatement.Empty ? List.of() : List.of(one));
             } else if (script != null) {
                 assertThat(script).as("a query that the prepared statement refused").hasSizeGreaterThan(1);
             }
         });
+    }
+
+    /** Statements compared as they print, a session query's row function by what it is, not by its instance. */
+    private static int compare(ParsedStatement a, ParsedStatement b) {
+        return printed(a).compareTo(printed(b));
+    }
+
+    private static String printed(ParsedStatement s) {
+        return s.toString().replaceAll("\\$\\$Lambda[^,\\]]*", "(rows)");
     }
 
     private static <T> T parsesOrRefuses(java.util.function.Supplier<T> parse) {
