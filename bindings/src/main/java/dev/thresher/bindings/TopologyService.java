@@ -59,4 +59,29 @@ public interface TopologyService {
 
     /** The most recent audited changes, newest first. */
     List<Change> changes(int limit);
+
+    /**
+     * One partition as this node's leader replicas hold it.
+     *
+     * @param partition the partition's id
+     * @param shard its shard database
+     * @param state {@code memory} (reads served from memory), {@code building} (being copied; reads through SQL)
+     *     or {@code sql} (read through SQL: see {@code reason})
+     * @param appliedLsn the WAL position the replica has applied, PostgreSQL's {@code X/Y} form
+     * @param lagBytes WAL the shard database has sent past it
+     */
+    record ReplicaPartition(int partition, String table, int shard, String state, long rows, long bytes,
+                            String appliedLsn, long lagBytes, String reason) {}
+
+    /**
+     * This node's leader replicas: memory against {@code limits.replicaMemoryBytes}, each partition of the shard
+     * databases it is a candidate for, and how reads went (served from memory, or through SQL by reason).
+     */
+    record Replicas(long budgetBytes, long usedBytes, List<ReplicaPartition> partitions, long readsFromMemory,
+                    java.util.Map<String, Long> readsThroughSqlByReason) {}
+
+    /** This node's leader replicas ({@code GET /admin/topology/replicas}); node-local, not part of the topology. */
+    default Replicas replicas() {
+        return new Replicas(0, 0, List.of(), 0, java.util.Map.of());
+    }
 }

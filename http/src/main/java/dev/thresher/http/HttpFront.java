@@ -77,6 +77,7 @@ import org.slf4j.LoggerFactory;
  * GET  /livez                         200 while the process serves
  * GET  /readyz                        200 once the node leads its partitions and serves calls, else 503
  * GET  /admin/topology                the node's view of the topology, byte-stable JSON (sorted keys)
+ * GET  /admin/topology/replicas       this node's leader replicas: each partition in memory or not, rows, bytes, lag
  * GET  /metrics                       the node's metrics, Prometheus text or OpenMetrics ({@link MetricsRoute})
  * POST /v1/bindings/{name}/call       body: the JSON arguments; header Thresher-Deadline-Ms optional
  *      200 {"call_id": "...", "result": &lt;the reduced JSON&gt;}
@@ -595,7 +596,8 @@ public final class HttpFront implements AutoCloseable {
                 }
                 return;
             }
-            if (path.equals("/admin/topology/changes") || path.startsWith("/admin/partitions/")
+            if (path.equals("/admin/topology/changes") || path.equals("/admin/topology/replicas")
+                    || path.startsWith("/admin/partitions/")
                     || path.startsWith("/admin/nodes/") || path.equals("/admin/shards") || path.startsWith("/admin/shards/")) {
                 adminTopology(ctx, keepAlive, method, path, req);
                 return;
@@ -836,6 +838,14 @@ public final class HttpFront implements AutoCloseable {
                 return;
             }
             dev.thresher.bindings.TopologyService t = admin.topologyChanges();
+            if (path.equals("/admin/topology/replicas")) {
+                if (!method.equals(HttpMethod.GET)) {
+                    wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);
+                    return;
+                }
+                runAdmin(ctx, keepAlive, method, path, HttpResponseStatus.OK, t::replicas);
+                return;
+            }
             if (path.equals("/admin/topology/changes")) {
                 if (!method.equals(HttpMethod.GET)) {
                     wrongMethod(ctx, keepAlive, method, path, HttpMethod.GET);

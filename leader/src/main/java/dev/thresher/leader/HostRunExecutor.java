@@ -272,7 +272,7 @@ public final class HostRunExecutor implements HostRunHandler {
             // admission and no idle sweep evicts it between the request's slots (docs/contract.md, demand leases).
             try (DbDeadline shared = DbDeadline.enter(deadline);
                  CellHost.Demand demand = refused == null ? cells.demand(request.componentDigest()) : () -> { }) {
-                return executeSlots(request, deadline, clock, refused, start.journaled(), resolved);
+                return executeSlots(request, deadline, clock, refused, start.journaled(), resolved, asked);
             }
         }
     }
@@ -316,14 +316,14 @@ public final class HostRunExecutor implements HostRunHandler {
 
     private HostRunReply executeSlots(HostRunRequest request, Deadline deadline, ControlClock clock,
                                       ThresherException refused, Map<String, JournalEntry> journaled,
-                                      Resolved resolved) {
+                                      Resolved resolved, long startedNanos) {
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
         for (SlotRun slot : request.slots()) {
             if (refused == null && !journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
-                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline));
+                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline, startedNanos));
             }
         }
         List<Ran> ran = new ArrayList<>(request.slots().size());
@@ -367,11 +367,12 @@ public final class HostRunExecutor implements HostRunHandler {
 
     /**
      * Checks that this node leads the slot's partition under the planned epoch and that the binding
-     * version is known, then starts reading the partition.
+     * version is known, then starts reading the partition, at least as fresh as a read issued at
+     * {@code freshAsOfNanos} (the request's start here).
      *
      * @return the read in flight, or the refusal (a {@link RuntimeException}) that ends the slot
      */
-    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline) {
+    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline, long freshAsOfNanos) {
         try {
             Partition partition = ledPartition(slot);
             Binding binding = resolved.binding();
@@ -380,7 +381,8 @@ public final class HostRunExecutor implements HostRunHandler {
             return CompletableFuture.supplyAsync(() -> {
                 deadline.check("before reading partition " + partition.id());
                 try (DbDeadline scope = DbDeadline.enter(deadline)) {
-                    return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
+                    return reader.read(partition, binding.selector(), limits.rowsPerBatch(), limits.batchMaxBytes(), deadline,
+                            freshAsOfNanos);
                 } catch (ThresherException e) {
                     if (paged && (e.code() == ErrorCode.BATCH_TOO_MANY_ROWS || e.code() == ErrorCode.BATCH_TOO_LARGE)) {
                         return PAGED;

@@ -2,6 +2,7 @@ package dev.thresher.leader;
 
 import dev.thresher.bindings.Selector;
 import dev.thresher.limits.Deadline;
+import dev.thresher.store.replica.ShardReplica;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.store.shard.ShardPages;
 import dev.thresher.store.shard.ShardReader;
@@ -17,6 +18,17 @@ public interface PartitionReader {
      *     ({@code BATCH_TOO_MANY_ROWS}, {@code BATCH_TOO_LARGE}, {@code DEADLINE_EXCEEDED}, ...)
      */
     ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline);
+
+    /**
+     * The partition as one batch, at least as fresh as a query issued at {@code freshAsOfNanos} (this node's
+     * {@code System.nanoTime()} when the shard run started): a reader serving from a replica waits until the
+     * replica has applied everything the shard database had committed by then, or reads through SQL. A reader
+     * that always reads through SQL is that fresh already.
+     */
+    default ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
+                            long freshAsOfNanos) {
+        return read(partition, selector, maxRows, maxBytes, deadline);
+    }
 
     /**
      * The partition as a sequence of batches from one snapshot (guest ABI v2); the caller closes it.
@@ -55,6 +67,41 @@ public interface PartitionReader {
             }
             return r;
         });
+    }
+
+    /**
+     * Reads from the shard's leader replica when it can serve the read as fresh as asked, through {@code sql}
+     * otherwise (docs/architecture.md, "Leader replicas"). Paged reads (guest ABI v2) go through SQL.
+     */
+    static PartitionReader withReplicas(PartitionReader sql, java.util.Map<Integer, ShardReplica> replicas) {
+        if (replicas.isEmpty()) {
+            return sql;
+        }
+        java.util.Map<Integer, ShardReplica> byShard = java.util.Map.copyOf(replicas);
+        return new PartitionReader() {
+            @Override
+            public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
+                return read(partition, selector, maxRows, maxBytes, deadline, System.nanoTime());
+            }
+
+            @Override
+            public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
+                                   long freshAsOfNanos) {
+                ShardReplica replica = byShard.get(partition.shardId());
+                if (replica != null) {
+                    ShardBatch batch = replica.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
+                    if (batch != null) {
+                        return batch;
+                    }
+                }
+                return sql.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
+            }
+
+            @Override
+            public Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
+                return sql.open(partition, selector, maxRows, maxBytes, deadline);
+            }
+        };
     }
 
     private static PartitionReader of(java.util.function.Function<Partition, ShardReader> readerOf) {

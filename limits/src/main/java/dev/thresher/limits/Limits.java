@@ -69,6 +69,11 @@ import java.util.function.Function;
  *        ({@code 54000}) and stores nothing
  * @param pgwireStatementsPerQuery statements one simple query may hold; more is refused ({@code 54000}) before any
  *        runs
+ * @param replicaMemoryBytes heap one node gives its leader replicas in all (rows, indexes and cached batches of
+ *        every partition it holds in memory); a partition that does not fit is read through SQL; 0 keeps no
+ *        replicas at all
+ * @param replicaCatchUpMs how long a shard run waits, within its deadline, for a replica to apply the shard
+ *        database's WAL position taken at the run's start before it reads the partition through SQL instead
  */
 public record Limits(
         long callDeadlineMs,
@@ -110,13 +115,15 @@ public record Limits(
         int pgwireConnectionsPerUser,
         long pgwireIdleSessionTimeoutMs,
         int pgwireStatementBytesPerConnection,
-        int pgwireStatementsPerQuery) {
+        int pgwireStatementsPerQuery,
+        long replicaMemoryBytes,
+        long replicaCatchUpMs) {
 
     public static final Limits DEFAULTS = new Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
             30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000, 16, 1 << 20,
-            500, 100, 3_600_000, 16 << 20, 1_000);
+            500, 100, 3_600_000, 16 << 20, 1_000, 256L << 20, 250);
 
     public Limits {
         List<String> p = new ArrayList<>();
@@ -169,6 +176,10 @@ public record Limits(
         positive(p, "pgwireIdleSessionTimeoutMs", pgwireIdleSessionTimeoutMs);
         positive(p, "pgwireStatementBytesPerConnection", pgwireStatementBytesPerConnection);
         positive(p, "pgwireStatementsPerQuery", pgwireStatementsPerQuery);
+        if (replicaMemoryBytes < 0) {
+            p.add("replicaMemoryBytes must be 0 (no replicas) or more, was " + replicaMemoryBytes);
+        }
+        positive(p, "replicaCatchUpMs", replicaCatchUpMs);
         positive(p, "guestMemoryMaxBytes", guestMemoryMaxBytes);
         positive(p, "topologyPollMs", topologyPollMs);
         if (guestMemoryMaxBytes < batchMaxBytes) {
@@ -252,7 +263,7 @@ public record Limits(
                     v.apply("partitionLeaseMs"), toInt(v, "handlerConcurrency"), toInt(v, "httpResponseMaxBytes"),
                     toInt(v, "pgwireMaxConnections"), toInt(v, "pgwireConnectionsPerUser"),
                     v.apply("pgwireIdleSessionTimeoutMs"), toInt(v, "pgwireStatementBytesPerConnection"),
-                    toInt(v, "pgwireStatementsPerQuery"));
+                    toInt(v, "pgwireStatementsPerQuery"), v.apply("replicaMemoryBytes"), v.apply("replicaCatchUpMs"));
         } catch (ArithmeticException ae) {
             throw new IllegalArgumentException("invalid limits: " + ae.getMessage(), ae);
         }

@@ -78,6 +78,11 @@ public final class Node implements AutoCloseable {
     private HikariDataSource shardDb;
     /** Read-only pools of every shard database this node is a candidate for, its own included. */
     private final Map<Integer, HikariDataSource> shardDbs = new java.util.TreeMap<>();
+    /** The leader replicas of each of those shard databases (none when {@code limits.replicaMemoryBytes} is 0). */
+    private final Map<Integer, dev.thresher.store.replica.ShardReplica> replicas = new java.util.TreeMap<>();
+    private dev.thresher.store.replica.ReplicaBudget replicaBudget;
+    /** The JDBC URL of each shard database this node is a candidate for. */
+    private final Map<Integer, String> shardUrls = new java.util.TreeMap<>();
     private CellHost cells;
     private ExecutorService shardExecutor;
     private ExecutorService readExecutor;
@@ -182,6 +187,7 @@ public final class Node implements AutoCloseable {
         shardDb = Pools.openReadOnly(config.hostId() + "-shard", config.shardJdbcUrl(), config.dbUser(),
                 config.dbPassword(), limits.shardConcurrency());
         shardDbs.put(config.shardId(), shardDb);
+        shardUrls.put(config.shardId(), config.shardJdbcUrl());
         // Migrations may wait for another node's (Flyway's lock), longer than the upkeep's lock timeout allows.
         try (HikariDataSource migrations = Pools.open(config.hostId() + "-migrate", config.controlJdbcUrl(),
                 config.dbUser(), config.dbPassword(), 2)) {
@@ -197,6 +203,7 @@ public final class Node implements AutoCloseable {
                 }
                 shardDbs.put(standby, Pools.openReadOnly(config.hostId() + "-shard-" + standby, url, config.dbUser(),
                         config.dbPassword(), limits.shardConcurrency()));
+                shardUrls.put(standby, url);
             }
         }
         checkConnectionBudget(limits.shardConcurrency());
@@ -228,8 +235,10 @@ public final class Node implements AutoCloseable {
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
         leases = new LeaseKeeper(upkeep, config.hostId(), limits.partitionLeaseMs(), failpoints);
         ComponentCache components = new ComponentCache(control::packageBytes);
+        startReplicas(limits);
         shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
-                Leadership.of(leases), PartitionReader.of(shardReaders()), GuestRunner.of(cells, components),
+                Leadership.of(leases), PartitionReader.withReplicas(PartitionReader.of(shardReaders()), replicas),
+                GuestRunner.of(cells, components),
                 limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
         metrics.bindLeaderSide(shards, leases);
@@ -264,6 +273,7 @@ public final class Node implements AutoCloseable {
                 frontDoorCalls, tableService, tableService.bindings(),
                 new dev.thresher.store.control.InvocationLookup(controlDb), journal, access);
         metrics.bindPgwire(pgwire);
+        tableService.replicaStatus(this::replicaStatus);
         http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
                 this::unreadiness, tableService, tableService.bindings(),
                 () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
@@ -355,6 +365,50 @@ public final class Node implements AutoCloseable {
         t.leaders().forEach((id, l) -> leaders.put(id, l.hostId() + "@" + l.epoch() + (l.leaseUntil().isAfter(t.readAt())
                 ? "" : " ended")));
         return java.util.List.of(catalog.topologyVersion(), leaders);
+    }
+
+    /**
+     * One replica per shard database this node is a candidate for: every partition of the shard, led here or
+     * stood by for, kept in memory from the shard's logical replication stream (docs/architecture.md, "Leader
+     * replicas").
+     */
+    private void startReplicas(dev.thresher.limits.Limits limits) {
+        replicaBudget = new dev.thresher.store.replica.ReplicaBudget(limits.replicaMemoryBytes());
+        if (!replicaBudget.enabled()) {
+            log.info("node {}: leader replicas off (limits.replicaMemoryBytes=0); partitions are read through SQL",
+                    config.hostId());
+            return;
+        }
+        shardUrls.forEach((shard, url) -> replicas.put(shard, dev.thresher.store.replica.ShardReplica.start(
+                config.hostId(), shard, url, config.dbUser(), config.dbPassword(),
+                () -> catalog.topology().partitions().stream().filter(p -> p.shardId() == shard).toList(),
+                replicaBudget, limits.replicaCatchUpMs())));
+        metrics.bindReplicas(replicas, replicaBudget);
+    }
+
+    /** The node's leader replicas as {@code GET /admin/topology/replicas} shows them. */
+    private dev.thresher.bindings.TopologyService.Replicas replicaStatus() {
+        List<dev.thresher.bindings.TopologyService.ReplicaPartition> partitions = new java.util.ArrayList<>();
+        long memory = 0;
+        Map<String, Long> sql = new java.util.TreeMap<>();
+        for (var replica : replicas.values()) {
+            for (var p : replica.status()) {
+                partitions.add(new dev.thresher.bindings.TopologyService.ReplicaPartition(p.partitionId(), p.table(),
+                        p.shardId(), p.state().name().toLowerCase(java.util.Locale.ROOT), p.rows(), p.bytes(),
+                        dev.thresher.store.replica.Lsn.format(p.appliedLsn()), p.lagBytes(), p.reason()));
+            }
+            var reads = replica.reads();
+            memory += reads.memory();
+            reads.sqlByReason().forEach((reason, n) -> sql.merge(reason, n, Long::sum));
+        }
+        partitions.sort(java.util.Comparator.comparingInt(dev.thresher.bindings.TopologyService.ReplicaPartition::partition));
+        return new dev.thresher.bindings.TopologyService.Replicas(replicaBudget == null ? 0 : replicaBudget.limitBytes(),
+                replicaBudget == null ? 0 : replicaBudget.usedBytes(), partitions, memory, sql);
+    }
+
+    /** The node's leader replicas by shard database. */
+    public Map<Integer, dev.thresher.store.replica.ShardReplica> replicas() {
+        return java.util.Collections.unmodifiableMap(replicas);
     }
 
     private Map<Integer, ShardReader> shardReaders() {
@@ -506,6 +560,7 @@ public final class Node implements AutoCloseable {
                 EXECUTOR_STOP_MS, msSince(t));
 
         t = System.nanoTime();
+        replicas.forEach((shard, replica) -> closeQuietly(replica, "replica of shard database " + shard));
         closeQuietly(cells, "cells");
         shardDbs.forEach((shard, pool) -> closeQuietly(pool, "shard database " + shard + " pool"));
         if (shardDbs.isEmpty()) {

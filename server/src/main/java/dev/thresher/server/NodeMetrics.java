@@ -14,6 +14,8 @@ import dev.thresher.leader.LeaseKeeper;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.PgWireServer;
 import dev.thresher.store.CountingDataSource;
+import dev.thresher.store.replica.ReplicaBudget;
+import dev.thresher.store.replica.ShardReplica;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
@@ -180,6 +182,33 @@ public final class NodeMetrics implements AutoCloseable {
         counter("thresher.lease.takeovers", leases, LeaseKeeper::takeovers, "Partitions this node came to lead (a lease"
                 + " taken, or held under a new epoch)");
         counter("thresher.lease.drops", leases, LeaseKeeper::drops, "Partitions this node stopped leading");
+    }
+
+    /** The leader replicas: memory against the budget, partitions by state, lag and reads by where they were served. */
+    void bindReplicas(Map<Integer, ShardReplica> replicas, ReplicaBudget budget) {
+        Gauge.builder("thresher.replica.memory.used", budget, ReplicaBudget::usedBytes).strongReference(true)
+                .baseUnit("bytes").description("Heap the node's leader replicas hold").register(registry);
+        Gauge.builder("thresher.replica.memory.budget", budget, ReplicaBudget::limitBytes).strongReference(true)
+                .baseUnit("bytes").description("limits.replicaMemoryBytes").register(registry);
+        replicas.forEach((shard, replica) -> {
+            String tag = Integer.toString(shard);
+            bound.add(replica);
+            for (ShardReplica.State state : ShardReplica.State.values()) {
+                Gauge.builder("thresher.replica.partitions", replica,
+                                r -> r.status().stream().filter(p -> p.state() == state).count())
+                        .strongReference(true).tags("shard", tag, "state", state.name().toLowerCase(java.util.Locale.ROOT))
+                        .description("Partitions of the shard database by where reads of them are served").register(registry);
+            }
+            Gauge.builder("thresher.replica.lag", replica,
+                            r -> r.status().stream().mapToLong(ShardReplica.PartitionStatus::lagBytes).max().orElse(0))
+                    .strongReference(true).baseUnit("bytes").tag("shard", tag)
+                    .description("WAL the shard database has sent past what the replica applied").register(registry);
+            counter("thresher.replica.reads", replica, r -> r.reads().memory(), "Partition reads served from memory",
+                    "shard", tag, "served", "memory");
+            counter("thresher.replica.reads", replica,
+                    r -> r.reads().sqlByReason().values().stream().mapToLong(Long::longValue).sum(),
+                    "Partition reads sent through SQL (reasons in /admin/topology)", "shard", tag, "served", "sql");
+        });
     }
 
     /** The cells: activations, evictions, live cells and the guest memory they reserve against the budget. */

@@ -113,7 +113,20 @@ final class NodeTableService implements TableService, AutoCloseable {
             public java.util.List<Change> changes(int limit) {
                 return t().changes(limit);
             }
+
+            @Override
+            public Replicas replicas() {
+                return replicas.get();
+            }
         };
+    }
+
+    private volatile java.util.function.Supplier<dev.thresher.bindings.TopologyService.Replicas> replicas =
+            () -> new dev.thresher.bindings.TopologyService.Replicas(0, 0, java.util.List.of(), 0, java.util.Map.of());
+
+    /** Where {@code GET /admin/topology/replicas} reads the node's leader replicas. */
+    void replicaStatus(java.util.function.Supplier<dev.thresher.bindings.TopologyService.Replicas> status) {
+        this.replicas = status;
     }
 
     BindingService bindings() {

@@ -649,6 +649,8 @@ public final class TableAdmin implements AutoCloseable {
             for (Partition p : partitions) {
                 s.execute("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
                         .formatted(table, p.id(), table, p.slotLo(), p.slotHi() + 1));
+                // No primary key: the whole old row identifies an updated or deleted one to leader replicas.
+                s.execute("ALTER TABLE %s_p%d REPLICA IDENTITY FULL".formatted(table, p.id()));
             }
             s.execute(HISTORY_DDL);
             try (PreparedStatement h = c.prepareStatement(HISTORY_INSERT)) {

@@ -591,11 +591,14 @@ public final class TopologyAdmin implements TopologyService {
             try {
                 s.execute("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
                         .formatted(p.table(), p.id(), p.table(), p.slotLo(), p.slotHi() + 1));
+                // a replica identity of its own, so leader replicas can stream its updates and deletes
+                s.execute("ALTER TABLE %s_p%d REPLICA IDENTITY FULL".formatted(p.table(), p.id()));
                 s.execute("RELEASE SAVEPOINT child");
             } catch (SQLException e) {
                 // a child already covers part of the range (the partition was here before, or split from one that was)
                 s.execute("ROLLBACK TO SAVEPOINT child");
                 s.execute("CREATE TABLE IF NOT EXISTS %s_default PARTITION OF %s DEFAULT".formatted(p.table(), p.table()));
+                s.execute("ALTER TABLE %s_default REPLICA IDENTITY FULL".formatted(p.table()));
             }
         }
     }
