@@ -103,6 +103,7 @@ public final class ShardReplica implements AutoCloseable {
     private final LongAdder memoryReads = new LongAdder();
     private final Map<String, LongAdder> sqlReads = new ConcurrentHashMap<>();
     private volatile Generation current;
+    private final java.util.concurrent.atomic.AtomicLong builds = new java.util.concurrent.atomic.AtomicLong();
     private volatile String stateReason = "starting";
     private volatile boolean closed;
 
@@ -230,6 +231,11 @@ public final class ShardReplica implements AutoCloseable {
         return null;
     }
 
+    /** How many times the replica was built from a snapshot since start (a table added to the stream is not one). */
+    public long builds() {
+        return builds.get();
+    }
+
     /** Reads served from memory and sent to SQL, by reason, since start. */
     public Reads reads() {
         Map<String, Long> sql = new java.util.TreeMap<>();
@@ -355,6 +361,7 @@ public final class ShardReplica implements AutoCloseable {
     }
 
     private Generation build(ReplicationSource source, List<Partition> wanted) throws SQLException {
+        builds.incrementAndGet();
         Generation g = new Generation(dataKeys(wanted));
         try (Connection c = DriverManager.getConnection(jdbcUrl, properties("thresher-replica-build"))) {
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW wal_level")) {
@@ -370,6 +377,7 @@ public final class ShardReplica implements AutoCloseable {
             }
             List<String> published = new ArrayList<>();
             for (var e : byTable.entrySet()) {
+                g.keysByTable.put(e.getKey(), dataKeys(e.getValue()));
                 TableReplica t = describe(c, e.getKey());
                 for (Partition p : e.getValue()) {
                     Held h = new Held(p, t);
@@ -600,17 +608,40 @@ public final class ShardReplica implements AutoCloseable {
         try (Statement s = c.createStatement()) {
             s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
             s.execute("SET TRANSACTION SNAPSHOT '" + snapshot.replace("'", "''") + "'");
-            g.oids = "{" + String.join(",", g.tables.values().stream().map(t -> Integer.toString(t.oid)).toList()) + "}";
-            try (PreparedStatement ps = c.prepareStatement(WalFence.FINGERPRINT)) {
-                ps.setString(1, g.oids);
-                ps.setString(2, g.oids);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    g.fingerprint = rs.getString(1);
-                }
+            g.oids = oids(g.tables.values());
+            g.fingerprint = fingerprint(c, g.oids);
+            copyTables(c, g.tables.values());
+        } finally {
+            try {
+                c.rollback();
+                c.setAutoCommit(true);
+            } catch (SQLException ignored) {
+                // the connection is closed by the caller
             }
-            CopyManager copies = c.unwrap(PGConnection.class).getCopyAPI();
-            for (TableReplica t : g.tables.values()) {
+        }
+    }
+
+    private static String oids(java.util.Collection<TableReplica> tables) {
+        return "{" + String.join(",", tables.stream().map(t -> Integer.toString(t.oid)).toList()) + "}";
+    }
+
+    /** The columns' fingerprint of the tables {@code oids} ({@link WalFence#FINGERPRINT}) in the transaction's snapshot. */
+    private static String fingerprint(Connection c, String oids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(WalFence.FINGERPRINT)) {
+            ps.setString(1, oids);
+            ps.setString(2, oids);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    /** Copies the tables' partitions in the connection's open transaction. */
+    private void copyTables(Connection c, java.util.Collection<TableReplica> tables) throws SQLException {
+        CopyManager copies = c.unwrap(PGConnection.class).getCopyAPI();
+        try {
+            for (TableReplica t : tables) {
                 StringBuilder columns = new StringBuilder();
                 for (int i = 0; i < t.columns.size(); i++) {
                     columns.append(i == 0 ? "" : ", ").append(quote(t.columns.get(i).name()));
@@ -637,12 +668,171 @@ public final class ShardReplica implements AutoCloseable {
             }
         } catch (java.io.IOException e) {
             throw new SQLException("copy failed: " + e.getMessage(), e);
-        } finally {
-            try {
-                c.rollback();
-            } catch (SQLException ignored) {
-                // the connection is closed by the caller
+        }
+    }
+
+    /**
+     * Adds the tables new to the shard's partitions to the running stream, or says why the replica must be built
+     * again instead (a table left, a table's partitions changed, the columns changed meanwhile, no stream yet).
+     *
+     * <p>A table joins the publication, then the replica waits for every transaction running at that moment to end
+     * (a change it made before the table joined is not streamed, so it must be in the copy), then copies the table
+     * under a snapshot {@code S} of its own. Changes of the table the stream delivered meanwhile are kept and, like
+     * every later one, applied only when their transaction is not visible in {@code S} (committed after it): the
+     * copy has the others. The stream is read throughout but during the copy itself.
+     */
+    private String tryAdd(ReplicationSource source, Applier applier, Generation g, List<Partition> now)
+            throws SQLException {
+        Map<String, List<Partition>> byTable = new LinkedHashMap<>();
+        for (Partition p : now) {
+            byTable.computeIfAbsent(p.table(), t -> new ArrayList<>()).add(p);
+        }
+        for (var e : g.keysByTable.entrySet()) {
+            List<Partition> ps = byTable.get(e.getKey());
+            if (ps == null) {
+                return "table " + e.getKey() + " left the shard";
             }
+            if (!dataKeys(ps).equals(e.getValue())) {
+                return "the partitions of " + e.getKey() + " changed";
+            }
+        }
+        if (g.tables.isEmpty()) {
+            return "the shard has its first replicated table";
+        }
+        Map<String, List<Partition>> added = new LinkedHashMap<>(byTable);
+        added.keySet().removeAll(g.keysByTable.keySet());
+        int keptApplied = 0;
+        int keptSkipped = 0;
+        try (Connection c = DriverManager.getConnection(jdbcUrl, properties("thresher-replica-add"))) {
+            List<TableReplica> eligible = new ArrayList<>();
+            Map<Integer, Held> judged = new HashMap<>();
+            for (var e : added.entrySet()) {
+                TableReplica t = describe(c, e.getKey());
+                for (Partition p : e.getValue()) {
+                    Held h = new Held(p, t);
+                    judged.put(p.id(), h);
+                    if (t.ineligible != null) {
+                        h.evict(t.ineligible);
+                    } else {
+                        t.held.add(h);
+                    }
+                }
+                if (t.ineligible == null) {
+                    t.held.sort(Comparator.comparingInt(h -> h.partition.slotLo()));
+                    eligible.add(t);
+                }
+            }
+            if (!eligible.isEmpty()) {
+                for (TableReplica t : eligible) {
+                    g.adding.put(t.name, t);
+                }
+                try (Statement s = c.createStatement()) {
+                    s.execute("ALTER PUBLICATION " + quote(publicationName()) + " ADD TABLE " + String.join(", ",
+                            eligible.stream().map(t -> quote(t.namespace) + "." + quote(t.name)).toList()));
+                }
+                awaitRunningTransactions(c, source, applier, g);
+                c.setAutoCommit(false);
+                try (Statement s = c.createStatement()) {
+                    s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+                    XidSnapshot snapshot;
+                    try (ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
+                        rs.next();
+                        snapshot = XidSnapshot.parse(rs.getString(1));
+                    }
+                    if (!fingerprint(c, g.oids).equals(g.fingerprint)) {
+                        return "the columns of a replicated table changed";
+                    }
+                    copyTables(c, eligible);
+                    List<TableReplica> all = new ArrayList<>(g.tables.values());
+                    all.addAll(eligible);
+                    String oids = oids(all);
+                    String fingerprint = fingerprint(c, oids);
+                    g.lock.writeLock().lock();
+                    try {
+                        for (TableReplica t : eligible) {
+                            t.visibleInCopy = snapshot;
+                            for (Applier.Kept k : t.kept) {
+                                if (!snapshot.visible(k.xid())) {
+                                    applier.apply(k.change());
+                                    keptApplied++;
+                                } else {
+                                    keptSkipped++;
+                                }
+                            }
+                            t.kept.clear();
+                            g.adding.remove(t.name);
+                            g.tables.put(t.name, t);
+                            for (Held h : t.held) {
+                                h.account(budget);
+                            }
+                        }
+                        g.partitions.putAll(judged);
+                        g.oids = oids;
+                        g.fingerprint = fingerprint;
+                    } finally {
+                        g.lock.writeLock().unlock();
+                    }
+                } finally {
+                    c.rollback();
+                }
+            } else {
+                g.lock.writeLock().lock();
+                try {
+                    g.partitions.putAll(judged);
+                } finally {
+                    g.lock.writeLock().unlock();
+                }
+            }
+            for (var e : added.entrySet()) {
+                g.keysByTable.put(e.getKey(), dataKeys(e.getValue()));
+            }
+            g.dataKeys = dataKeys(now);
+            log.info("replica of shard {} on {}: added {} to the stream ({} replicated; of the changes streamed while they"
+                    + " were copied, {} applied, {} already in the copy)", shardId, hostId, added.keySet(),
+                    eligible.stream().map(t -> t.name).toList(), keptApplied, keptSkipped);
+            return g.rebuild;
+        }
+    }
+
+    /** Waits, reading the stream meanwhile, until every transaction running now has ended. */
+    private void awaitRunningTransactions(Connection c, ReplicationSource source, Applier applier, Generation g)
+            throws SQLException {
+        XidSnapshot running;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
+            rs.next();
+            running = XidSnapshot.parse(rs.getString(1));
+        }
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM unnest(?::xid8[]) x "
+                + "WHERE pg_xact_status(x) = 'in progress'")) {
+            ps.setString(1, running.xipArray());
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) == 0) {
+                        return;
+                    }
+                }
+                if (System.nanoTime() - until > 0 || closed) {
+                    throw new SQLException("transactions running when a table joined the publication did not end in 30 s");
+                }
+                pump(source, applier, g);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            }
+        }
+    }
+
+    /** Applies what the stream has now, without waiting. */
+    private void pump(ReplicationSource source, Applier applier, Generation g) throws SQLException {
+        Message m;
+        while ((m = source.poll()) != null) {
+            applier.accept(m);
+        }
+        long position = source.serverPosition();
+        g.serverPosition = Math.max(g.serverPosition, position);
+        if (!applier.inTransaction && position > g.applied) {
+            g.advance(position);
+            source.acknowledge(position);
         }
     }
 
@@ -685,9 +875,13 @@ public final class ShardReplica implements AutoCloseable {
             }
             if (now - lastWantCheck > WANT_CHECK_NANOS) {
                 lastWantCheck = now;
-                if (!dataKeys(wanted()).equals(g.dataKeys)) {
-                    log.info("replica of shard {} on {}: the shard's partitions changed; rebuilding", shardId, hostId);
-                    return;
+                List<Partition> partitions = wanted();
+                if (!dataKeys(partitions).equals(g.dataKeys)) {
+                    String rebuild = tryAdd(source, applier, g, partitions);
+                    if (rebuild != null) {
+                        log.info("replica of shard {} on {}: rebuilding ({})", shardId, hostId, rebuild);
+                        return;
+                    }
                 }
             }
             LockSupport.parkNanos(waited ? TimeUnit.MICROSECONDS.toNanos(100) : TimeUnit.MILLISECONDS.toNanos(5));
@@ -700,6 +894,10 @@ public final class ShardReplica implements AutoCloseable {
         private final Map<Integer, TableReplica> relations = new HashMap<>();
         private final List<Message> pending = new ArrayList<>();
         boolean inTransaction;
+        private int xid;
+
+        /** A change of a table being added, kept with its transaction until the table's copy is in. */
+        record Kept(int xid, Message change) {}
 
         Applier(Generation g) {
             this.g = g;
@@ -709,6 +907,7 @@ public final class ShardReplica implements AutoCloseable {
             switch (m) {
                 case PgOutput.Begin b -> {
                     inTransaction = true;
+                    xid = b.xid();
                     pending.clear();
                 }
                 case PgOutput.Relation r -> relation(r);
@@ -728,7 +927,7 @@ public final class ShardReplica implements AutoCloseable {
         }
 
         private void relation(PgOutput.Relation r) {
-            TableReplica t = g.tables.get(r.name());
+            TableReplica t = g.tables.containsKey(r.name()) ? g.tables.get(r.name()) : g.adding.get(r.name());
             if (t == null || !t.namespace.equals(r.namespace())) {
                 relations.remove(r.oid());
                 return;
@@ -748,7 +947,13 @@ public final class ShardReplica implements AutoCloseable {
                 g.lock.writeLock().lock();
                 try {
                     for (Message m : pending) {
-                        apply(m);
+                        if (m instanceof PgOutput.Truncate tr) {
+                            for (int relation : tr.relations()) {
+                                route(relation, new PgOutput.Truncate(tr.options(), new int[] {relation}));
+                            }
+                        } else {
+                            route(relationOf(m), m);
+                        }
                         if (g.rebuild != null) {
                             break;
                         }
@@ -772,7 +977,32 @@ public final class ShardReplica implements AutoCloseable {
             }
         }
 
-        private void apply(Message m) {
+        /**
+         * Applies a change of a replicated table; keeps one of a table being added; skips one of a table added to the
+         * stream whose copy already holds it (its transaction is visible in the copy's snapshot).
+         */
+        private void route(int relation, Message m) {
+            TableReplica t = relations.get(relation);
+            if (t == null) {
+                return;
+            }
+            if (g.adding.get(t.name) == t) {
+                t.kept.add(new Kept(xid, m));
+            } else if (t.visibleInCopy == null || !t.visibleInCopy.visible(xid)) {
+                apply(m);
+            }
+        }
+
+        private static int relationOf(Message m) {
+            return switch (m) {
+                case PgOutput.Insert i -> i.relation();
+                case PgOutput.Update u -> u.relation();
+                case PgOutput.Delete d -> d.relation();
+                default -> -1;
+            };
+        }
+
+        void apply(Message m) {
             switch (m) {
                 case PgOutput.Insert i -> {
                     TableReplica t = relations.get(i.relation());
@@ -867,8 +1097,8 @@ public final class ShardReplica implements AutoCloseable {
 
     /** One build of the shard's replicas, from one snapshot and its stream. */
     private static final class Generation {
-        final List<String> dataKeys;
-        final Map<Integer, Held> partitions = new HashMap<>();
+        volatile List<String> dataKeys;
+        final Map<Integer, Held> partitions = new ConcurrentHashMap<>();
         final Map<String, TableReplica> tables = new LinkedHashMap<>();
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         final Object applied_ = new Object();
@@ -880,8 +1110,12 @@ public final class ShardReplica implements AutoCloseable {
         /** Why the stream must stop and the replica be built again; set by the stream or by a read. */
         volatile String rebuild;
         /** The replicated tables' oids ({@code {1,2}}) and their columns' fingerprint as copied. */
-        String oids = "{}";
-        String fingerprint = "";
+        volatile String oids = "{}";
+        volatile String fingerprint = "";
+        /** The partitions of each table of the shard this generation judged (replicated or not), by data key. */
+        final Map<String, List<String>> keysByTable = new HashMap<>();
+        /** Tables being added to the running stream: their changes are kept until their copy is in. */
+        final Map<String, TableReplica> adding = new HashMap<>();
 
         Generation(List<String> dataKeys) {
             this.dataKeys = dataKeys;
@@ -945,6 +1179,10 @@ public final class ShardReplica implements AutoCloseable {
         int[] identity = new int[0];
         int slotColumn = -1;
         final List<Held> held = new ArrayList<>();
+        /** Changes streamed while this table is being added, with their transactions. */
+        final List<Applier.Kept> kept = new ArrayList<>();
+        /** For a table added to a running stream: its copy's snapshot; changes visible in it are in the copy. */
+        XidSnapshot visibleInCopy;
         /** Compiled filters by WHERE text; {@link #UNEVALUABLE} for one the replica cannot evaluate exactly. */
         private final Map<String, Object> filters = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
             @Override

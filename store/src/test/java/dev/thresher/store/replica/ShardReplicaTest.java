@@ -127,6 +127,63 @@ class ShardReplicaTest {
     }
 
     @Test
+    void aTableNewToTheShardJoinsTheRunningStreamWithoutARebuild() throws Exception {
+        Partition added = new Partition(3, "default", "refunds", 0, 16383, 1, 1);
+        AtomicReference<List<Partition>> partitions = new AtomicReference<>(List.of(LOW, HIGH));
+        ShardReplica r = ShardReplica.start("test-host-add", 1, url, "postgres", null, partitions::get,
+                new ReplicaBudget(64L << 20), 5_000);
+        started.add(r);
+        awaitMemory(r);
+        sql("CREATE TABLE refunds (id bigint NOT NULL, region text NOT NULL, amount double precision, "
+                + "thresher_slot integer NOT NULL, PRIMARY KEY (id, thresher_slot))");
+        sql("INSERT INTO refunds SELECT g, 'r', g, g % 16384 FROM generate_series(1, 500) g");
+        // A writer running throughout, and a transaction open when the table joins: every change is in the copy or
+        // applied from the stream, never lost and never applied twice.
+        Selector refunds = Selector.parse("SELECT id, region, amount FROM refunds");
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
+        try (Connection open = connect(); Statement os = open.createStatement()) {
+            open.setAutoCommit(false);
+            os.execute("INSERT INTO refunds VALUES (100000, 'open', 1, 7)");
+            os.execute("UPDATE refunds SET amount = -1 WHERE id = 1");
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try (Connection w = connect(); Statement ws = w.createStatement()) {
+                    ws.execute("SET synchronous_commit = on"); // each commit flushed: streamed while the replica waits
+                    int published = -1; // the iteration at which the table was seen in the publication
+                    for (int i = 0; !stop.get() || i < 200; i++) {
+                        if (published < 0) {
+                            try (ResultSet rs = ws.executeQuery("SELECT count(*) FROM pg_publication_tables "
+                                    + "WHERE tablename = 'refunds'")) {
+                                rs.next();
+                                published = rs.getInt(1) > 0 ? i : -1;
+                            }
+                        }
+                        ws.execute("INSERT INTO refunds VALUES (" + (200_000 + i) + ", 'during', 1, " + (i % 16384) + ")");
+                        ws.execute("UPDATE refunds SET amount = amount + 1 WHERE id = " + (100 + i % 300));
+                        ws.execute("DELETE FROM refunds WHERE id = " + (10 + i));
+                        if (published >= 0 && i == published + 100) {
+                            open.commit(); // the replica waited for it, reading the stream meanwhile
+                        }
+                        writes.incrementAndGet();
+                    }
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            TestPostgres.await(WAIT, "writes under way", () -> writes.get() > 5);
+            partitions.set(List.of(LOW, HIGH, added));
+            TestPostgres.await(WAIT, "the new table served from memory", () -> read(r, added, refunds) != null);
+            stop.set(true);
+            writer.join();
+        }
+        assertThat(rows(read(r, added, refunds))).isEqualTo(rows(sqlRead(added, refunds)));
+        sql("UPDATE refunds SET amount = amount + 1 WHERE id < 100");
+        assertThat(rows(read(r, added, refunds))).as("changes after the add").isEqualTo(rows(sqlRead(added, refunds)));
+        assertThat(rows(read(r, LOW, ALL))).isEqualTo(rows(sqlRead(LOW, ALL)));
+        assertThat(r.builds()).as("the running replica took the table in, not a rebuild").isEqualTo(1);
+    }
+
+    @Test
     void aFilterTheReplicaCannotEvaluateExactlyGoesThroughSql() throws Exception {
         ShardReplica r = serving();
         assertThat(read(r, LOW, Selector.parse("SELECT id FROM sales WHERE region LIKE 'r%'"))).isNull();
