@@ -170,7 +170,14 @@ public final class ShardReplica implements AutoCloseable {
         long target;
         try {
             WalFence.Round round = fence.position(freshAsOfNanos, deadline, g.oids);
-            if (!round.oids().equals(g.oids) || !round.fingerprint().equals(g.fingerprint)) {
+            if (!round.oids().equals(g.oids)) {
+                // read for another set of tables (one joined or left since): a statement of its own, sent now
+                round = fence.position(System.nanoTime(), deadline, g.oids);
+                if (!round.oids().equals(g.oids)) {
+                    return sql("tables changing");
+                }
+            }
+            if (!round.fingerprint().equals(g.fingerprint)) {
                 // a column added, dropped, renamed or retyped since the copy: rows may differ with no change streamed
                 g.rebuild = g.rebuild == null ? "the columns of a replicated table changed" : g.rebuild;
                 LockSupport.unpark(thread);
@@ -629,7 +636,6 @@ public final class ShardReplica implements AutoCloseable {
     private static String fingerprint(Connection c, String oids) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(WalFence.FINGERPRINT)) {
             ps.setString(1, oids);
-            ps.setString(2, oids);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getString(1);
@@ -687,20 +693,27 @@ public final class ShardReplica implements AutoCloseable {
         for (Partition p : now) {
             byTable.computeIfAbsent(p.table(), t -> new ArrayList<>()).add(p);
         }
+        List<String> left = new ArrayList<>();
         for (var e : g.keysByTable.entrySet()) {
             List<Partition> ps = byTable.get(e.getKey());
             if (ps == null) {
-                return "table " + e.getKey() + " left the shard";
-            }
-            if (!dataKeys(ps).equals(e.getValue())) {
+                left.add(e.getKey());
+            } else if (!dataKeys(ps).equals(e.getValue())) {
                 return "the partitions of " + e.getKey() + " changed";
             }
+        }
+        if (!left.isEmpty()) {
+            drop(g, left);
+        }
+        Map<String, List<Partition>> added = new LinkedHashMap<>(byTable);
+        added.keySet().removeAll(g.keysByTable.keySet());
+        if (added.isEmpty()) {
+            g.dataKeys = dataKeys(now);
+            return g.rebuild;
         }
         if (g.tables.isEmpty()) {
             return "the shard has its first replicated table";
         }
-        Map<String, List<Partition>> added = new LinkedHashMap<>(byTable);
-        added.keySet().removeAll(g.keysByTable.keySet());
         int keptApplied = 0;
         int keptSkipped = 0;
         try (Connection c = DriverManager.getConnection(jdbcUrl, properties("thresher-replica-add"))) {
@@ -792,6 +805,53 @@ public final class ShardReplica implements AutoCloseable {
                     eligible.stream().map(t -> t.name).toList(), keptApplied, keptSkipped);
             return g.rebuild;
         }
+    }
+
+    /**
+     * Forgets tables that left the shard (dropped, or their last partition moved away): their memory is released and
+     * they leave the publication (a dropped table has left it already).
+     */
+    private void drop(Generation g, List<String> tables) throws SQLException {
+        List<String> published = new ArrayList<>();
+        g.lock.writeLock().lock();
+        try {
+            for (String name : tables) {
+                TableReplica t = g.tables.remove(name);
+                g.keysByTable.remove(name);
+                g.partitions.values().removeIf(h -> {
+                    if (!h.partition.table().equals(name)) {
+                        return false;
+                    }
+                    budget.release(h.accounted);
+                    h.accounted = 0;
+                    h.evict("table left the shard");
+                    return true;
+                });
+                if (t != null) {
+                    published.add(quote(t.namespace) + "." + quote(t.name));
+                }
+            }
+            g.oids = oids(g.tables.values());
+        } finally {
+            g.lock.writeLock().unlock();
+        }
+        // The digests of the tables left, as they were copied (one per table in the fingerprint).
+        java.util.Set<String> kept = new java.util.HashSet<>();
+        g.tables.values().forEach(t -> kept.add(Integer.toString(t.oid)));
+        g.fingerprint = String.join(";", java.util.Arrays.stream(g.fingerprint.split(";"))
+                .filter(d -> kept.contains(d.substring(0, Math.max(0, d.indexOf('='))))).toList());
+        try (Connection c = DriverManager.getConnection(jdbcUrl, properties("thresher-replica-drop"))) {
+            try (Statement s = c.createStatement()) {
+                for (String table : published) {
+                    try {
+                        s.execute("ALTER PUBLICATION " + quote(publicationName()) + " DROP TABLE " + table);
+                    } catch (SQLException gone) {
+                        // the table was dropped, and left the publication with it
+                    }
+                }
+            }
+        }
+        log.info("replica of shard {} on {}: {} left the shard; their replicas are released", shardId, hostId, tables);
     }
 
     /** Waits, reading the stream meanwhile, until every transaction running now has ended. */

@@ -27,13 +27,15 @@ final class WalFence implements AutoCloseable {
      * The columns of the given tables and the storage of each of their partitions as one digest: a column added,
      * dropped, renamed or retyped changes it, and so does a rewrite or a truncate of a partition (neither is
      * streamed as row changes: a partition's own {@code TRUNCATE} is not published through its root). Parameters:
-     * the tables' oids as {@code {1,2}}, twice.
+     * the tables' oids as {@code {1,2}}. One digest per table, {@code oid=md5;...} in oid order, so the digest of
+     * some of the tables is a part of the whole.
      */
-    static final String FINGERPRINT = "SELECT md5(coalesce((SELECT string_agg(a.attrelid::text || ':' || a.attnum || ':' "
-            + "|| a.attname || ':' || a.atttypid || ':' || a.atttypmod || ':' || a.attisdropped || ':' || a.attnotnull, "
-            + "',' ORDER BY a.attrelid, a.attnum) FROM pg_attribute a WHERE a.attrelid = ANY (?::oid[]) AND a.attnum > 0), '')"
-            + " || '/' || coalesce((SELECT string_agg(c.oid::text || ':' || c.relfilenode, ',' ORDER BY c.oid) "
-            + "FROM unnest(?::oid[]) r(oid), pg_partition_tree(r.oid::regclass) t JOIN pg_class c ON c.oid = t.relid), ''))";
+    static final String FINGERPRINT = "SELECT coalesce(string_agg(r.oid::text || '=' || md5(coalesce((SELECT "
+            + "string_agg(a.attnum || ':' || a.attname || ':' || a.atttypid || ':' || a.atttypmod || ':' || a.attisdropped "
+            + "|| ':' || a.attnotnull, ',' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = r.oid AND a.attnum > 0), '') "
+            + "|| '/' || coalesce((SELECT string_agg(c.oid::text || ':' || c.relfilenode, ',' ORDER BY c.oid) "
+            + "FROM pg_partition_tree(r.oid::regclass) t JOIN pg_class c ON c.oid = t.relid), '')), ';' ORDER BY r.oid), '') "
+            + "FROM unnest(?::oid[]) r(oid)";
 
     /**
      * The WAL position a read waits for ({@link ReplicationSource#currentPosition}'s: the insert position, or,
@@ -102,7 +104,6 @@ final class WalFence implements AutoCloseable {
                 try (java.sql.PreparedStatement ps = connection.prepareStatement(POSITION)) {
                     ps.setQueryTimeout((int) Math.max(1, (remainingMs + 999) / 1000));
                     ps.setString(1, oids);
-                    ps.setString(2, oids);
                     try (java.sql.ResultSet rs = ps.executeQuery()) {
                         rs.next();
                         r = new Round(sent, Lsn.parse(rs.getString(1)), oids, rs.getString(2));

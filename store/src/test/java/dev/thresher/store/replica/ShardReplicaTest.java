@@ -181,6 +181,12 @@ class ShardReplicaTest {
         assertThat(rows(read(r, added, refunds))).as("changes after the add").isEqualTo(rows(sqlRead(added, refunds)));
         assertThat(rows(read(r, LOW, ALL))).isEqualTo(rows(sqlRead(LOW, ALL)));
         assertThat(r.builds()).as("the running replica took the table in, not a rebuild").isEqualTo(1);
+        partitions.set(List.of(LOW, HIGH));
+        TestPostgres.await(WAIT, "the table gone from memory", () -> r.status().size() == 2
+                && read(r, added, refunds) == null);
+        sql("INSERT INTO sales VALUES (888888, 'after drop', 1.0, 9)");
+        assertThat(rows(read(r, LOW, ALL))).as("the others still served").isEqualTo(rows(sqlRead(LOW, ALL)));
+        assertThat(r.builds()).as("a table leaving is not a rebuild either").isEqualTo(1);
     }
 
     @Test
