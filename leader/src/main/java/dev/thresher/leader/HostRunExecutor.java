@@ -385,7 +385,7 @@ public final class HostRunExecutor implements HostRunHandler {
                             freshAsOfNanos);
                 } catch (ThresherException e) {
                     if (paged && (e.code() == ErrorCode.BATCH_TOO_MANY_ROWS || e.code() == ErrorCode.BATCH_TOO_LARGE)) {
-                        return PAGED;
+                        return new Paged(freshAsOfNanos);
                     }
                     throw e;
                 }
@@ -399,9 +399,10 @@ public final class HostRunExecutor implements HostRunHandler {
      * What the read up front gives a slot of an ABI v2 guest whose partition does not fit one batch: it is
      * read as a paged read when its turn comes, on the thread that runs its guest. A paged read holds its
      * connection until its guest is done, so none is opened ahead of its turn: slots waiting for their
-     * turn holding connections could take every connection of the pool from the reads they wait for.
+     * turn holding connections could take every connection of the pool from the reads they wait for. It is
+     * as fresh as the run's start, like the batch read up front.
      */
-    private static final Object PAGED = new Object();
+    private record Paged(long freshAsOfNanos) {}
 
     /**
      * A paged read whose first batch is in: what a slot of an ABI v2 guest waits for. As a
@@ -581,10 +582,10 @@ public final class HostRunExecutor implements HostRunHandler {
         try {
             Object got = awaitRead(read, deadline);
             partition = ledPartition(slot); // again, right before the guest: the lease may have lapsed meanwhile
-            if (got == PAGED) {
+            if (got instanceof Paged p) {
                 // From the start, under a snapshot of its own: the batch read up front is not part of it.
                 got = OpenedPages.open(reader.open(partition, resolved.binding().selector(), limits.rowsPerBatch(),
-                        limits.batchMaxBytes(), deadline));
+                        limits.batchMaxBytes(), deadline, p.freshAsOfNanos()));
             }
             input = Input.of(got);
             try {

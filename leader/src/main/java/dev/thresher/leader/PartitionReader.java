@@ -37,6 +37,15 @@ public interface PartitionReader {
      */
     Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline);
 
+    /**
+     * The partition as a sequence of batches, at least as fresh as a query issued at {@code freshAsOfNanos} (as
+     * {@link #read(Partition, Selector, int, int, Deadline, long)}).
+     */
+    default Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
+                       long freshAsOfNanos) {
+        return open(partition, selector, maxRows, maxBytes, deadline);
+    }
+
     /** An open paged read of one partition. */
     interface Pages extends AutoCloseable {
         /** The next batch, or null after the last; the first is always there, perhaps with no rows. */
@@ -71,7 +80,7 @@ public interface PartitionReader {
 
     /**
      * Reads from the shard's leader replica when it can serve the read as fresh as asked, through {@code sql}
-     * otherwise (docs/architecture.md, "Leader replicas"). Paged reads (guest ABI v2) go through SQL.
+     * otherwise (docs/architecture.md, "Leader replicas"), paged reads (guest ABI v2) included.
      */
     static PartitionReader withReplicas(PartitionReader sql, java.util.Map<Integer, ShardReplica> replicas) {
         if (replicas.isEmpty()) {
@@ -99,7 +108,31 @@ public interface PartitionReader {
 
             @Override
             public Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {
-                return sql.open(partition, selector, maxRows, maxBytes, deadline);
+                return open(partition, selector, maxRows, maxBytes, deadline, System.nanoTime());
+            }
+
+            @Override
+            public Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
+                              long freshAsOfNanos) {
+                ShardReplica replica = byShard.get(partition.shardId());
+                if (replica != null) {
+                    java.util.List<ShardBatch> pages = replica.pages(partition, selector, maxRows, maxBytes, deadline,
+                            freshAsOfNanos);
+                    if (pages != null) {
+                        java.util.Iterator<ShardBatch> next = pages.iterator();
+                        return new Pages() {
+                            @Override
+                            public ShardBatch next() {
+                                return next.hasNext() ? next.next() : null;
+                            }
+
+                            @Override
+                            public void close() {
+                            }
+                        };
+                    }
+                }
+                return sql.open(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
             }
         };
     }

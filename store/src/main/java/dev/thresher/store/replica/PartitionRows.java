@@ -10,6 +10,7 @@ import dev.thresher.store.replica.ColumnVector.BoolVector;
 import dev.thresher.store.replica.ColumnVector.BytesVector;
 import dev.thresher.store.replica.ColumnVector.DoubleVector;
 import dev.thresher.store.replica.ColumnVector.LongVector;
+import dev.thresher.store.shard.PgType;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.store.shard.ShardReader;
 import java.util.ArrayList;
@@ -123,6 +124,10 @@ public final class PartitionRows {
      */
     public long bytes() {
         long n = FIXED_HEAP + valueHeap + cache.bytes();
+        Paged paged = lastPaged;
+        if (paged != null && paged.version == version) {
+            n += paged.heapBytes;
+        }
         for (ColumnVector v : vectors) {
             n += 48 + v.vectorBytes();
         }
@@ -277,6 +282,90 @@ public final class PartitionRows {
             throw new ThresherException(built.error(), built.message());
         }
         return new ShardBatch(built.bytes(), built.rows(), System.nanoTime() - started);
+    }
+
+    /** The pages of one selector at one version: each finished batch and its rows. */
+    private record Paged(long version, int partitionId, String selectorSql, int maxRows, int maxBytes,
+                         List<byte[]> pages, int[] rows, long heapBytes) {}
+
+    private volatile Paged lastPaged;
+
+    /**
+     * The partition as batches of at most {@code maxRows} rows and {@code maxBytes} bytes each (guest ABI v2's
+     * paged input), cut as {@code ShardPages} cuts the SQL read: a row that would not fit starts the next batch,
+     * and only a row too large for a batch of its own is {@link ErrorCode#BATCH_TOO_LARGE}. At least one batch,
+     * perhaps with no rows. The last pages built are kept until the partition changes; the bytes may be shared
+     * and must not be changed.
+     *
+     * @throws ThresherException as {@link #batch}, but never {@link ErrorCode#BATCH_TOO_MANY_ROWS}
+     */
+    public List<ShardBatch> pages(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
+        long started = System.nanoTime();
+        Paged p = lastPaged;
+        if (p == null || p.version != version || p.partitionId != partitionId || !p.selectorSql.equals(selector.sql())
+                || p.maxRows != maxRows || p.maxBytes != maxBytes) {
+            p = buildPages(partitionId, selector, filter, maxRows, maxBytes);
+            lastPaged = p;
+        }
+        List<ShardBatch> out = new ArrayList<>(p.pages.size());
+        for (int i = 0; i < p.pages.size(); i++) {
+            out.add(new ShardBatch(p.pages.get(i), p.rows[i], i == 0 ? System.nanoTime() - started : 0));
+        }
+        return out;
+    }
+
+    private Paged buildPages(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
+        List<String> names = selector.columns();
+        ColumnVector[] selected = new ColumnVector[names.size()];
+        List<Column> batchColumns = new ArrayList<>(names.size());
+        boolean[] variable = new boolean[names.size()];
+        for (int j = 0; j < selected.length; j++) {
+            Integer c = byName.get(names.get(j));
+            if (c == null) {
+                throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector does not match the shard schema: column \""
+                        + names.get(j) + "\" does not exist in " + selector.table());
+            }
+            ColumnVector v = vectors[c];
+            if (!v.carried()) {
+                throw new ThresherException(ErrorCode.INVALID_SELECTOR, "column '" + names.get(j) + "' of "
+                        + selector.table() + " has type OID " + v.column.typeOid() + ", which a row batch cannot carry");
+            }
+            selected[j] = v;
+            variable[j] = v.type == PgType.TEXT || v.type == PgType.BYTEA;
+            batchColumns.add(new Column(names.get(j), v.type.batchType(), !v.column.notNull()));
+        }
+        List<byte[]> pages = new ArrayList<>();
+        List<Integer> rowCounts = new ArrayList<>();
+        long heap = 0;
+        RowBatchBuilder batch = new RowBatchBuilder(partitionId, batchColumns, maxRows, maxBytes);
+        for (int r = 0; r < count; r++) {
+            if (filter != null && !filter.accepts(this, r)) {
+                continue;
+            }
+            long varBytes = 0;
+            for (int j = 0; j < selected.length; j++) {
+                if (variable[j] && !selected[j].isNull(r)) {
+                    varBytes += ((BytesVector) selected[j]).values[r].length;
+                }
+            }
+            if (batch.rowCount() > 0 && !batch.fitsRow(varBytes)) {
+                byte[] done = batch.finish();
+                pages.add(done);
+                rowCounts.add(batch.rowCount());
+                heap += ColumnVector.arrayHeap(done.length);
+                batch = new RowBatchBuilder(partitionId, batchColumns, maxRows, maxBytes);
+            }
+            batch.startRow();
+            for (int j = 0; j < selected.length; j++) {
+                write(batch, j, selected[j], r);
+            }
+        }
+        byte[] done = batch.finish();
+        pages.add(done);
+        rowCounts.add(batch.rowCount());
+        heap += ColumnVector.arrayHeap(done.length);
+        return new Paged(version, partitionId, selector.sql(), maxRows, maxBytes, List.copyOf(pages),
+                rowCounts.stream().mapToInt(Integer::intValue).toArray(), heap);
     }
 
     private Built build(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {

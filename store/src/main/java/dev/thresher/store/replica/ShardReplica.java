@@ -157,6 +157,32 @@ public final class ShardReplica implements AutoCloseable {
     public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
                            long freshAsOfNanos) {
         long started = System.nanoTime();
+        ShardBatch batch = serve(partition, selector, deadline, freshAsOfNanos,
+                (held, filter) -> held.rows.batch(partition.id(), selector, filter, maxRows, maxBytes));
+        // the time of the read is the wait for the WAL position too
+        return batch == null ? null : new ShardBatch(batch.bytes(), batch.rowCount(), System.nanoTime() - started);
+    }
+
+    /**
+     * The partition as batches of at most {@code maxRows} rows and {@code maxBytes} bytes (guest ABI v2's paged
+     * input), from memory and as fresh as {@link #read}, or null when it is to be read through SQL.
+     *
+     * @throws RuntimeException the {@code ThresherException} a paged SQL read would throw ({@code BATCH_TOO_LARGE}
+     *     for a row too large for a batch of its own)
+     */
+    public List<ShardBatch> pages(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
+                                  long freshAsOfNanos) {
+        return serve(partition, selector, deadline, freshAsOfNanos,
+                (held, filter) -> held.rows.pages(partition.id(), selector, filter, maxRows, maxBytes));
+    }
+
+    /** What a read makes of a partition in memory, under the replica's read lock. */
+    private interface Serving<T> {
+        T from(Held held, RowFilter filter);
+    }
+
+    private <T> T serve(Partition partition, Selector selector, Deadline deadline, long freshAsOfNanos, Serving<T> serving) {
+        long started = System.nanoTime();
         Generation g = current;
         Held held = g == null ? null : g.partitions.get(partition.id());
         String refused = refusal(g, held, partition, selector);
@@ -199,9 +225,9 @@ public final class ShardReplica implements AutoCloseable {
             if (current != g || held.evicted) {
                 return sql("rebuilding");
             }
-            ShardBatch batch = held.rows.batch(partition.id(), selector, filter.orElse(null), maxRows, maxBytes);
+            T served = serving.from(held, filter.orElse(null));
             memoryReads.increment();
-            return new ShardBatch(batch.bytes(), batch.rowCount(), System.nanoTime() - started);
+            return served;
         } finally {
             g.lock.readLock().unlock();
         }
@@ -233,7 +259,7 @@ public final class ShardReplica implements AutoCloseable {
         return null;
     }
 
-    private ShardBatch sql(String reason) {
+    private <T> T sql(String reason) {
         sqlReads.computeIfAbsent(reason, r -> new LongAdder()).increment();
         return null;
     }

@@ -190,6 +190,24 @@ class ShardReplicaTest {
     }
 
     @Test
+    void aPartitionPastOneBatchIsServedAsPagesOfTheSameRows() throws Exception {
+        ShardReplica r = serving();
+        List<ShardBatch> pages = r.pages(LOW, ALL, 100, 64 << 20, Deadline.after(Duration.ofSeconds(10)), System.nanoTime());
+        assertThat(pages).hasSizeGreaterThan(5).allSatisfy(p -> assertThat(p.rowCount()).isBetween(1, 100));
+        List<String> all = new ArrayList<>();
+        for (ShardBatch p : pages) {
+            all.addAll(rows(p).subList(1, rows(p).size()));
+        }
+        all.sort(null);
+        List<String> expected = rows(sqlRead(LOW, ALL));
+        assertThat(all).isEqualTo(expected.subList(1, expected.size()));
+        // bounded in bytes too, as the SQL read's pages are
+        List<ShardBatch> small = r.pages(LOW, ALL, 100_000, 2_000, Deadline.after(Duration.ofSeconds(10)), System.nanoTime());
+        assertThat(small).allSatisfy(p -> assertThat(p.bytes().length).isLessThanOrEqualTo(2_000));
+        assertThat(small.stream().mapToInt(ShardBatch::rowCount).sum()).isEqualTo(expected.size() - 1);
+    }
+
+    @Test
     void aFilterTheReplicaCannotEvaluateExactlyGoesThroughSql() throws Exception {
         ShardReplica r = serving();
         assertThat(read(r, LOW, Selector.parse("SELECT id FROM sales WHERE region LIKE 'r%'"))).isNull();
