@@ -335,6 +335,13 @@ public final class ShardReplica implements AutoCloseable {
                 stateReason = "";
                 stream(source, g);
                 retryMs = RETRY_MIN_MS;
+            } catch (NotLogical e) {
+                // a setting of the server, not a failure: said once, checked again now and then
+                if (!e.getMessage().equals(stateReason)) {
+                    log.warn("replica of shard {} on {}: {}", shardId, hostId, e.getMessage());
+                }
+                stateReason = e.getMessage();
+                pause(TimeUnit.MINUTES.toNanos(1));
             } catch (Exception e) {
                 if (closed) {
                     break;
@@ -400,8 +407,8 @@ public final class ShardReplica implements AutoCloseable {
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW wal_level")) {
                 rs.next();
                 if (!"logical".equals(rs.getString(1))) {
-                    throw new SQLException("the shard database runs with wal_level=" + rs.getString(1)
-                            + "; replicas need wal_level=logical (docs/deployment.md)");
+                    throw new NotLogical("the shard database runs with wal_level=" + rs.getString(1)
+                            + "; replicas need wal_level=logical (docs/deployment.md), so its partitions are read through SQL");
                 }
             }
             Map<String, List<Partition>> byTable = new LinkedHashMap<>();
@@ -1178,6 +1185,13 @@ public final class ShardReplica implements AutoCloseable {
                 return Integer.MIN_VALUE;
             }
             return Integer.parseInt(new String(v, StandardCharsets.US_ASCII));
+        }
+    }
+
+    /** The shard database cannot stream: {@code wal_level} is not {@code logical}. */
+    private static final class NotLogical extends SQLException {
+        NotLogical(String message) {
+            super(message, "55000");
         }
     }
 
