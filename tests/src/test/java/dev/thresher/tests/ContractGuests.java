@@ -31,6 +31,8 @@ import javax.sql.DataSource;
  * trap           unreachable                                  {}
  * reduce_trap    as row_count                                 unreachable
  * nul_key        emits to\0tal = rows (same key everywhere)     {"entries": n}
+ * region_totals  p&lt;partition&gt;/&lt;L&gt;c = rows, /&lt;L&gt;s = sum of     every partial as it came, as an integer
+ *                amount, per region length L (1..9)
  * </pre>
  */
 public final class ContractGuests {
@@ -40,7 +42,7 @@ public final class ContractGuests {
     /** The guest names, each a {@code guests/<name>.wat} resource. */
     public static final List<String> NAMES =
             List.of("row_count", "emit_65", "nan_partial", "constant_key", "spin", "spin_rows", "recurse", "trap", "reduce_trap",
-                    "nul_key");
+                    "nul_key", "region_totals");
 
     private static final Map<String, byte[]> CACHE = new ConcurrentHashMap<>();
 

@@ -187,6 +187,30 @@ class ContractGuestsTest {
     }
 
     @Test
+    void regionTotalsCountsAndSumsEachRegionLengthAndReducesToEveryPartial() {
+        RowBatchBuilder b = new RowBatchBuilder(7, COLUMNS, LIMITS.rowsPerBatch(), LIMITS.batchMaxBytes());
+        String[] regions = {"a", "bb", "ccc", "a", "ccc", "ccc"};
+        for (int r = 0; r < regions.length; r++) {
+            b.startRow();
+            b.setText(0, regions[r]).setDouble(1, r + 1);
+        }
+        List<Partial> partials = host.run(guest("region_totals"), b.finish(), ARGS, inSeconds(30)).partials();
+        assertThat(partials).containsExactly(new Partial("p7/1c", 2), new Partial("p7/1s", 5), new Partial("p7/2c", 1),
+                new Partial("p7/2s", 2), new Partial("p7/3c", 3), new Partial("p7/3s", 14));
+        RowBatchBuilder empty = new RowBatchBuilder(8, COLUMNS, LIMITS.rowsPerBatch(), LIMITS.batchMaxBytes());
+        assertThat(host.run(guest("region_totals"), empty.finish(), ARGS, inSeconds(30)).partials()).isEmpty();
+        List<Partial> merged = new ArrayList<>(partials);
+        merged.add(new Partial("p9/1c", 4));
+        assertThat(reduce("region_totals", merged.stream().sorted().toList())).isEqualTo(
+                "{\"p7/1c\":2,\"p7/1s\":5,\"p7/2c\":1,\"p7/2s\":2,\"p7/3c\":3,\"p7/3s\":14,\"p9/1c\":4}");
+        RowBatchBuilder tooLong = new RowBatchBuilder(0, COLUMNS, LIMITS.rowsPerBatch(), LIMITS.batchMaxBytes());
+        tooLong.startRow();
+        tooLong.setText(0, "ten bytes!").setDouble(1, 1);
+        assertCode(() -> host.run(guest("region_totals"), tooLong.finish(), ARGS, inSeconds(30)),
+                ErrorCode.GUEST_REPORTED_FAILURE);
+    }
+
+    @Test
     void trapTrapsInRun() {
         for (int p = 0; p < ROWS.length; p++) {
             int partition = p;

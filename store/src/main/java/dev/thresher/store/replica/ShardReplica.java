@@ -72,6 +72,8 @@ public final class ShardReplica implements AutoCloseable {
     private static final long RETRY_MAX_MS = 30_000;
     /** A read of a column the replica does not hold: perhaps added since the copy, which the fence's fingerprint tells. */
     private static final String COLUMN_MISSING = "column not in memory";
+    /** What a partition of a replica being copied from its snapshot shows. */
+    private static final String BUILDING_REASON = "copying from a snapshot";
 
     /** Where a partition of the shard is served from. */
     public enum State {
@@ -104,7 +106,7 @@ public final class ShardReplica implements AutoCloseable {
     private final Map<String, LongAdder> sqlReads = new ConcurrentHashMap<>();
     private volatile Generation current;
     private final java.util.concurrent.atomic.AtomicLong builds = new java.util.concurrent.atomic.AtomicLong();
-    private volatile String stateReason = "starting";
+    private volatile String stateReason = BUILDING_REASON;
     private volatile boolean closed;
 
     private ShardReplica(String hostId, int shardId, String jdbcUrl, String user, String password,
@@ -283,8 +285,9 @@ public final class ShardReplica implements AutoCloseable {
         for (Partition p : partitionsOfShard.get()) {
             Held h = g == null ? null : g.partitions.get(p.id());
             if (h == null) {
-                out.add(new PartitionStatus(p.id(), p.table(), shardId, g == null && budget.enabled() ? State.BUILDING
-                        : State.SQL, 0, 0, 0, 0, g == null ? stateReason : "not in memory"));
+                boolean building = g == null && budget.enabled() && BUILDING_REASON.equals(stateReason);
+                out.add(new PartitionStatus(p.id(), p.table(), shardId, building ? State.BUILDING : State.SQL, 0, 0, 0, 0,
+                        g == null ? stateReason : "not in memory"));
                 continue;
             }
             long applied = g.applied;
@@ -329,6 +332,7 @@ public final class ShardReplica implements AutoCloseable {
             }
             Generation g = null;
             long builtAt = System.nanoTime();
+            stateReason = BUILDING_REASON;
             try (ReplicationSource source = ReplicationSource.connect(jdbcUrl, user, password, Duration.ofSeconds(10))) {
                 g = build(source, wanted);
                 current = g;
