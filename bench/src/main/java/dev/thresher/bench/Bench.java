@@ -14,7 +14,8 @@ import java.util.function.Supplier;
  * measures each workload on each peer, and fills a {@link Report}.
  */
 final class Bench {
-    static final List<String> PEERS = List.of("thresher", "pg-fanout", "pg-rows", "pg-single", "hazelcast-agg", "hazelcast-sql", "java");
+    static final List<String> PEERS = List.of(ThresherPeer.NAME, ThresherPeer.SQL_NAME, "pg-fanout", "pg-rows", "pg-single",
+            "hazelcast-agg", "hazelcast-sql", "java");
 
     /**
      * @param clients the throughput workload's client counts; the latency workloads use 1 client
@@ -28,6 +29,9 @@ final class Bench {
                    double durationSeconds, double openLoopRate, int openLoopWorkers, List<Workload> workloads,
                    List<String> peers, Path workDir, String command) {
     }
+
+    /** How long the bench waits for the leader replicas to hold every partition in memory before it measures anyway. */
+    static final long REPLICA_WAIT_SECONDS = 120;
 
     private final Options o;
     private final Progress progress;
@@ -45,6 +49,7 @@ final class Bench {
         report.command = o.command();
         report.started = Instant.now();
         report.machine.putAll(Machine.facts());
+        double loadAtStart = Machine.loadAverage();
         report.rows = o.rows();
         report.partitions = o.partitions();
         report.shards = 3;
@@ -69,6 +74,7 @@ final class Bench {
         if (!main.isEmpty()) {
             try (Dataset d = Dataset.start(o.workDir().resolve("rows-" + o.rows()), o.rows(), o.partitions(), o.peers(), progress)) {
                 describe(d);
+                awaitReplicas(d, "the " + String.format(java.util.Locale.ROOT, "%,d", o.rows()) + "-row dataset", true);
                 Set<String> shapes = new LinkedHashSet<>();
                 for (Workload w : main) {
                     shapes.add(w == Workload.THROUGHPUT ? "groupby" : w.id);
@@ -96,6 +102,11 @@ final class Bench {
             load();
         }
         report.tookSeconds = (System.nanoTime() - t0) / 1e9;
+        if (loadAtStart >= 0) {
+            // other processes on the machine count: a load above the core count means the figures shared the cores
+            report.machine.put("load average (1 min)", String.format(java.util.Locale.ROOT, "%.1f at the start, %.1f at the end"
+                    + " (every process on the machine)", loadAtStart, Machine.loadAverage()));
+        }
         return report;
     }
 
@@ -189,10 +200,11 @@ final class Bench {
             if (excluded.contains(shape.name() + "/" + p.name())) {
                 continue;
             }
-            Supplier<dev.thresher.coordinator.CallPhases.Snapshot> phases = phases(d, p);
-            report.results.add(Measure.closedLoop(workload, p, shape, 1, timing, progress, phases));
+            ready(d, p, workload);
+            Supplier<ThresherPeer.Counters> counters = counters(p);
+            report.results.add(Measure.closedLoop(workload, p, shape, 1, timing, progress, counters));
             if (o.openLoopRate() > 0) {
-                report.results.add(Measure.openLoop(workload, p, shape, o.openLoopWorkers(), o.openLoopRate(), timing, progress, phases));
+                report.results.add(Measure.openLoop(workload, p, shape, o.openLoopWorkers(), o.openLoopRate(), timing, progress, counters));
             }
         }
     }
@@ -202,14 +214,61 @@ final class Bench {
         for (int clients : o.clients()) {
             for (Peer p : d.peers) {
                 if (!excluded.contains(shape.name() + "/" + p.name())) {
-                    report.results.add(Measure.closedLoop("throughput", p, shape, clients, timing, progress, phases(d, p)));
+                    ready(d, p, "throughput");
+                    report.results.add(Measure.closedLoop("throughput", p, shape, clients, timing, progress, counters(p)));
                 }
             }
         }
     }
 
-    private static Supplier<dev.thresher.coordinator.CallPhases.Snapshot> phases(Dataset d, Peer p) {
-        return p == d.thresher ? d.thresher::phases : null;
+    /** The nodes' counters (call phases, replica reads) of a Thresher peer, taken around each measurement; null for others. */
+    private static Supplier<ThresherPeer.Counters> counters(Peer p) {
+        return p instanceof ThresherPeer t ? t::counters : null;
+    }
+
+    /**
+     * Waits until the leader replicas of every Thresher peer that keeps them hold every partition in memory, up to
+     * {@value #REPLICA_WAIT_SECONDS} s; then measures anyway, and the report says what was not in memory (the
+     * measurement's read counts show what it read through SQL).
+     *
+     * @param first the wait after the dataset's start: its time goes into the report
+     */
+    private void awaitReplicas(Dataset d, String what, boolean first) throws InterruptedException {
+        for (ThresherPeer t : d.thresherPeers()) {
+            if (!t.replicasOn()) {
+                continue;
+            }
+            long t0 = System.nanoTime();
+            long until = t0 + REPLICA_WAIT_SECONDS * 1_000_000_000L;
+            List<String> missing = t.replicasNotInMemory(d.partitions);
+            if (first && !missing.isEmpty()) {
+                progress.say("waiting for " + t.name() + "'s leader replicas to hold every partition of " + what + " in memory");
+            }
+            while (!missing.isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(100);
+                missing = t.replicasNotInMemory(d.partitions);
+            }
+            double waited = (System.nanoTime() - t0) / 1e9;
+            if (!missing.isEmpty()) {
+                String note = t.name() + ", " + what + ": after " + Report.num(Math.round(waited)) + " s, " + missing.size()
+                        + " partitions not in memory (" + String.join("; ", missing.subList(0, Math.min(5, missing.size())))
+                        + (missing.size() > 5 ? "; …" : "") + "); measured anyway";
+                progress.say(note);
+                report.replicaNotes.add(note);
+            } else if (first) {
+                String note = t.name() + ", " + what + ": every partition in memory on every node that keeps it " + (waited < 0.05
+                        ? "by the time the peers were set up" : String.format(java.util.Locale.ROOT, "%.1f s after the peers were set up", waited));
+                progress.say(note);
+                report.replicaNotes.add(note);
+            }
+        }
+    }
+
+    /** Before a Thresher peer with replicas is measured: its replicas hold every partition (normally at once). */
+    private void ready(Dataset d, Peer p, String workload) throws InterruptedException {
+        if (p instanceof ThresherPeer t && t.replicasOn()) {
+            awaitReplicas(d, "before " + workload, false);
+        }
     }
 
     /**
@@ -219,6 +278,7 @@ final class Bench {
     private void million() throws Exception {
         try (Dataset d = Dataset.start(o.workDir().resolve("rows-" + Workload.MILLION_ROWS), Workload.MILLION_ROWS, o.partitions(),
                 o.peers(), progress)) {
+            awaitReplicas(d, "the million-row dataset", true);
             Set<String> excluded = check(d, Set.of("groupby"), "million/");
             prime(d, Set.of("groupby"), excluded);
             latency(d, "million", d.shapes.get("groupby"), excluded);

@@ -17,9 +17,10 @@ import picocli.CommandLine.Option;
 
 /** {@code ./thresher bench}: the command line of the bench. */
 @Command(name = "thresher bench", mixinStandardHelpOptions = true, version = "thresher bench 0.1.0", sortOptions = false,
-        description = "Measures Thresher against PostgreSQL's own GROUP BY (fanned out over the shard databases, and on one"
-                + " database), an embedded 3-member Hazelcast cluster and a plain Java loop, in one process on the same rows,"
-                + " and writes the report (default docs/benchmarks.md). Progress goes to stderr, the tables to stdout.")
+        description = "Measures Thresher (with its leader replicas, and without: thresher-sql) against PostgreSQL's own GROUP BY"
+                + " (fanned out over the shard databases, and on one database), an embedded 3-member Hazelcast cluster and a plain"
+                + " Java loop, in one process on the same rows, and writes the report (default docs/benchmarks.md). Progress goes"
+                + " to stderr, the tables to stdout.")
 public final class BenchMain implements Callable<Integer> {
     @Option(names = "--rows", defaultValue = "50000", description = "Sample orders (default ${DEFAULT-VALUE}).")
     int rows;
@@ -50,7 +51,8 @@ public final class BenchMain implements Callable<Integer> {
     List<String> workloads;
 
     @Option(names = "--peers", split = ",",
-            description = "Among thresher, pg-fanout, pg-rows, pg-single, hazelcast-agg, hazelcast-sql, java (default all).")
+            description = "Among thresher, thresher-sql (the same with limits.replicaMemoryBytes=0, on a dev cluster of its own),"
+                    + " pg-fanout, pg-rows, pg-single, hazelcast-agg, hazelcast-sql, java (default all).")
     List<String> peers;
 
     @Option(names = "--out", defaultValue = "docs/benchmarks.md",

@@ -21,8 +21,11 @@ import org.postgresql.copy.CopyManager;
 
 /**
  * One set of rows and every peer over it: a dev cluster (embedded PostgreSQL, its shard databases, three
- * nodes, the sample binding and the bench's own two), a database holding all rows on the same PostgreSQL,
- * an embedded Hazelcast cluster loaded with the same rows, and the rows in arrays for the Java loop.
+ * nodes keeping leader replicas, the sample binding and the bench's own two), a database holding all rows on
+ * the same PostgreSQL, an embedded Hazelcast cluster loaded with the same rows, and the rows in arrays for the
+ * Java loop. With {@value ThresherPeer#SQL_NAME} among the peers, a second dev cluster as the first (its own
+ * embedded PostgreSQL, the same seed, so the same rows in the same partitions) whose nodes keep no replicas
+ * ({@code limits.replicaMemoryBytes=0}).
  */
 final class Dataset implements AutoCloseable {
     static final String SINGLE_DB = "bench_single";
@@ -32,6 +35,10 @@ final class Dataset implements AutoCloseable {
     final int capsBuckets;
     final DevCluster cluster;
     final ThresherPeer thresher;
+    /** The dev cluster without leader replicas, or null when {@value ThresherPeer#SQL_NAME} is not measured. */
+    final DevCluster sqlCluster;
+    /** Thresher on {@link #sqlCluster}, or null. */
+    final ThresherPeer thresherSql;
     final Map<String, Shape> shapes = new LinkedHashMap<>();
     final List<Peer> peers = new ArrayList<>();
     final Map<String, String> postgresSettings = new LinkedHashMap<>();
@@ -39,12 +46,19 @@ final class Dataset implements AutoCloseable {
     private HazelcastCluster hazelcast;
     private String hazelcastSqlProblem;
 
-    private Dataset(int rows, int partitions, DevCluster cluster) {
+    private Dataset(int rows, int partitions, DevCluster cluster, DevCluster sqlCluster) {
         this.rows = rows;
         this.partitions = partitions;
         this.capsBuckets = Shape.capsBuckets(partitions, Limits.DEFAULTS.emitsPerInvocation(), Limits.DEFAULTS.partialEntriesPerSlot());
         this.cluster = cluster;
-        this.thresher = new ThresherPeer(cluster);
+        this.thresher = new ThresherPeer(ThresherPeer.NAME, cluster);
+        this.sqlCluster = sqlCluster;
+        this.thresherSql = sqlCluster == null ? null : new ThresherPeer(ThresherPeer.SQL_NAME, sqlCluster);
+    }
+
+    /** The limits of {@value ThresherPeer#SQL_NAME}'s nodes: the defaults with no leader replicas. */
+    static Limits withoutReplicas() {
+        return Limits.fromProperties(Map.of("limits.replicaMemoryBytes", "0"));
     }
 
     /** The most rows any partition gets, with DevCluster's layout (equal slot ranges) and keys 1..rows. */
@@ -65,7 +79,19 @@ final class Dataset implements AutoCloseable {
         progress.say("starting the dev cluster: embedded PostgreSQL, " + rows + " orders in " + partitions
                 + " partitions over 3 shard databases, 3 nodes (work dir " + workDir + ")");
         DevCluster cluster = DevCluster.start(new DevCluster.Options(workDir, 0, rows, partitions, 3, 42, Limits.DEFAULTS, false));
-        Dataset d = new Dataset(rows, partitions, cluster);
+        DevCluster sqlCluster = null;
+        if (peerNames.contains(ThresherPeer.SQL_NAME)) {
+            Path sqlDir = workDir.resolveSibling(workDir.getFileName() + "-sql");
+            progress.say("starting a second dev cluster for " + ThresherPeer.SQL_NAME + ": the same, with limits.replicaMemoryBytes=0"
+                    + " (work dir " + sqlDir + ")");
+            try {
+                sqlCluster = DevCluster.start(new DevCluster.Options(sqlDir, 0, rows, partitions, 3, 42, withoutReplicas(), false));
+            } catch (Exception e) {
+                cluster.close();
+                throw e;
+            }
+        }
+        Dataset d = new Dataset(rows, partitions, cluster, sqlCluster);
         try {
             d.setUp(peerNames, progress);
             return d;
@@ -76,15 +102,10 @@ final class Dataset implements AutoCloseable {
     }
 
     private void setUp(List<String> peerNames, Progress progress) throws Exception {
-        ControlStore control = cluster.nodes().get(0).control();
-        String sampleDigest = control.currentBinding(DevCluster.TENANT, DevCluster.SAMPLE_BINDING).orElseThrow().componentDigest();
-        control.putBinding(DevCluster.TENANT, Shape.NEAR_EMPTY_BINDING, sampleDigest, Shape.NEAR_EMPTY_SELECTOR);
-        byte[] caps = CapsGuest.wasm(capsBuckets);
-        String capsDigest = Component.of(caps).digest();
-        control.putPackage(capsDigest, caps);
-        control.putBinding(DevCluster.TENANT, Shape.CAPS_BINDING, capsDigest, Shape.CAPS_SELECTOR);
-        progress.say("bound " + Shape.NEAR_EMPTY_BINDING + " (" + sampleDigest.substring(0, 19) + "…, '" + Shape.NEAR_EMPTY_SELECTOR
-                + "') and " + Shape.CAPS_BINDING + " (" + capsBuckets + " buckets, '" + Shape.CAPS_SELECTOR + "')");
+        bind(cluster, progress);
+        if (sqlCluster != null) {
+            bind(sqlCluster, progress);
+        }
         shapes.put("near-empty", Shape.nearEmpty());
         shapes.put("groupby", Shape.byRegion(DevCluster.SAMPLE_BINDING));
         shapes.put("caps", Shape.byBucket(capsBuckets));
@@ -106,7 +127,8 @@ final class Dataset implements AutoCloseable {
         }
         for (String name : peerNames) {
             switch (name) {
-                case "thresher" -> peers.add(thresher);
+                case ThresherPeer.NAME -> peers.add(thresher);
+                case ThresherPeer.SQL_NAME -> peers.add(thresherSql);
                 case "pg-fanout" -> {
                     List<String> urls = new ArrayList<>();
                     for (int i = 1; i <= cluster.nodes().size(); i++) {
@@ -144,6 +166,25 @@ final class Dataset implements AutoCloseable {
                 default -> throw new IllegalArgumentException("unknown peer '" + name + "'");
             }
         }
+    }
+
+    /** The bench's own two bindings on {@code c}: the sample component again (near-empty) and the caps guest. */
+    private void bind(DevCluster c, Progress progress) throws Exception {
+        ControlStore control = c.nodes().get(0).control();
+        String sampleDigest = control.currentBinding(DevCluster.TENANT, DevCluster.SAMPLE_BINDING).orElseThrow().componentDigest();
+        control.putBinding(DevCluster.TENANT, Shape.NEAR_EMPTY_BINDING, sampleDigest, Shape.NEAR_EMPTY_SELECTOR);
+        byte[] caps = CapsGuest.wasm(capsBuckets);
+        String capsDigest = Component.of(caps).digest();
+        control.putPackage(capsDigest, caps);
+        control.putBinding(DevCluster.TENANT, Shape.CAPS_BINDING, capsDigest, Shape.CAPS_SELECTOR);
+        progress.say("bound " + Shape.NEAR_EMPTY_BINDING + " (" + sampleDigest.substring(0, 19) + "…, '" + Shape.NEAR_EMPTY_SELECTOR
+                + "') and " + Shape.CAPS_BINDING + " (" + capsBuckets + " buckets, '" + Shape.CAPS_SELECTOR + "')"
+                + (c == cluster ? "" : " on " + ThresherPeer.SQL_NAME + "'s cluster"));
+    }
+
+    /** The Thresher peers among {@link #peers}. */
+    List<ThresherPeer> thresherPeers() {
+        return peers.stream().filter(p -> p instanceof ThresherPeer).map(p -> (ThresherPeer) p).toList();
     }
 
     /** Why Hazelcast SQL was not measured, or null. */
@@ -201,6 +242,9 @@ final class Dataset implements AutoCloseable {
         peers.forEach(Peer::close);
         if (hazelcast != null) {
             hazelcast.close();
+        }
+        if (sqlCluster != null) {
+            sqlCluster.close();
         }
         cluster.close();
     }

@@ -35,6 +35,11 @@ final class Machine {
         return m;
     }
 
+    /** The system's load average over the last minute, all processes included; negative where the OS has none. */
+    static double loadAverage() {
+        return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+    }
+
     /** The JVM's flags, with paths shortened to their last element. */
     static String jvmFlags() {
         List<String> out = new ArrayList<>();

@@ -1,6 +1,5 @@
 package dev.thresher.bench;
 
-import dev.thresher.coordinator.CallPhases;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -34,17 +33,17 @@ final class Measure {
     }
 
     static Result closedLoop(String workload, Peer peer, Shape shape, int clients, Timing timing, Progress progress,
-                             Supplier<CallPhases.Snapshot> phases) throws Exception {
-        return run(workload, peer, shape, clients, 0, timing, progress, phases);
+                             Supplier<ThresherPeer.Counters> counters) throws Exception {
+        return run(workload, peer, shape, clients, 0, timing, progress, counters);
     }
 
     static Result openLoop(String workload, Peer peer, Shape shape, int workers, double rate, Timing timing,
-                           Progress progress, Supplier<CallPhases.Snapshot> phases) throws Exception {
-        return run(workload, peer, shape, workers, rate, timing, progress, phases);
+                           Progress progress, Supplier<ThresherPeer.Counters> counters) throws Exception {
+        return run(workload, peer, shape, workers, rate, timing, progress, counters);
     }
 
     private static Result run(String workload, Peer peer, Shape shape, int clients, double rate, Timing timing,
-                              Progress progress, Supplier<CallPhases.Snapshot> phases) throws Exception {
+                              Progress progress, Supplier<ThresherPeer.Counters> counters) throws Exception {
         boolean open = rate > 0;
         String label = workload + " | " + peer.name() + " | " + (open ? "open loop " + fmtRate(rate) + "/s, " + clients
                 + " workers" : "closed loop, " + clients + (clients == 1 ? " client" : " clients"));
@@ -59,22 +58,22 @@ final class Measure {
             double interval = open ? 1e9 / rate : 0;
             AtomicLong start = new AtomicLong();
             AtomicLong end = new AtomicLong();
-            AtomicReference<CallPhases.Snapshot> before = new AtomicReference<>();
-            AtomicReference<CallPhases.Snapshot> after = new AtomicReference<>();
+            AtomicReference<ThresherPeer.Counters> before = new AtomicReference<>();
+            AtomicReference<ThresherPeer.Counters> after = new AtomicReference<>();
             AtomicReference<String> firstError = new AtomicReference<>();
             AtomicReference<String> warmupError = new AtomicReference<>();
             AtomicLong ticket = new AtomicLong();
             CyclicBarrier warmed = new CyclicBarrier(clients, () -> {
-                if (phases != null) {
-                    before.set(phases.get());
+                if (counters != null) {
+                    before.set(counters.get());
                 }
                 progress.stage(label, "measuring", timing.durationSeconds());
                 start.set(System.nanoTime());
             });
             CyclicBarrier done = new CyclicBarrier(clients, () -> {
                 end.set(System.nanoTime());
-                if (phases != null) {
-                    after.set(phases.get());
+                if (counters != null) {
+                    after.set(counters.get());
                 }
             });
             Histogram[] hist = new Histogram[clients];
@@ -171,9 +170,10 @@ final class Measure {
                 e += errors[i];
                 u += unserved[i];
             }
-            CallPhases.Snapshot ph = phases == null ? null : after.get().minus(before.get());
+            ThresherPeer.Counters counted = counters == null ? null : after.get().minus(before.get());
             return new Result(workload, peer.name(), open ? Result.Mode.OPEN : Result.Mode.CLOSED, clients, rate, c, e, u,
-                    (end.get() - start.get()) / 1e9, merged, firstError.get(), ph, maxLag);
+                    (end.get() - start.get()) / 1e9, merged, firstError.get(), counted == null ? null : counted.phases(),
+                    counted == null ? null : counted.reads(), maxLag);
         } finally {
             progress.idle();
             for (Peer.Client c : cs) {

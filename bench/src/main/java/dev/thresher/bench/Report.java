@@ -58,6 +58,8 @@ final class Report {
     record Load(String what, long rows, long nanos) {
     }
     final List<String> notRun = new ArrayList<>();
+    /** What the waits for the leader replicas found: how long until every partition was in memory, or what was not. */
+    final List<String> replicaNotes = new ArrayList<>();
 
     boolean allAgree() {
         return checks.stream().allMatch(Check::agrees);
@@ -92,7 +94,132 @@ final class Report {
                 tt.isPresent() && th.isPresent() ? rate(tt.get().callsPerSecond()) + " vs " + rate(th.get().callsPerSecond())
                         + " calls/s = " + ratio(tt.get().callsPerSecond() / th.get().callsPerSecond()) + " ×" : "—",
                 tt.isPresent() && th.isPresent() ? tt.get().errors() == 0 && tt.get().callsPerSecond() >= 2 * th.get().callsPerSecond() : null));
+        t.addAll(replicaTargets());
         return t;
+    }
+
+    /**
+     * The targets of the leader replicas work, for {@code thresher} and for {@code thresher-sql} (the same without
+     * replicas) side by side: group-by and million p50 at most the native fan-out's, throughput at 8 clients at least
+     * its. Each measured figure carries where its partition reads were served.
+     */
+    List<Target> replicaTargets() {
+        List<Target> t = new ArrayList<>();
+        for (String peer : List.of(ThresherPeer.NAME, ThresherPeer.SQL_NAME)) {
+            t.add(p50AgainstFanout(peer, "groupby", String.format(Locale.ROOT, "group-by (%,d rows, %d partitions)", rows, partitions)));
+            t.add(p50AgainstFanout(peer, "million", String.format(Locale.ROOT, "million (%,d rows, %d partitions)",
+                    Workload.MILLION_ROWS, partitions)));
+            Optional<Result> tt = find("throughput", peer, Result.Mode.CLOSED, 8);
+            Optional<Result> tf = find("throughput", "pg-fanout", Result.Mode.CLOSED, 8);
+            t.add(new Target("`" + peer + "` throughput at 8 clients ≥ 1.0 × native fan-out's queries/s",
+                    tt.isPresent() && tf.isPresent() ? rate(tt.get().callsPerSecond()) + " vs " + rate(tf.get().callsPerSecond())
+                            + " calls/s = " + ratio(tt.get().callsPerSecond() / tf.get().callsPerSecond()) + " ×; reads "
+                            + readsCell(tt.get()) : "—",
+                    tt.isPresent() && tf.isPresent() ? tt.get().errors() == 0 && tt.get().callsPerSecond() >= tf.get().callsPerSecond() : null));
+        }
+        return t;
+    }
+
+    private Target p50AgainstFanout(String peer, String workload, String what) {
+        Optional<Result> r = find(workload, peer, Result.Mode.CLOSED, 1);
+        Optional<Result> f = find(workload, "pg-fanout", Result.Mode.CLOSED, 1);
+        boolean both = r.isPresent() && f.isPresent();
+        return new Target("`" + peer + "` " + what + " p50 ≤ 1.0 × native fan-out p50 (closed loop, 1 client)",
+                both ? ms(r.get().ms(50)) + " ms vs " + ms(f.get().ms(50)) + " ms = " + ratio(r.get().ms(50) / f.get().ms(50))
+                        + " ×; reads " + readsCell(r.get()) : "—",
+                both ? r.get().errors() == 0 && r.get().ms(50) <= f.get().ms(50) : null);
+    }
+
+    /**
+     * Where a Thresher measurement's partition reads were served, over the measured part: every call published reads
+     * each of the {@link #partitions} partitions once; those the leader replicas served from memory are counted by
+     * them, and the rest went through SQL — sent there by the replica for a reason it counts, or never offered to it
+     * (replicas off), or not counted by them at all (shown as "uncounted").
+     */
+    String readsCell(Result r) {
+        if (r.reads() == null || r.phases() == null) {
+            return "—";
+        }
+        long total = r.phases().calls() * partitions;
+        long memory = r.reads().memory();
+        long sql = Math.max(0, total - memory);
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%,d from memory, %,d through SQL", memory, sql));
+        List<String> why = new ArrayList<>();
+        r.reads().sqlByReason().forEach((reason, n) -> why.add(String.format(Locale.ROOT, "%,d %s", n, reason)));
+        long uncounted = Math.max(0, sql - r.reads().sql());
+        if (uncounted > 0) {
+            why.add(String.format(Locale.ROOT, "%,d %s", uncounted, r.reads().replicasOn() ? "uncounted" : "replicas off"));
+        }
+        if (sql > 0 && !why.isEmpty()) {
+            b.append(" (").append(String.join(", ", why)).append(')');
+        }
+        return b.toString();
+    }
+
+    /**
+     * {@code thresher} against {@code thresher-sql} against {@code pg-fanout}: latency of near-empty, groupby and
+     * million, throughput at each client count, where each Thresher measurement's reads were served, and the
+     * replicas targets. Empty when neither Thresher peer was measured.
+     */
+    String replicaSection() {
+        List<String> peers = List.of(ThresherPeer.NAME, ThresherPeer.SQL_NAME, "pg-fanout");
+        if (results.stream().noneMatch(r -> r.peer().equals(ThresherPeer.NAME) || r.peer().equals(ThresherPeer.SQL_NAME))) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder("## Leader replicas: in memory against read-through-SQL\n\n");
+        b.append("`thresher` keeps every partition of the shard databases a node is a candidate for in memory (leader replicas,"
+                + " docs/architecture.md) and serves a partition read from memory once the replica has applied the shard database's"
+                + " WAL position taken at the shard run's start; `thresher-sql` is the same cluster with `limits.replicaMemoryBytes=0`:"
+                + " every partition read through SQL, the path before replicas. Both run in this JVM on dev clusters of their own"
+                + " (each its own embedded PostgreSQL, same settings, same rows); `pg-fanout` runs on `thresher`'s shard databases."
+                + " Closed loop; latency in ms; ratios are each peer's figure ÷ `pg-fanout`'s.\n\n");
+        for (String n : replicaNotes) {
+            b.append("- Replicas: ").append(n).append('\n');
+        }
+        if (!replicaNotes.isEmpty()) {
+            b.append('\n');
+        }
+        b.append("| workload | figure | `thresher` | `thresher-sql` | `pg-fanout` | `thresher` ÷ `pg-fanout` | `thresher-sql` ÷ `pg-fanout` |\n");
+        b.append("|---|---|---:|---:|---:|---:|---:|\n");
+        for (String w : List.of("near-empty", "groupby", "million")) {
+            for (double pct : new double[] {50, 99}) {
+                List<Double> v = peers.stream().map(p -> find(w, p, Result.Mode.CLOSED, 1).map(r -> r.ms(pct)).orElse(Double.NaN)).toList();
+                if (v.stream().allMatch(x -> x.isNaN())) {
+                    continue;
+                }
+                b.append("| ").append(w).append(" | p").append(num(pct)).append(" ms, 1 client |");
+                v.forEach(x -> b.append(' ').append(ms(x)).append(" |"));
+                b.append(' ').append(ratio(v.get(0) / v.get(2))).append(" | ").append(ratio(v.get(1) / v.get(2))).append(" |\n");
+            }
+        }
+        for (int c : clients) {
+            List<Double> v = peers.stream().map(p -> find("throughput", p, Result.Mode.CLOSED, c).map(Result::callsPerSecond)
+                    .orElse(Double.NaN)).toList();
+            if (v.stream().allMatch(x -> x.isNaN())) {
+                continue;
+            }
+            b.append("| throughput | calls/s, ").append(c).append(c == 1 ? " client |" : " clients |");
+            v.forEach(x -> b.append(' ').append(x.isNaN() ? "—" : rate(x)).append(" |"));
+            b.append(' ').append(ratio(v.get(0) / v.get(2))).append(" | ").append(ratio(v.get(1) / v.get(2))).append(" |\n");
+        }
+        b.append("\nPartition reads over each measurement (warm-up excluded), summed over the nodes: served from memory as the"
+                + " replicas count them (`thresher_replica_reads_total{served=\"memory\"}`), and through SQL: by the replica's reason,"
+                + " *uncounted* (not offered to the replica), or *replicas off*. A call reads each of its ").append(partitions)
+                .append(" partitions once, so reads = calls × ").append(partitions).append(".\n\n");
+        b.append("| workload | peer | mode | clients | calls timed | partition reads | where served |\n|---|---|---|---:|---:|---:|---|\n");
+        for (Result r : results) {
+            if (r.reads() == null || r.phases() == null) {
+                continue;
+            }
+            String mode = r.mode() == Result.Mode.OPEN ? "open " + Measure.fmtRate(r.targetRate()) + "/s" : "closed";
+            b.append(String.format(Locale.ROOT, "| %s | `%s` | %s | %d | %,d | %,d | %s |%n", r.workload(), r.peer(), mode, r.clients(),
+                    r.phases().calls(), r.phases().calls() * partitions, readsCell(r)));
+        }
+        b.append("\n| target (leader replicas) | measured | |\n|---|---|---|\n");
+        for (Target t : replicaTargets()) {
+            b.append("| ").append(t.text()).append(" | ").append(t.measured()).append(" | ").append(t.status()).append(" |\n");
+        }
+        return b.append('\n').toString();
     }
 
     /**
@@ -148,8 +275,10 @@ final class Report {
 
         b.append("## Machine\n\n| | |\n|---|---|\n");
         machine.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v.replace("|", "\\|")).append(" |\n"));
+        boolean sqlPeer = peers.containsKey(ThresherPeer.SQL_NAME);
         b.append("| PostgreSQL | ").append(postgres.getOrDefault("server_version", "?"))
-                .append(" (embedded, one server for the control, shard and single databases) |\n");
+                .append(" (embedded, one server for the control, shard and single databases")
+                .append(sqlPeer ? "; `thresher-sql`'s dev cluster has a second one, started the same way" : "").append(") |\n");
         b.append("| WebAssembly | GraalWasm, engine \"").append(wasmEngine).append("\"")
                 .append(wasmOptimizing ? " (optimizing runtime)" : " (**interpreter only**: figures are not representative)").append(" |\n");
         if (hazelcastVersion != null) {
@@ -161,8 +290,10 @@ final class Report {
         b.append(String.format(Locale.ROOT, "%,d `orders` rows (`order_id bigint`, `region text`, one of 8, `amount float8`), generated by"
                 + " `DevCluster` (seed 42) into %d partitions over %d shard databases. The rows are read back from the shard databases"
                 + " to fill every other peer, so all peers hold the same rows. Everything — PostgreSQL aside, which runs as its own"
-                + " processes — shares one JVM and the machine's cores; while one peer is measured the others are idle.%n%n",
-                rows, partitions, shards));
+                + " processes — shares one JVM and the machine's cores; while one peer is measured the others are idle.%s%n%n",
+                rows, partitions, shards, sqlPeer ? " `thresher-sql` runs on a second dev cluster generated the same way (same seed,"
+                        + " so the same rows in the same partitions) whose nodes keep no leader replicas; its PostgreSQL idles while"
+                        + " the others are measured." : ""));
         b.append("| peer | one call |\n|---|---|\n");
         peers.forEach((k, v) -> b.append("| `").append(k).append("` | ").append(v).append(" |\n"));
         b.append("\n| workload | what one call computes |\n|---|---|\n");
@@ -189,8 +320,12 @@ final class Report {
         b.append("- **thresher**: the coordination journal is on, as always: every call inserts its invocation, every partition's leader"
                 + " journals its outcome and publishes its slot under its lease, the coordinator takes the reduce lease, validates every"
                 + " slot, journals the reduce and publishes the result once, all in the control database. The result is published"
-                + " exactly once and a redelivered shard run replays its journal entry. Each partition is read in its own snapshot at"
-                + " its leader.\n");
+                + " exactly once and a redelivered shard run replays its journal entry. Each partition is read at its leader, from"
+                + " its leader replica once that has applied the shard database's WAL position taken at the shard run's start (every"
+                + " transaction committed before the run started is in it), else through SQL in its own snapshot.\n");
+        if (sqlPeer) {
+            b.append("- **thresher-sql**: as thresher, every partition read through SQL in its own snapshot at its leader.\n");
+        }
         b.append("- **pg-fanout**: read-only; one snapshot per shard database (three independent snapshots), nothing recorded.\n");
         b.append("- **pg-rows**: read-only; one snapshot per shard database, nothing recorded; every selected row leaves the database.\n");
         b.append("- **pg-single**: read-only; one snapshot of all rows, nothing recorded.\n");
@@ -215,6 +350,7 @@ final class Report {
         b.append("\nWhat bounds the targets not met, with the profiles that show it, and the partition read measured "
                 + "by itself: [performance.md](performance.md) (written by hand, not by this command).\n\n");
         b.append(floorTable());
+        b.append(replicaSection());
 
         b.append(tables());
         b.append(phaseTable());
@@ -278,8 +414,9 @@ final class Report {
                 }
                 b.append('\n');
             }
-            b.append("| peer | mode | clients | calls | calls/s | p50 ms | p99 ms | p99.9 ms | max ms | p50 ÷ thresher's | errors |\n");
-            b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+            b.append("| peer | mode | clients | calls | calls/s | p50 ms | p99 ms | p99.9 ms | max ms | p50 ÷ thresher's | errors"
+                    + " | partition reads |\n");
+            b.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
             for (Result r : rs) {
                 Optional<Result> t = find(w, "thresher", r.mode(), r.clients());
                 String vs = t.isPresent() && t.get().latency().getTotalCount() > 0 ? ratio(r.ms(50) / t.get().ms(50)) : "—";
@@ -288,9 +425,9 @@ final class Report {
                         + (r.saturated() ? "; saturated: " + r.unserved() + " arrivals never started (latency a lower bound)"
                         : r.mode() == Result.Mode.OPEN && r.maxLagNanos() > 1e9 / r.targetRate()
                         ? "; arrivals queued up to " + ms(r.maxLagNanos() / 1e6) + " ms for a free worker" : "");
-                b.append(String.format(Locale.ROOT, "| `%s` | %s | %d | %,d | %s | %s | %s | %s | %s | %s | %s |%n", r.peer(), mode,
+                b.append(String.format(Locale.ROOT, "| `%s` | %s | %d | %,d | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.peer(), mode,
                         r.clients(), r.calls(), rate(r.callsPerSecond()), ms(r.ms(50)), ms(r.ms(99)), ms(r.ms(99.9)), ms(r.maxMs()), vs,
-                        errors));
+                        errors, readsCell(r)));
             }
             b.append('\n');
         }
@@ -308,16 +445,16 @@ final class Report {
                 + " microseconds per call. DISPATCH runs from the first shard request sent to the last reply, so it contains the"
                 + " leaders' READ, GUEST and PUBLISH, which are summed over the call's partitions (they overlap in time). A phase"
                 + " whose timer is not wired in yet reads 0.\n\n");
-        b.append("| workload | mode | clients | calls timed |");
+        b.append("| workload | peer | mode | clients | calls timed |");
         for (CallPhases.Phase p : CallPhases.Phase.values()) {
             b.append(' ').append(p).append(" |");
         }
-        b.append(" PLAN+DISPATCH+VALIDATE+REDUCE+RESULT | client-side mean |\n|---|---|---:|---:|");
+        b.append(" PLAN+DISPATCH+VALIDATE+REDUCE+RESULT | client-side mean |\n|---|---|---|---:|---:|");
         b.append("---:|".repeat(CallPhases.Phase.values().length + 2));
         b.append('\n');
         for (Result r : rs) {
             CallPhases.Snapshot s = r.phases();
-            b.append(String.format(Locale.ROOT, "| %s | %s | %d | %,d |", r.workload(),
+            b.append(String.format(Locale.ROOT, "| %s | `%s` | %s | %d | %,d |", r.workload(), r.peer(),
                     r.mode() == Result.Mode.OPEN ? "open " + Measure.fmtRate(r.targetRate()) + "/s" : "closed", r.clients(), s.calls()));
             for (CallPhases.Phase p : CallPhases.Phase.values()) {
                 b.append(' ').append(us(s.meanMicros(p))).append(" |");

@@ -19,11 +19,12 @@ import org.HdrHistogram.Histogram;
  * @param latency nanoseconds; closed loop from each call's start, open loop from each call's intended start
  * @param firstError the first failure's message, or null
  * @param phases Thresher only: the nodes' call-phase totals over the measurement, or null
+ * @param reads Thresher only: the partition reads the nodes' leader replicas answered over the measurement, or null
  * @param maxLagNanos open loop only: the longest an arrival waited past its intended start for a free worker
  */
 record Result(String workload, String peer, Mode mode, int clients, double targetRate, long calls, long errors,
               long unserved, double seconds, Histogram latency, String firstError, CallPhases.Snapshot phases,
-              long maxLagNanos) {
+              ThresherPeer.ReplicaReads reads, long maxLagNanos) {
     enum Mode {
         CLOSED("closed"), OPEN("open");
 

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs the bench for real on a tiny configuration — the dev cluster, PostgreSQL, the Hazelcast cluster and
- * every peer, two workloads, one second per measurement — and reads the report it writes.
+ * Runs the bench for real on a tiny configuration — the dev clusters (with leader replicas, and without for
+ * {@code thresher-sql}), PostgreSQL, the Hazelcast cluster and every peer, two workloads, one second per
+ * measurement — and reads the report it writes.
  */
 class BenchIT {
     private static final List<String> WORKLOADS = List.of("near-empty", "groupby");
@@ -26,7 +27,15 @@ class BenchIT {
         String md = Files.readString(out);
         List<String> lines = Arrays.asList(md.split("\n"));
         assertThat(md).contains("## Answers checked", "## Targets", "### The row-read floor", "## Thresher: where a call's time goes", "fsync = ",
-                "synchronous_commit = ");
+                "synchronous_commit = ", "## Leader replicas: in memory against read-through-SQL");
+        // where the partition reads were served: thresher from its leader replicas, thresher-sql (replicas off) through SQL
+        List<String> replicas = section(lines, "## Leader replicas: in memory against read-through-SQL");
+        String withReplicas = replicas.stream().filter(l -> l.startsWith("| groupby | `thresher` | closed | 1 |")).findFirst()
+                .orElseThrow(() -> new AssertionError("no reads row for thresher:\n" + md));
+        assertThat(withReplicas).as("thresher's group-by reads").matches(".*\\| [1-9][0-9,]* from memory, .*");
+        String withoutReplicas = replicas.stream().filter(l -> l.startsWith("| groupby | `thresher-sql` | closed | 1 |")).findFirst()
+                .orElseThrow(() -> new AssertionError("no reads row for thresher-sql:\n" + md));
+        assertThat(withoutReplicas).as("thresher-sql's group-by reads").contains("| 0 from memory, ").contains(" replicas off)");
         for (String workload : WORKLOADS) {
             for (String peer : Bench.PEERS) {
                 assertThat(lines).as("the check of %s on %s", peer, workload)
