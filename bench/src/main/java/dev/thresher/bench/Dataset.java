@@ -56,6 +56,11 @@ final class Dataset implements AutoCloseable {
         this.thresherSql = sqlCluster == null ? null : new ThresherPeer(ThresherPeer.SQL_NAME, sqlCluster);
     }
 
+    /** The limits of {@code thresher}'s nodes: the defaults with leader replicas on (256 MiB per node). */
+    static Limits withReplicas() {
+        return Limits.fromProperties(Map.of("limits.replicaMemoryBytes", Long.toString(256L << 20)));
+    }
+
     /** The limits of {@value ThresherPeer#SQL_NAME}'s nodes: the defaults with no leader replicas. */
     static Limits withoutReplicas() {
         return Limits.fromProperties(Map.of("limits.replicaMemoryBytes", "0"));
@@ -78,7 +83,7 @@ final class Dataset implements AutoCloseable {
     static Dataset start(Path workDir, int rows, int partitions, List<String> peerNames, Progress progress) throws Exception {
         progress.say("starting the dev cluster: embedded PostgreSQL, " + rows + " orders in " + partitions
                 + " partitions over 3 shard databases, 3 nodes (work dir " + workDir + ")");
-        DevCluster cluster = DevCluster.start(new DevCluster.Options(workDir, 0, rows, partitions, 3, 42, Limits.DEFAULTS, false));
+        DevCluster cluster = DevCluster.start(new DevCluster.Options(workDir, 0, rows, partitions, 3, 42, withReplicas(), false));
         DevCluster sqlCluster = null;
         if (peerNames.contains(ThresherPeer.SQL_NAME)) {
             Path sqlDir = workDir.resolveSibling(workDir.getFileName() + "-sql");

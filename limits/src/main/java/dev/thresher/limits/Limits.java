@@ -70,8 +70,8 @@ import java.util.function.Function;
  * @param pgwireStatementsPerQuery statements one simple query may hold; more is refused ({@code 54000}) before any
  *        runs
  * @param replicaMemoryBytes heap one node gives its leader replicas in all (rows, indexes and cached batches of
- *        every partition it holds in memory); a partition that does not fit is read through SQL; 0 keeps no
- *        replicas at all
+ *        every partition it holds in memory); a partition that does not fit is read through SQL; 0, the default,
+ *        keeps no replicas at all (they are opt-in: see docs/architecture.md, "Leader replicas")
  * @param replicaCatchUpMs how long a shard run waits, within its deadline, for a replica to apply the shard
  *        database's WAL position taken at the run's start before it reads the partition through SQL instead
  */
@@ -123,7 +123,7 @@ public record Limits(
             30_000, 30_000, 8, 4_096, 8 << 20, 64, 1_024, 64, 30_000, 60_000, 15_000, 600_000, 1,
             1 << 20, 2, 1_024, 1 << 20, 16 << 20, 8 << 20, 5_000, 5_000, 60_000, 1_000,
             30_000, 1_024, 256L << 20, 1_000, 16 << 20, 1L << 30, 50, 1_000, 5_000, 4_000, 16, 1 << 20,
-            500, 100, 3_600_000, 16 << 20, 1_000, 256L << 20, 250);
+            500, 100, 3_600_000, 16 << 20, 1_000, 0L, 25);
 
     public Limits {
         List<String> p = new ArrayList<>();

@@ -18,6 +18,10 @@ import java.util.TreeMap;
  */
 final class Cluster {
     private static DevCluster cluster;
+
+    /** Limits whose nodes keep leader replicas (off by default): 256 MiB per node. */
+    static final dev.thresher.limits.Limits REPLICAS = dev.thresher.limits.Limits.fromProperties(
+            Map.of("limits.replicaMemoryBytes", Long.toString(256L << 20)));
     private static dev.thresher.server.TableAdmin admin;
 
     private Cluster() {}
@@ -29,6 +33,23 @@ final class Cluster {
             Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "it-cluster-stop"));
         }
         return cluster;
+    }
+
+    /**
+     * A second three-node cluster like {@link #get()}'s, whose nodes keep leader replicas ({@link #REPLICAS}). The
+     * caller closes it when done, so its streams do not load the machine under the tests that follow.
+     */
+    static DevCluster startReplicated() throws Exception {
+        Path dir = Files.createTempDirectory("thresher-it-replicas-");
+        return DevCluster.start(DevCluster.Options.defaults(dir).withPgwirePort(0).withLimits(REPLICAS));
+    }
+
+    /** A pgwire session on node {@code nodeIndex} of {@code c}. */
+    static Connection connect(DevCluster c, int nodeIndex) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", DevCluster.USER);
+        p.setProperty("password", DevCluster.PASSWORD);
+        return DriverManager.getConnection("jdbc:postgresql://" + c.nodes().get(nodeIndex).pgwireAddress() + "/thresher", p);
     }
 
     /** Deploys and rolls back on the cluster as its admin commands do; one control-database pool shared by the tests. */

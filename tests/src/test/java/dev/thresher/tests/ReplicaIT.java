@@ -83,9 +83,16 @@ class ReplicaIT {
     private static List<Partition> fresh;
     private static List<Partition> churn;
 
+    @org.junit.jupiter.api.AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
     @BeforeAll
     static void setUp() throws Exception {
-        cluster = Cluster.get();
+        cluster = Cluster.startReplicated();
         try (TableAdmin admin = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
                 new PrintStream(PrintStream.nullOutputStream()))) {
             fresh = admin.create(DevCluster.TENANT, FRESH, "id", COLUMNS, 6, List.of());
@@ -142,7 +149,7 @@ class ReplicaIT {
             for (int t = 0; t < 4; t++) {
                 int client = t;
                 running.add(clients.submit(() -> {
-                    try (Shards shards = new Shards(cluster); Connection pg = Cluster.connect(client % 3)) {
+                    try (Shards shards = new Shards(cluster); Connection pg = Cluster.connect(cluster, client % 3)) {
                         while (System.nanoTime() - until < 0 && failures.size() < 5) {
                             long id = ids.incrementAndGet();
                             Partition p = partitionOf(fresh, Slots.ofLong(id));
@@ -195,7 +202,7 @@ class ReplicaIT {
         assertThat(rowsPerShard.keySet()).as("shard databases written").containsExactlyInAnyOrder(1, 2, 3);
         assertThat(memory).as("partition reads served from memory (through SQL: %s)", after.minus(before).sqlByReason())
                 .isGreaterThan(sql);
-        try (Connection pg = Cluster.connect(0)) {
+        try (Connection pg = Cluster.connect(cluster, 0)) {
             assertThat(callRows(pg, "replica_fresh_count")).as("once writes stopped, every row").isEqualTo(committed.get());
         }
     }
@@ -295,7 +302,7 @@ class ReplicaIT {
             for (int t = 0; t < 8; t++) {
                 int client = t;
                 callers.add(threads.submit(() -> {
-                    try (Connection pg = Cluster.connect(client % 3)) {
+                    try (Connection pg = Cluster.connect(cluster, client % 3)) {
                         while (calling.get() && failures.size() < 5) {
                             long[] atLeast = new long[n];
                             for (int i = 0; i < n; i++) {
@@ -366,7 +373,7 @@ class ReplicaIT {
             last[i] = done.get(i);
         }
         JsonNode finalResult;
-        try (Connection pg = Cluster.connect(1)) {
+        try (Connection pg = Cluster.connect(cluster, 1)) {
             finalResult = call(pg, "replica_churn_totals");
         }
         assertThat(wrongTotals(finalResult, partitions, models, last, last)).as("the call once writes stopped").isNull();
@@ -502,7 +509,7 @@ class ReplicaIT {
             }
         }
         long memoryBefore = replicas.stream().mapToLong(r -> r.reads().memory()).sum();
-        try (Connection pg = Cluster.connect(1)) {
+        try (Connection pg = Cluster.connect(cluster, 1)) {
             assertThat(callRows(pg, "replica_rebuilt_count")).as("rows written while and after it was rebuilt")
                     .isEqualTo(written);
         }
@@ -519,7 +526,7 @@ class ReplicaIT {
     @Test
     void afterAPostgresRestartTheReplicaComesBackAndItsSlotDoesNotOutliveItsNode() throws Exception {
         java.nio.file.Path dir = Files.createTempDirectory("thresher-replica-");
-        DevCluster own = DevCluster.start(new DevCluster.Options(dir, 0, 2_000, 4, 1, 7, Limits.DEFAULTS, false));
+        DevCluster own = DevCluster.start(new DevCluster.Options(dir, 0, 2_000, 4, 1, 7, Cluster.REPLICAS, false));
         try {
             Node node = own.nodes().get(0);
             ShardReplica replica = node.replicas().get(1);
@@ -639,7 +646,7 @@ class ReplicaIT {
             }, () -> n.httpAddress() + " lists partitions " + expected + ", the sample's in memory with rows " + orderRows
                     + ": " + doc[0]);
             JsonNode d = doc[0];
-            assertThat(d.get("budgetBytes").asLong()).isEqualTo(Limits.DEFAULTS.replicaMemoryBytes());
+            assertThat(d.get("budgetBytes").asLong()).isEqualTo(Cluster.REPLICAS.replicaMemoryBytes());
             assertThat(d.get("usedBytes").asLong()).isPositive().isLessThanOrEqualTo(d.get("budgetBytes").asLong());
             assertThat(d.has("readsFromMemory")).isTrue();
             assertThat(d.get("readsThroughSqlByReason").isObject()).isTrue();

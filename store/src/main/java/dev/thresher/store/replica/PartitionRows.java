@@ -315,24 +315,12 @@ public final class PartitionRows {
     }
 
     private Paged buildPages(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
-        List<String> names = selector.columns();
-        ColumnVector[] selected = new ColumnVector[names.size()];
-        List<Column> batchColumns = new ArrayList<>(names.size());
-        boolean[] variable = new boolean[names.size()];
+        Selected sel = select(selector);
+        ColumnVector[] selected = sel.vectors();
+        List<Column> batchColumns = sel.columns();
+        boolean[] variable = new boolean[selected.length];
         for (int j = 0; j < selected.length; j++) {
-            Integer c = byName.get(names.get(j));
-            if (c == null) {
-                throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector does not match the shard schema: column \""
-                        + names.get(j) + "\" does not exist in " + selector.table());
-            }
-            ColumnVector v = vectors[c];
-            if (!v.carried()) {
-                throw new ThresherException(ErrorCode.INVALID_SELECTOR, "column '" + names.get(j) + "' of "
-                        + selector.table() + " has type OID " + v.column.typeOid() + ", which a row batch cannot carry");
-            }
-            selected[j] = v;
-            variable[j] = v.type == PgType.TEXT || v.type == PgType.BYTEA;
-            batchColumns.add(new Column(names.get(j), v.type.batchType(), !v.column.notNull()));
+            variable[j] = selected[j].type == PgType.TEXT || selected[j].type == PgType.BYTEA;
         }
         List<byte[]> pages = new ArrayList<>();
         List<Integer> rowCounts = new ArrayList<>();
@@ -368,7 +356,10 @@ public final class PartitionRows {
                 rowCounts.stream().mapToInt(Integer::intValue).toArray(), heap);
     }
 
-    private Built build(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
+    /** The selector's columns: their vectors and their batch columns, in the selector's order. */
+    private record Selected(ColumnVector[] vectors, List<Column> columns) {}
+
+    private Selected select(Selector selector) {
         List<String> names = selector.columns();
         ColumnVector[] selected = new ColumnVector[names.size()];
         List<Column> batchColumns = new ArrayList<>(names.size());
@@ -386,6 +377,13 @@ public final class PartitionRows {
             selected[j] = v;
             batchColumns.add(new Column(names.get(j), v.type.batchType(), !v.column.notNull()));
         }
+        return new Selected(selected, batchColumns);
+    }
+
+    private Built build(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
+        Selected sel = select(selector);
+        ColumnVector[] selected = sel.vectors();
+        List<Column> batchColumns = sel.columns();
         RowBatchBuilder batch = new RowBatchBuilder(partitionId, batchColumns, maxRows, maxBytes);
         int rows = 0;
         for (int r = 0; r < count; r++) {

@@ -196,6 +196,9 @@ public final class ShardReplica implements AutoCloseable {
             return sql("filter not evaluable in memory");
         }
         long target;
+        // The wait for the stream is bounded by limits.replicaCatchUpMs (past it the SQL read is the faster answer);
+        // the shared WAL-position statement by the deadline.
+        Deadline window = deadline.earlier(new Deadline(started + catchUpNanos));
         try {
             WalFence.Round round = fence.position(freshAsOfNanos, deadline, g.oids);
             if (!round.oids().equals(g.oids)) {
@@ -218,8 +221,7 @@ public final class ShardReplica implements AutoCloseable {
         if (refused != null) {
             return sql(refused); // a column the replica does not hold, and the table's columns are as copied
         }
-        long waitUntil = Math.min(started + catchUpNanos, deadline.atNanos());
-        if (!g.awaitApplied(target, waitUntil, thread)) {
+        if (!g.awaitApplied(target, window.atNanos(), thread)) {
             return sql(current == g ? "lagging" : "rebuilding");
         }
         g.lock.readLock().lock();
@@ -422,18 +424,8 @@ public final class ShardReplica implements AutoCloseable {
             List<String> published = new ArrayList<>();
             for (var e : byTable.entrySet()) {
                 g.keysByTable.put(e.getKey(), dataKeys(e.getValue()));
-                TableReplica t = describe(c, e.getKey());
-                for (Partition p : e.getValue()) {
-                    Held h = new Held(p, t);
-                    g.partitions.put(p.id(), h);
-                    if (t.ineligible != null) {
-                        h.evict(t.ineligible);
-                    } else {
-                        t.held.add(h);
-                    }
-                }
+                TableReplica t = judge(c, e.getKey(), e.getValue(), g.partitions);
                 if (t.ineligible == null) {
-                    t.held.sort(Comparator.comparingInt(h -> h.partition.slotLo()));
                     g.tables.put(t.name, t);
                     published.add(quote(t.namespace) + "." + quote(t.name));
                 }
@@ -477,6 +469,26 @@ public final class ShardReplica implements AutoCloseable {
         p.setProperty("connectTimeout", "10");
         p.setProperty("socketTimeout", "300");
         return p;
+    }
+
+    /**
+     * Describes a table and puts a replica of each of its partitions into {@code into}: empty ones to copy into,
+     * or, when the table cannot be replicated, ones that say why.
+     */
+    private TableReplica judge(Connection c, String table, List<Partition> partitions, Map<Integer, Held> into)
+            throws SQLException {
+        TableReplica t = describe(c, table);
+        for (Partition p : partitions) {
+            Held h = new Held(p, t);
+            into.put(p.id(), h);
+            if (t.ineligible != null) {
+                h.evict(t.ineligible);
+            } else {
+                t.held.add(h);
+            }
+        }
+        t.held.sort(Comparator.comparingInt(h -> h.partition.slotLo()));
+        return t;
     }
 
     /** The table's columns and replica identity, or why it cannot be replicated. */
@@ -757,18 +769,8 @@ public final class ShardReplica implements AutoCloseable {
             List<TableReplica> eligible = new ArrayList<>();
             Map<Integer, Held> judged = new HashMap<>();
             for (var e : added.entrySet()) {
-                TableReplica t = describe(c, e.getKey());
-                for (Partition p : e.getValue()) {
-                    Held h = new Held(p, t);
-                    judged.put(p.id(), h);
-                    if (t.ineligible != null) {
-                        h.evict(t.ineligible);
-                    } else {
-                        t.held.add(h);
-                    }
-                }
+                TableReplica t = judge(c, e.getKey(), e.getValue(), judged);
                 if (t.ineligible == null) {
-                    t.held.sort(Comparator.comparingInt(h -> h.partition.slotLo()));
                     eligible.add(t);
                 }
             }
