@@ -273,7 +273,10 @@ class HostileGuestsIT {
         System.out.println(summary);
         assertThat(spinnerOutcomes).as(summary).isNotEmpty()
                 .allSatisfy(o -> assertThat(o).matches("57014 .*|57P03 .* busy: .*"));
-        assertThat(p99(beside)).as(summary).isLessThanOrEqualTo(2 * p99(alone));
+        // Twice the p99 alone, or 500 ms more than it, whichever is larger: a p99 of ~480 calls on 2 shared cores moves
+        // by a few hundred ms between runs (alone: 210 to 560 ms), while what this guards against — calls of another
+        // binding waiting behind the spinner, up to its 2 s deadline — still lands far past either bound.
+        assertThat(p99(beside)).as(summary).isLessThanOrEqualTo(Math.max(2 * p99(alone), p99(alone) + 500_000));
         assertThat(Arrays.stream(beside).count()).isEqualTo(480);
     }
 }
