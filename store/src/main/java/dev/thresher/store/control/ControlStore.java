@@ -889,13 +889,18 @@ public final class ControlStore {
         });
     }
 
-    /** A call's published slots with their partials, lease state and partition's current epoch; parameter: call id. */
-    private static final String READ_SLOTS = """
+    /**
+     * A call's published slots with their partials, lease state and partition's current epoch; parameter: call id.
+     * The partials and the epoch are looked up per slot by primary key (subqueries, never joins): a plan cached while
+     * the journal was small would otherwise keep scanning the whole journal once it has grown. Package-private for
+     * the test that checks its plan.
+     */
+    static final String READ_SLOTS = """
             SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
-                   s.entry_count, j.payload, s.lease_until > clock_timestamp(), coalesce(p.epoch, -1)
+                   s.entry_count, (SELECT j.payload FROM journal j WHERE j.tenant = s.tenant AND j.wire_id = s.wire_id),
+                   s.lease_until > clock_timestamp(),
+                   coalesce((SELECT p.epoch FROM partitions p WHERE p.partition_id = s.partition_id), -1)
             FROM shard_slots s
-            LEFT JOIN partitions p ON p.partition_id = s.partition_id
-            LEFT JOIN journal j ON j.tenant = s.tenant AND j.wire_id = s.wire_id
             WHERE s.call_id = ? ORDER BY s.slot_index""";
 
     private static final String TAKE_REDUCE_LEASE = """

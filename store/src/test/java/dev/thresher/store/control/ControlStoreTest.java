@@ -105,6 +105,39 @@ class ControlStoreTest {
         store.registerHost(new Host(hostB, shard, "127.0.0.1", 7002), null, null);
     }
 
+    // ---- plans -------------------------------------------------------------------------------------
+
+    @Test
+    void aCallsSlotsAreReadByKeyEvenByAPlanMadeWhileTheTablesWereSmall() throws SQLException {
+        // kills: joining the journal and partitions in READ_SLOTS, whose plan cached while the tables were small
+        // scanned the whole journal on every reduce once it had grown (1.4 ms a call at 20,000 journal rows)
+        try (HikariDataSource fresh = Pools.open("control-store-plan-test", TestPostgres.newDatabase(), null, null, 2)) {
+            ControlStore.migrate(fresh);
+            try (Connection c = fresh.getConnection(); java.sql.Statement s = c.createStatement()) {
+                // a few rows, as a cluster holds right after it started: never analyzed, a page or two each
+                s.execute("SET session_replication_role = replica"); // rows only: no references checked
+                s.execute("INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id) "
+                        + "SELECT g, 't', 'orders', g, g, 1 FROM generate_series(0, 15) g");
+                s.execute("INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, succeeded, payload, guest_micros) "
+                        + "SELECT 't', 'w' || g, gen_random_uuid(), 'shard', 'h', true, '\\x00', 1 FROM generate_series(1, 160) g");
+                s.execute("INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id, "
+                        + "row_count, emit_count, entry_count, lease_until) SELECT ('00000000-0000-0000-0000-'"
+                        + " || lpad((g / 16)::text, 12, '0'))::uuid, g % 16, 't', g % 16, 1, 'w' || g, 'h', 0, 0, 0, now() "
+                        + "FROM generate_series(1, 160) g");
+                s.execute("RESET session_replication_role");
+                s.execute("SET plan_cache_mode = force_generic_plan");
+                s.execute("PREPARE read_slots(uuid) AS " + ControlStore.READ_SLOTS.replace("?", "$1"));
+                StringBuilder plan = new StringBuilder();
+                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE read_slots('" + UUID.randomUUID() + "')")) {
+                    while (rs.next()) {
+                        plan.append(rs.getString(1)).append('\n');
+                    }
+                }
+                assertThat(plan.toString()).as(plan.toString()).doesNotContain("Seq Scan on journal").contains("journal_pkey");
+            }
+        }
+    }
+
     // ---- partitions -------------------------------------------------------------------------------
 
     @Test
