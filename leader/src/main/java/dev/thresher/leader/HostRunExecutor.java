@@ -252,6 +252,9 @@ public final class HostRunExecutor implements HostRunHandler {
              MDC.MDCCloseable id = MDC.putCloseable("call_id", request.callId())) {
             RequestStart start;
             long asked = System.nanoTime();
+            if (refused == null) {
+                prepareReads(request, received, asked);
+            }
             try {
                 start = control.requestStart(request.tenant(), callId(request),
                         request.slots().stream().map(SlotRun::wireId).toList());
@@ -274,6 +277,25 @@ public final class HostRunExecutor implements HostRunHandler {
                  CellHost.Demand demand = refused == null ? cells.demand(request.componentDigest()) : () -> { }) {
                 return executeSlots(request, deadline, clock, refused, start.journaled(), resolved, asked);
             }
+        }
+    }
+
+    /**
+     * Lets the reader get ready for the request's reads, one shard at a time on the readers' pool, while the control
+     * database is asked about the request: a leader replica's wait for its shard's WAL position overlaps that round
+     * trip. Nothing is read yet, so a slot that turns out journaled or late reads nothing.
+     */
+    private void prepareReads(HostRunRequest request, Deadline deadline, long freshAsOfNanos) {
+        java.util.Set<Integer> shards = new java.util.HashSet<>();
+        for (SlotRun slot : request.slots()) {
+            leases.ledPartition(slot.partitionId(), slot.epoch()).filter(p -> shards.add(p.shardId()))
+                    .ifPresent(p -> {
+                        try {
+                            readers.execute(() -> reader.prepare(p, freshAsOfNanos, deadline));
+                        } catch (RuntimeException e) {
+                            // the pool is shut down: the reads say so
+                        }
+                    });
         }
     }
 

@@ -46,6 +46,15 @@ public interface PartitionReader {
         return open(partition, selector, maxRows, maxBytes, deadline);
     }
 
+    /**
+     * Gets ready for reads of {@code partition}'s shard as fresh as {@code freshAsOfNanos}, which follow shortly: a
+     * reader serving from a replica reads the shard database's WAL position now and has its stream catch up while
+     * the caller does other work. Blocks at most for that position's statement; never fails. Does nothing by
+     * default.
+     */
+    default void prepare(Partition partition, long freshAsOfNanos, Deadline deadline) {
+    }
+
     /** An open paged read of one partition. */
     interface Pages extends AutoCloseable {
         /** The next batch, or null after the last; the first is always there, perhaps with no rows. */
@@ -104,6 +113,14 @@ public interface PartitionReader {
                     }
                 }
                 return sql.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
+            }
+
+            @Override
+            public void prepare(Partition partition, long freshAsOfNanos, Deadline deadline) {
+                ShardReplica replica = byShard.get(partition.shardId());
+                if (replica != null) {
+                    replica.prepare(freshAsOfNanos, deadline);
+                }
             }
 
             @Override

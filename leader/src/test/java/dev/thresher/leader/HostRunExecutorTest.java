@@ -348,7 +348,8 @@ class HostRunExecutorTest {
 
     @Test
     void aLeaseThatLapsesBetweenTheReadAndTheGuestRefusesTheSlotBeforeTheGuest() throws Exception {
-        leases.lapseAfter.put(0, new AtomicInteger(1)); // led when the read starts, lapsed right before the guest
+        // led when the reads are prepared and when the read starts, lapsed right before the guest
+        leases.lapseAfter.put(0, new AtomicInteger(2));
 
         HostRunReply reply = run(request(0, 1));
 

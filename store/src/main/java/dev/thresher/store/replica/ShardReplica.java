@@ -150,6 +150,26 @@ public final class ShardReplica implements AutoCloseable {
     }
 
     /**
+     * Reads the shard database's WAL position for reads as fresh as {@code freshAsOfNanos} and has the stream start
+     * catching up to it, without waiting for that: reads that follow find the position read (or its statement in
+     * flight) and the stream on its way. Blocks for the statement only; never fails (a read that follows says why).
+     */
+    public void prepare(long freshAsOfNanos, Deadline deadline) {
+        Generation g = current;
+        if (g == null || g.tables.isEmpty() || closed) {
+            return;
+        }
+        try {
+            WalFence.Round round = fence.position(freshAsOfNanos, deadline, g.oids);
+            if (round.oids().equals(g.oids)) {
+                g.want(round.position(), thread);
+            }
+        } catch (ReplicaUnavailable e) {
+            // the read that follows goes through SQL, and counts why
+        }
+    }
+
+    /**
      * The partition's batch from memory, at least as fresh as a query issued at {@code freshAsOfNanos}, or null
      * when it is to be read through SQL.
      *
@@ -1243,10 +1263,10 @@ public final class ShardReplica implements AutoCloseable {
             }
         }
 
-        /** Waits until everything before {@code target} is applied; false at {@code untilNanos} or when dropped. */
-        boolean awaitApplied(long target, long untilNanos, Thread streamThread) {
+        /** Has the stream catch up to {@code target} (it asks the server for its position until applied). */
+        void want(long target, Thread streamThread) {
             if (applied >= target) {
-                return true;
+                return;
             }
             synchronized (applied_) {
                 if (target > wanted) {
@@ -1254,6 +1274,14 @@ public final class ShardReplica implements AutoCloseable {
                 }
             }
             LockSupport.unpark(streamThread);
+        }
+
+        /** Waits until everything before {@code target} is applied; false at {@code untilNanos} or when dropped. */
+        boolean awaitApplied(long target, long untilNanos, Thread streamThread) {
+            if (applied >= target) {
+                return true;
+            }
+            want(target, streamThread);
             synchronized (applied_) {
                 while (applied < target && !dead) {
                     long left = untilNanos - System.nanoTime();
