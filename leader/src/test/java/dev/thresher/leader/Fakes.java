@@ -149,6 +149,15 @@ final class Fakes {
     static final class Reader implements PartitionReader {
         final List<Integer> reads = new CopyOnWriteArrayList<>();
         final List<Selector> selectors = new CopyOnWriteArrayList<>();
+        /** Partitions whose shard's reads were prepared, and as fresh as when. */
+        final List<Integer> prepared = new CopyOnWriteArrayList<>();
+        final List<Long> preparedAsOf = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void prepare(Partition partition, long freshAsOfNanos, Deadline deadline) {
+            preparedAsOf.add(freshAsOfNanos);
+            prepared.add(partition.id());
+        }
 
         @Override
         public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline) {

@@ -172,6 +172,21 @@ class HostRunExecutorTest {
     }
 
     @Test
+    void eachShardsReadsArePreparedOncePerRequestAsFreshAsItsStartButNotForPartitionsItDoesNotLead() throws Exception {
+        // partitions 0 and 1 on shard 1, 2 on shard 2; 3 on shard 2 but not led here
+        Partition onShard2 = new Partition(2, "t", "orders", 2_000, 2_999, 2, 7);
+        leases.led.put(2, onShard2);
+        leases.led.remove(3);
+        long before = System.nanoTime();
+
+        run(request(0, 1, 2, 3));
+
+        assertThat(reader.prepared).containsExactlyInAnyOrder(0, 2);
+        assertThat(reader.preparedAsOf).allSatisfy(at -> assertThat(at - before).isNotNegative());
+        assertThat(reader.reads).containsExactlyInAnyOrder(0, 1, 2);
+    }
+
+    @Test
     void aReplayedFailureSaysTheGuestStartedAndStopsTheLaterSlots() throws Exception {
         journal.entries.put("t|" + wireId(0), journaled(0, false, ErrorCode.GUEST_TRAP));
 
