@@ -105,14 +105,8 @@ public interface PartitionReader {
             @Override
             public ShardBatch read(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
                                    long freshAsOfNanos) {
-                ShardReplica replica = byShard.get(partition.shardId());
-                if (replica != null) {
-                    ShardBatch batch = replica.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
-                    if (batch != null) {
-                        return batch;
-                    }
-                }
-                return sql.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
+                return served(partition, r -> r.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos),
+                        () -> sql.read(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos));
             }
 
             @Override
@@ -131,25 +125,32 @@ public interface PartitionReader {
             @Override
             public Pages open(Partition partition, Selector selector, int maxRows, int maxBytes, Deadline deadline,
                               long freshAsOfNanos) {
-                ShardReplica replica = byShard.get(partition.shardId());
-                if (replica != null) {
-                    java.util.List<ShardBatch> pages = replica.pages(partition, selector, maxRows, maxBytes, deadline,
-                            freshAsOfNanos);
-                    if (pages != null) {
-                        java.util.Iterator<ShardBatch> next = pages.iterator();
-                        return new Pages() {
-                            @Override
-                            public ShardBatch next() {
-                                return next.hasNext() ? next.next() : null;
-                            }
+                return served(partition, r -> {
+                    java.util.List<ShardBatch> pages = r.pages(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
+                    return pages == null ? null : inMemory(pages);
+                }, () -> sql.open(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos));
+            }
 
-                            @Override
-                            public void close() {
-                            }
-                        };
+            /** What the partition's replica serves, when it has one and serves the read; else the SQL read. */
+            private <T> T served(Partition partition, java.util.function.Function<ShardReplica, T> fromMemory,
+                                 java.util.function.Supplier<T> throughSql) {
+                ShardReplica replica = byShard.get(partition.shardId());
+                T served = replica == null ? null : fromMemory.apply(replica);
+                return served != null ? served : throughSql.get();
+            }
+
+            private static Pages inMemory(java.util.List<ShardBatch> pages) {
+                java.util.Iterator<ShardBatch> next = pages.iterator();
+                return new Pages() {
+                    @Override
+                    public ShardBatch next() {
+                        return next.hasNext() ? next.next() : null;
                     }
-                }
-                return sql.open(partition, selector, maxRows, maxBytes, deadline, freshAsOfNanos);
+
+                    @Override
+                    public void close() {
+                    }
+                };
             }
         };
     }

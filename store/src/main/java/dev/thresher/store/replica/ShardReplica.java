@@ -947,6 +947,14 @@ public final class ShardReplica implements AutoCloseable {
         while ((m = source.poll()) != null) {
             applier.accept(m);
         }
+        catchUp(source, applier, g);
+    }
+
+    /**
+     * With no message waiting: everything up to the server's position is applied unless a transaction is half
+     * read, so reads waiting for a position up to there may go on, and the server may recycle the WAL before it.
+     */
+    private static void catchUp(ReplicationSource source, Applier applier, Generation g) throws SQLException {
         long position = source.serverPosition();
         g.serverPosition = Math.max(g.serverPosition, position);
         if (!applier.inTransaction && position > g.applied) {
@@ -980,12 +988,7 @@ public final class ShardReplica implements AutoCloseable {
                 log.info("replica of shard {} on {}: rebuilding ({})", shardId, hostId, g.rebuild);
                 return;
             }
-            long position = source.serverPosition();
-            g.serverPosition = Math.max(g.serverPosition, position);
-            if (!applier.inTransaction && position > g.applied) {
-                g.advance(position);
-                source.acknowledge(position);
-            }
+            catchUp(source, applier, g);
             long now = System.nanoTime();
             boolean waited = g.wanted > g.applied;
             if (waited && now - lastAsk > TimeUnit.MICROSECONDS.toNanos(200)) {
