@@ -142,7 +142,9 @@ final class Report {
         }
         long total = r.phases().calls() * partitions;
         long memory = r.reads().memory();
-        long sql = Math.max(0, total - memory);
+        // the replicas' counters also count the reads of calls in flight at the measurement's edges, and of calls
+        // that did not publish: what they sent through SQL is never shown as less than they counted
+        long sql = Math.max(r.reads().sql(), total - memory);
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%,d from memory, %,d through SQL", memory, sql));
         List<String> why = new ArrayList<>();
         r.reads().sqlByReason().forEach((reason, n) -> why.add(String.format(Locale.ROOT, "%,d %s", n, reason)));

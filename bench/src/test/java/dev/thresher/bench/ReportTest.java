@@ -25,6 +25,9 @@ class ReportTest {
                 .isEqualTo("0 from memory, 160 through SQL (160 replicas off)");
         assertThat(r.readsCell(thresher("groupby", 1, 5.0, 10, new ThresherPeer.ReplicaReads(true, 160, Map.of()))))
                 .isEqualTo("160 from memory, 0 through SQL");
+        // reads of calls at the measurement's edges counted by the replicas: through SQL is never less than counted
+        assertThat(r.readsCell(thresher("million", 1, 25, 10, new ThresherPeer.ReplicaReads(true, 159, Map.of("lagging", 24L)))))
+                .isEqualTo("159 from memory, 24 through SQL (24 lagging)");
         assertThat(r.readsCell(result("groupby", "pg-fanout", 1, 5.0, 0, null))).isEqualTo("—");
     }
 
