@@ -77,15 +77,17 @@ final class JournalRoutes {
      */
     static Supplier<Object> route(JournalService journal, String defaultTenant, String uri) {
         return () -> {
-            QueryStringDecoder decoded;
+            String path;
             Map<String, List<String>> parameters;
             try {
-                decoded = new QueryStringDecoder(uri, StandardCharsets.UTF_8);
+                // The decoder decodes lazily: the path's escapes are checked here too, not later outside this guard.
+                QueryStringDecoder decoded = new QueryStringDecoder(uri, StandardCharsets.UTF_8);
+                path = decoded.path();
                 parameters = decoded.parameters();
             } catch (IllegalArgumentException e) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the query string is malformed: " + e.getMessage());
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the request's path or query string is malformed: "
+                        + e.getMessage());
             }
-            String path = decoded.path();
             if (path.equals(PREFIX) || path.equals(PREFIX + "/")) {
                 return list(journal, defaultTenant, parameters);
             }

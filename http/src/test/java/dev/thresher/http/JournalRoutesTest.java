@@ -103,6 +103,11 @@ class JournalRoutesTest {
             assertThatThrownBy(() -> get(j, "/admin/invocations?" + q)).as(q).isInstanceOfSatisfying(ThresherException.class,
                     e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS));
         }
+        for (String path : List.of("/admin/invocations/0f8e6d2c-1b7a-4c3%-9d5f-2a4b6c8d0e1f", "/admin/invocations/%zz",
+                "/admin/invocations/%", "/admin/invocations/%C3%28")) {
+            assertThatThrownBy(() -> get(j, path)).as(path).isInstanceOfSatisfying(ThresherException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS));
+        }
         assertThat(j.selects).isEmpty();
         assertThat(HttpStatuses.of(ErrorCode.INVALID_ARGUMENTS).code()).isEqualTo(400);
         assertThat(HttpStatuses.of(ErrorCode.UNKNOWN_COLUMN).code()).isEqualTo(400);
