@@ -20,11 +20,12 @@ import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyManager;
 
 /**
- * One set of rows and every peer over it: a dev cluster (embedded PostgreSQL, its shard databases, three
+ * One set of rows and every peer over it: a dev cluster (an embedded PostgreSQL for its shard databases and
+ * one for its control database, apart as docs/deployment.md advises for production; three
  * nodes keeping leader replicas, the sample binding and the bench's own two), a database holding all rows on
- * the same PostgreSQL, an embedded Hazelcast cluster loaded with the same rows, and the rows in arrays for the
+ * the shard databases' PostgreSQL, an embedded Hazelcast cluster loaded with the same rows, and the rows in arrays for the
  * Java loop. With {@value ThresherPeer#SQL_NAME} among the peers, a second dev cluster as the first (its own
- * embedded PostgreSQL, the same seed, so the same rows in the same partitions) whose nodes keep no replicas
+ * embedded PostgreSQL servers, the same seed, so the same rows in the same partitions) whose nodes keep no replicas
  * ({@code limits.replicaMemoryBytes=0}).
  */
 final class Dataset implements AutoCloseable {
@@ -81,16 +82,19 @@ final class Dataset implements AutoCloseable {
     }
 
     static Dataset start(Path workDir, int rows, int partitions, List<String> peerNames, Progress progress) throws Exception {
-        progress.say("starting the dev cluster: embedded PostgreSQL, " + rows + " orders in " + partitions
-                + " partitions over 3 shard databases, 3 nodes (work dir " + workDir + ")");
-        DevCluster cluster = DevCluster.start(new DevCluster.Options(workDir, 0, rows, partitions, 3, 42, withReplicas(), false));
+        progress.say("starting the dev cluster: embedded PostgreSQL for the shard databases and another for the control"
+                + " database, " + rows + " orders in " + partitions + " partitions over 3 shard databases, 3 nodes (work dir "
+                + workDir + ")");
+        DevCluster cluster = DevCluster.start(new DevCluster.Options(workDir, 0, rows, partitions, 3, 42, withReplicas(), false)
+                .withControlApart());
         DevCluster sqlCluster = null;
         if (peerNames.contains(ThresherPeer.SQL_NAME)) {
             Path sqlDir = workDir.resolveSibling(workDir.getFileName() + "-sql");
             progress.say("starting a second dev cluster for " + ThresherPeer.SQL_NAME + ": the same, with limits.replicaMemoryBytes=0"
                     + " (work dir " + sqlDir + ")");
             try {
-                sqlCluster = DevCluster.start(new DevCluster.Options(sqlDir, 0, rows, partitions, 3, 42, withoutReplicas(), false));
+                sqlCluster = DevCluster.start(new DevCluster.Options(sqlDir, 0, rows, partitions, 3, 42, withoutReplicas(), false)
+                        .withControlApart());
             } catch (Exception e) {
                 cluster.close();
                 throw e;
@@ -115,7 +119,7 @@ final class Dataset implements AutoCloseable {
         shapes.put("groupby", Shape.byRegion(DevCluster.SAMPLE_BINDING));
         shapes.put("caps", Shape.byBucket(capsBuckets));
 
-        try (Connection c = DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+        try (Connection c = DriverManager.getConnection(cluster.shardUrl(1), DevCluster.USER, DevCluster.PASSWORD);
              Statement s = c.createStatement()) {
             for (String setting : List.of("server_version", "fsync", "synchronous_commit", "full_page_writes", "shared_buffers",
                     "max_parallel_workers_per_gather")) {

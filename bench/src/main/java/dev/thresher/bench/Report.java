@@ -173,7 +173,8 @@ final class Report {
                 + " docs/architecture.md) and serves a partition read from memory once the replica has applied the shard database's"
                 + " WAL position taken at the shard run's start; `thresher-sql` is the same cluster with `limits.replicaMemoryBytes=0`:"
                 + " every partition read through SQL, the path before replicas. Both run in this JVM on dev clusters of their own"
-                + " (each its own embedded PostgreSQL, same settings, same rows); `pg-fanout` runs on `thresher`'s shard databases."
+                + " (each its own embedded PostgreSQL servers, same settings, same rows, the control database in a server apart from"
+                + " the shard databases'); `pg-fanout` runs on `thresher`'s shard databases."
                 + " Closed loop; latency in ms; ratios are each peer's figure ÷ `pg-fanout`'s.\n\n");
         for (String n : replicaNotes) {
             b.append("- Replicas: ").append(n).append('\n');
@@ -279,8 +280,9 @@ final class Report {
         machine.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v.replace("|", "\\|")).append(" |\n"));
         boolean sqlPeer = peers.containsKey(ThresherPeer.SQL_NAME);
         b.append("| PostgreSQL | ").append(postgres.getOrDefault("server_version", "?"))
-                .append(" (embedded, one server for the control, shard and single databases")
-                .append(sqlPeer ? "; `thresher-sql`'s dev cluster has a second one, started the same way" : "").append(") |\n");
+                .append(" (embedded: one server for the shard and single databases, one for the control database, apart as"
+                        + " docs/deployment.md advises for production")
+                .append(sqlPeer ? "; `thresher-sql`'s dev cluster has two more, started the same way" : "").append(") |\n");
         b.append("| WebAssembly | GraalWasm, engine \"").append(wasmEngine).append("\"")
                 .append(wasmOptimizing ? " (optimizing runtime)" : " (**interpreter only**: figures are not representative)").append(" |\n");
         if (hazelcastVersion != null) {
@@ -315,7 +317,7 @@ final class Report {
                 + " Latencies are client-side, in milliseconds, from HdrHistogram (3 significant digits).\n\n");
 
         b.append("## Guarantees each figure carries\n\n");
-        b.append(String.format(Locale.ROOT, "- **PostgreSQL** (read with `SHOW` from the embedded server): `fsync = %s`, `synchronous_commit = %s`,"
+        b.append(String.format(Locale.ROOT, "- **PostgreSQL** (read with `SHOW` from the shard databases' embedded server; the control database's has the same): `fsync = %s`, `synchronous_commit = %s`,"
                         + " `full_page_writes = %s` (as `DevCluster` configures it). Commits return before any flush; nothing written"
                         + " survives an OS crash. This holds for Thresher's coordination writes below.%n",
                 postgres.get("fsync"), postgres.get("synchronous_commit"), postgres.get("full_page_writes")));

@@ -58,7 +58,7 @@ final class ThresherPeer implements Peer {
                         + " MiB): a partition is read from the leader's memory once it has applied the shard database's WAL"
                         + " position taken at the shard run's start"
                 : call + "; leader replicas off (`limits.replicaMemoryBytes=0`): every partition is read through SQL, the path"
-                        + " before replicas. A dev cluster of its own: a second embedded PostgreSQL with the same settings and rows";
+                        + " before replicas. A dev cluster of its own: embedded PostgreSQL servers of its own with the same settings and rows";
     }
 
     private static String mib(long bytes) {

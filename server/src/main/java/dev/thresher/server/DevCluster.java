@@ -62,17 +62,29 @@ public final class DevCluster implements AutoCloseable {
      * @param startNodes whether to start the nodes in this process; without, the databases are prepared and the nodes
      *     are someone else's to start (separate processes, say), one per shard, each standing by for the next shard
      * @param standbys whether each node stands by for the next node's shard (without: one candidate per partition)
+     * @param controlApart whether the control database runs in an embedded PostgreSQL of its own, apart from the
+     *     shard databases' (as docs/deployment.md advises for production), rather than beside them in one
      */
     public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
-                          boolean failpoints, boolean startNodes, boolean standbys) {
+                          boolean failpoints, boolean startNodes, boolean standbys, boolean controlApart) {
         public Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
                        boolean failpoints) {
-            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true, true);
+            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true, true, false);
+        }
+
+        /**
+         * The control database in an embedded PostgreSQL of its own: the shard databases' server then writes WAL
+         * only for their rows, which is all its logical replication streams (the leader replicas) decode and wait
+         * for, instead of every call's coordination writes as well.
+         */
+        public Options withControlApart() {
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys,
+                    true);
         }
 
         /** One candidate per partition, its home node: what tests of the fences under a single leader want. */
         public Options withoutStandbys() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, false);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, false, controlApart);
         }
 
         public static Options defaults(Path workDir) {
@@ -81,23 +93,23 @@ public final class DevCluster implements AutoCloseable {
 
         /** The databases only: control and shard databases seeded, no node started. */
         public Options withoutNodes() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false, standbys);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false, standbys, controlApart);
         }
 
         public Options withPgwirePort(int port) {
-            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys);
+            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys, controlApart);
         }
 
         public Options withRows(int n) {
-            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes, standbys);
+            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes, standbys, controlApart);
         }
 
         public Options withLimits(Limits l) {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes, standbys);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes, standbys, controlApart);
         }
 
         public Options withPartitions(int n) {
-            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes, standbys);
+            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes, standbys, controlApart);
         }
 
         /**
@@ -109,7 +121,7 @@ public final class DevCluster implements AutoCloseable {
 
         /** Nodes whose failpoints tests can arm. */
         public Options withFailpoints() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes, standbys);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes, standbys, controlApart);
         }
     }
 
@@ -117,6 +129,8 @@ public final class DevCluster implements AutoCloseable {
     /** The nodes' admin bearer token, new for each start; {@code endpoints.json} names it as {@code "token"}. */
     private final String adminToken = newToken();
     private EmbeddedPostgres postgres;
+    /** The control database's own PostgreSQL ({@link Options#controlApart}), or null: then it is in {@link #postgres}. */
+    private EmbeddedPostgres controlPostgres;
     private final List<Node> nodes = new ArrayList<>();
     /** The nodes' pgwire certificate, {@code tls/} under the work directory; kept across starts while valid. */
     private SelfSignedCertificate certificate;
@@ -144,26 +158,30 @@ public final class DevCluster implements AutoCloseable {
         DevRecovery.recover(options.workDir());
         Files.deleteIfExists(endpointsFile()); // a dead cluster's; written again once this one is up
         certificate = SelfSignedCertificate.ensure(tlsDirectory());
-        postgres = EmbeddedPostgres.builder()
-                .setDataDirectory(DevRecovery.dataDirectory(options.workDir()))
-                .setCleanDataDirectory(true)
-                // Stopped by close(), after the nodes, so they can release their leases first.
-                .setRegisterShutdownHook(false)
-                .setServerConfig("max_connections", "300")
-                .setServerConfig("fsync", "off")
-                .setServerConfig("synchronous_commit", "off")
-                .setServerConfig("full_page_writes", "off")
+        postgres = embeddedPostgres(DevRecovery.dataDirectory(options.workDir()))
                 // Leader replicas stream each shard database through logical replication (docs/deployment.md).
                 .setServerConfig("wal_level", "logical")
                 .setServerConfig("max_replication_slots", "64")
                 .setServerConfig("max_wal_senders", "64")
                 .start();
         log.info("embedded PostgreSQL up on port {} in {} ms", postgres.getPort(), (System.nanoTime() - t0) / 1_000_000);
+        if (options.controlApart()) {
+            controlPostgres = embeddedPostgres(DevRecovery.controlDataDirectory(options.workDir())).start();
+            log.info("the control database's embedded PostgreSQL up on port {}", controlPostgres.getPort());
+        }
         try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE ROLE " + USER + " LOGIN SUPERUSER PASSWORD '" + PASSWORD + "'");
-            s.execute("CREATE DATABASE thresher_control OWNER " + USER);
+            if (controlPostgres == null) {
+                s.execute("CREATE DATABASE thresher_control OWNER " + USER);
+            }
             for (int i = 1; i <= options.shards(); i++) {
                 s.execute("CREATE DATABASE thresher_shard_" + i + " OWNER " + USER);
+            }
+        }
+        if (controlPostgres != null) {
+            try (Connection c = controlPostgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+                s.execute("CREATE ROLE " + USER + " LOGIN SUPERUSER PASSWORD '" + PASSWORD + "'");
+                s.execute("CREATE DATABASE thresher_control OWNER " + USER);
             }
         }
         try (HikariDataSource controlDb = Pools.open("dev-setup", controlUrl(), USER, PASSWORD, 2)) {
@@ -185,6 +203,19 @@ public final class DevCluster implements AutoCloseable {
         }
         writeEndpoints();
         log.info("dev cluster ready in {} ms", (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** An embedded PostgreSQL in {@code data}, with the dev cluster's settings; stopped by {@link #close()}, after the nodes. */
+    private static EmbeddedPostgres.Builder embeddedPostgres(Path data) {
+        return EmbeddedPostgres.builder()
+                .setDataDirectory(data)
+                .setCleanDataDirectory(true)
+                // Stopped by close(), after the nodes, so they can release their leases first.
+                .setRegisterShutdownHook(false)
+                .setServerConfig("max_connections", "300")
+                .setServerConfig("fsync", "off")
+                .setServerConfig("synchronous_commit", "off")
+                .setServerConfig("full_page_writes", "off");
     }
 
     /**
@@ -355,7 +386,7 @@ public final class DevCluster implements AutoCloseable {
     }
 
     public String controlUrl() {
-        return postgres.getJdbcUrl(USER, "thresher_control");
+        return (controlPostgres != null ? controlPostgres : postgres).getJdbcUrl(USER, "thresher_control");
     }
 
     public String shardUrl(int shard) {
@@ -366,6 +397,7 @@ public final class DevCluster implements AutoCloseable {
         return List.copyOf(nodes);
     }
 
+    /** The port of the shard databases' embedded PostgreSQL (the control database's too, unless it runs apart). */
     public int postgresPort() {
         return postgres.getPort();
     }
@@ -468,6 +500,14 @@ public final class DevCluster implements AutoCloseable {
                 log.warn("could not stop embedded PostgreSQL: {}", e.toString());
             }
             postgres = null;
+        }
+        if (controlPostgres != null) {
+            try {
+                controlPostgres.close();
+            } catch (IOException e) {
+                log.warn("could not stop the control database's embedded PostgreSQL: {}", e.toString());
+            }
+            controlPostgres = null;
         }
     }
 }

@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * Clears what a dev cluster that did not stop cleanly ({@code kill -9}, a crash, a power cut) left in its working
  * directory, so the next {@code thresher dev} there starts as if it were the first.
  *
- * <p>A clean stop removes the embedded PostgreSQL's data directory ({@code postgres/} under the working directory),
- * so a data directory found at start is always a leftover. It holds nothing but the generated sample data, which the
+ * <p>A clean stop removes the embedded PostgreSQL's data directory ({@code postgres/} under the working directory,
+ * and {@code postgres-control/} when the control database has a PostgreSQL of its own), so a data directory found at start is always a leftover. It holds nothing but the generated sample data, which the
  * next start generates again from the same seed, so it is recreated, never reused: reusing it would keep whatever the
  * dead cluster's nodes left half done (leases, calls in flight, a half-applied migration) and would hide a data
  * directory broken by the crash. Before it is removed:
@@ -58,6 +58,14 @@ public final class DevRecovery {
     }
 
     /**
+     * The data directory of the control database's own embedded PostgreSQL, when the dev cluster runs one
+     * ({@link DevCluster.Options#controlApart}); recovered as {@link #dataDirectory} is.
+     */
+    public static Path controlDataDirectory(Path workDir) {
+        return workDir.resolve("postgres-control");
+    }
+
+    /**
      * Clears the leftovers of an unclean stop in {@code workDir}: see the type's description.
      *
      * @return what was found and done, one line each (also logged); empty when the last stop was clean
@@ -65,14 +73,18 @@ public final class DevRecovery {
      *     leftover could not be stopped or removed
      */
     public static List<String> recover(Path workDir) {
-        Path data = dataDirectory(workDir);
+        List<Path> data = List.of(dataDirectory(workDir), controlDataDirectory(workDir));
         List<String> done = new ArrayList<>();
-        if (Files.isDirectory(data)) {
-            refuseIfLocked(workDir, data);
+        for (Path d : data) {
+            if (Files.isDirectory(d)) {
+                refuseIfLocked(workDir, d);
+            }
         }
         done.addAll(stopLeftoverNodes(workDir));
-        if (Files.isDirectory(data)) {
-            done.add(clearDataDirectory(workDir, data));
+        for (Path d : data) {
+            if (Files.isDirectory(d)) {
+                done.add(clearDataDirectory(workDir, d));
+            }
         }
         done.forEach(log::warn);
         return done;

@@ -90,8 +90,22 @@ class DevRecoveryTest {
         }
     }
 
+    @Test
+    void theControlDatabasesOwnDataDirectoryIsRecoveredToo() throws Exception {
+        Path shards = halfInitialised();
+        Path control = halfInitialised(DevRecovery.controlDataDirectory(workDir));
+
+        assertThat(DevRecovery.recover(workDir)).hasSize(2).allSatisfy(line -> assertThat(line).contains("half-initialised"));
+        assertThat(shards).doesNotExist();
+        assertThat(control).doesNotExist();
+    }
+
     private Path halfInitialised() throws Exception {
-        Path data = Files.createDirectories(DevRecovery.dataDirectory(workDir));
+        return halfInitialised(DevRecovery.dataDirectory(workDir));
+    }
+
+    private static Path halfInitialised(Path directory) throws Exception {
+        Path data = Files.createDirectories(directory);
         Files.writeString(data.resolve("PG_VERSION"), "17\n");
         Files.createDirectories(data.resolve("base/1"));
         return data;
