@@ -29,6 +29,9 @@ public final class TestPostgres {
                         .setServerConfig("wal_level", "logical")
                         .setServerConfig("max_replication_slots", "64")
                         .setServerConfig("max_wal_senders", "64")
+                        // What a test may ask of its statements: how often each ran and was planned.
+                        .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                        .setServerConfig("pg_stat_statements.track_planning", "on")
                         .start();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);

@@ -63,6 +63,11 @@ final class WalFence implements AutoCloseable {
         }
         properties.setProperty("ApplicationName", "thresher-replica-fence");
         properties.setProperty("connectTimeout", "5");
+        // The statement is the same every time but for the tables' oids: one server-side statement from its first use,
+        // and its generic plan kept. Left to itself PostgreSQL plans it anew on every execution (a custom plan for the
+        // array looks cheaper than the generic one), and planning the catalog joins costs more than running them.
+        properties.setProperty("prepareThreshold", "1");
+        properties.setProperty("options", "-c plan_cache_mode=force_generic_plan");
     }
 
     /**
