@@ -493,21 +493,19 @@ public final class DevCluster implements AutoCloseable {
             nodes.get(i).close();
         }
         nodes.clear();
-        if (postgres != null) {
+        stop(postgres, "embedded PostgreSQL");
+        postgres = null;
+        stop(controlPostgres, "the control database's embedded PostgreSQL");
+        controlPostgres = null;
+    }
+
+    private static void stop(EmbeddedPostgres server, String what) {
+        if (server != null) {
             try {
-                postgres.close();
+                server.close();
             } catch (IOException e) {
-                log.warn("could not stop embedded PostgreSQL: {}", e.toString());
+                log.warn("could not stop {}: {}", what, e.toString());
             }
-            postgres = null;
-        }
-        if (controlPostgres != null) {
-            try {
-                controlPostgres.close();
-            } catch (IOException e) {
-                log.warn("could not stop the control database's embedded PostgreSQL: {}", e.toString());
-            }
-            controlPostgres = null;
         }
     }
 }
