@@ -169,20 +169,16 @@ public final class DevCluster implements AutoCloseable {
             controlPostgres = embeddedPostgres(DevRecovery.controlDataDirectory(options.workDir())).start();
             log.info("the control database's embedded PostgreSQL up on port {}", controlPostgres.getPort());
         }
-        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE ROLE " + USER + " LOGIN SUPERUSER PASSWORD '" + PASSWORD + "'");
-            if (controlPostgres == null) {
-                s.execute("CREATE DATABASE thresher_control OWNER " + USER);
-            }
-            for (int i = 1; i <= options.shards(); i++) {
-                s.execute("CREATE DATABASE thresher_shard_" + i + " OWNER " + USER);
-            }
+        List<String> databases = new ArrayList<>();
+        if (controlPostgres == null) {
+            databases.add("thresher_control");
         }
+        for (int i = 1; i <= options.shards(); i++) {
+            databases.add("thresher_shard_" + i);
+        }
+        createRoleAndDatabases(postgres, databases);
         if (controlPostgres != null) {
-            try (Connection c = controlPostgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-                s.execute("CREATE ROLE " + USER + " LOGIN SUPERUSER PASSWORD '" + PASSWORD + "'");
-                s.execute("CREATE DATABASE thresher_control OWNER " + USER);
-            }
+            createRoleAndDatabases(controlPostgres, List.of("thresher_control"));
         }
         try (HikariDataSource controlDb = Pools.open("dev-setup", controlUrl(), USER, PASSWORD, 2)) {
             ControlStore.migrate(controlDb);
@@ -216,6 +212,16 @@ public final class DevCluster implements AutoCloseable {
                 .setServerConfig("fsync", "off")
                 .setServerConfig("synchronous_commit", "off")
                 .setServerConfig("full_page_writes", "off");
+    }
+
+    /** The cluster's role on {@code server}, then {@code databases} owned by it. */
+    private static void createRoleAndDatabases(EmbeddedPostgres server, List<String> databases) throws SQLException {
+        try (Connection c = server.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + USER + " LOGIN SUPERUSER PASSWORD '" + PASSWORD + "'");
+            for (String database : databases) {
+                s.execute("CREATE DATABASE " + database + " OWNER " + USER);
+            }
+        }
     }
 
     /**

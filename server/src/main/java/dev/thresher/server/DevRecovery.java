@@ -27,9 +27,10 @@ import org.slf4j.LoggerFactory;
  * directory, so the next {@code thresher dev} there starts as if it were the first.
  *
  * <p>A clean stop removes the embedded PostgreSQL's data directory ({@code postgres/} under the working directory,
- * and {@code postgres-control/} when the control database has a PostgreSQL of its own), so a data directory found at start is always a leftover. It holds nothing but the generated sample data, which the
- * next start generates again from the same seed, so it is recreated, never reused: reusing it would keep whatever the
- * dead cluster's nodes left half done (leases, calls in flight, a half-applied migration) and would hide a data
+ * and {@code postgres-control/} when the control database has a PostgreSQL of its own), so a data directory found
+ * at start is always a leftover. It holds nothing but the generated sample data, which the next start generates
+ * again from the same seed, so it is recreated, never reused: reusing it would keep whatever the dead cluster's
+ * nodes left half done (leases, calls in flight, a half-applied migration) and would hide a data
  * directory broken by the crash. Before it is removed:
  * <ul>
  *   <li>if a live dev cluster holds it (zonky's {@code epg-lock} is locked), nothing is touched and the start is
