@@ -16,13 +16,14 @@ import java.util.function.LongSupplier;
  * out, or a leader's shard runs.
  *
  * <ul>
- *   <li>A key alone (no key of another group holds or waits for a place) may hold every place. Otherwise its
- *       group (a key is its own group unless told otherwise) holds at most {@code perKey} places, and a
- *       <em>slow</em> key at most one: one of its places has been held
- *       {@code slowAfter} or longer, or the last place it gave back had been, less than {@code 10 × slowAfter}
- *       ago (a quick one clears it). A guest spinning to its deadline thus queues behind itself while the other
- *       keys keep the rest of the pool. Places are never taken back: a place held when the limits tightened is
- *       held until its work ends (at the latest its deadline).</li>
+ *   <li>A key alone (no key of another group holds or waits for a place) may hold every place, unless it is
+ *       <em>slow</em>: one of its places has been held {@code slowAfter} or longer, or the last place it gave back
+ *       had been, less than {@code 10 × slowAfter} ago (a quick one clears it). A slow key alone holds at most
+ *       {@code perKey}. Beside others its group (a key is its own group unless told otherwise) holds at most
+ *       {@code perKey} places, and a slow key at most one. A guest spinning to its deadline thus queues behind
+ *       itself while the other keys keep the rest of the pool. Places are never taken back: a place held when
+ *       the limits tightened is held until its work ends (at the latest its deadline), so a slow key that took
+ *       every place while alone would make any key arriving meanwhile wait that long.</li>
  *   <li>A free place goes to the waiting key that may take one whose group holds the fewest places (the one served longest
  *       ago among equals; first come first served within a key): no key waits behind another key's queue.</li>
  *   <li>A waiter gives up at the time it names and is told so ({@code null}): the caller answers busy or
@@ -115,7 +116,7 @@ public final class FairPlaces {
                 }
             }
             if (!othersActive) {
-                return true;
+                return held.size() < perKey || !slow(now);
             }
             return groupHeld < perKey && (held.isEmpty() || !slow(now));
         }

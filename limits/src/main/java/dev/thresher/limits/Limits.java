@@ -48,7 +48,8 @@ import java.util.function.Function;
  * @param bindingSharePercent the share of a node's places (a coordinator's host requests out, a leader's shard
  *        runs) one binding may hold at once, in percent, at least one place
  * @param slowRunMs a binding one of whose host requests or shard runs held a place this long counts as slow: it
- *        may hold one place of each pool until {@code 10 × slowRunMs} after its last slow run ended
+ *        may hold one place of each pool beside other bindings, and its share alone, until {@code 10 × slowRunMs}
+ *        after its last slow run ended
  * @param admissionWaitMs the longest a shard run waits for a place of the leader's shard pool before the node
  *        answers busy ({@code CELL_UNAVAILABLE}, retryable, before any guest code) instead of queueing to its
  *        deadline

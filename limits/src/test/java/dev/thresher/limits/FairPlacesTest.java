@@ -113,7 +113,16 @@ class FairPlacesTest {
         assertThat(pool.acquire("spinner", now.get())).isNull();
         other.close();
         FairPlaces.Permit alone = pool.acquire("spinner", now.get());
-        assertThat(alone).as("alone again: every place").isNotNull();
+        assertThat(alone).as("alone again: more than one place").isNotNull();
+        java.util.List<FairPlaces.Permit> more = new java.util.ArrayList<>();
+        for (FairPlaces.Permit p; (p = pool.acquire("spinner", now.get())) != null; ) {
+            more.add(p);
+        }
+        assertThat(pool.held("spinner")).as("slow and alone: its share, never every place").isEqualTo(4);
+        FairPlaces.Permit arriving = pool.acquire("other", now.get());
+        assertThat(arriving).as("a key arriving beside a slow one finds a place at once").isNotNull();
+        arriving.close();
+        more.forEach(FairPlaces.Permit::close);
         alone.close();
         other = pool.acquire("other", now.get());
         now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_000));
