@@ -101,7 +101,7 @@ final class Cell implements HostImports, AutoCloseable {
     private static Cell open(WasmEngine engine, Component component, Limits limits, Watchdog watchdog, Deadline deadline,
                              boolean handler) {
         GuestIo io = new GuestIo(OUTPUT_CAPTURE_BYTES);
-        WasmEngine.WasmSandbox sandbox = engine.newSandbox(io.stdin(), io.output(), io.output());
+        WasmEngine.WasmSandbox sandbox = engine.newSandbox(component.digest(), io.stdin(), io.output(), io.output());
         Cell cell = new Cell(component, limits, watchdog, io, sandbox);
         Watchdog.Watch watch = watchdog.arm(deadline, sandbox);
         boolean fired = false;

@@ -188,12 +188,12 @@ public final class CellHost implements AutoCloseable {
      */
     private CellSeat handlerSeat(Component c, Deadline deadline) {
         for (int k = 0; k < limits.handlerConcurrency(); k++) {
-            CellSeat seat = seats.computeIfAbsent(c.digest() + "#handle#" + k, d -> new CellSeat());
+            CellSeat seat = seats.computeIfAbsent(c.digest() + "#handle#" + k, d -> new CellSeat(c.digest()));
             if (seat.lock.tryLock()) {
                 return seat;
             }
         }
-        CellSeat first = seats.computeIfAbsent(c.digest() + "#handle#0", d -> new CellSeat());
+        CellSeat first = seats.computeIfAbsent(c.digest() + "#handle#0", d -> new CellSeat(c.digest()));
         acquire(first, deadline);
         return first;
     }
@@ -237,7 +237,8 @@ public final class CellHost implements AutoCloseable {
     private <T> T withCell(Component c, Role role, Deadline deadline, Function<Cell, T> call) {
         Objects.requireNonNull(c, "component");
         checkOpen();
-        CellSeat seat = seats.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""), d -> new CellSeat());
+        CellSeat seat = seats.computeIfAbsent(c.digest() + (role == Role.REDUCE ? "#reduce" : ""),
+                d -> new CellSeat(c.digest()));
         acquire(seat, deadline);
         return inSeat(seat, c, role, deadline, call);
     }
@@ -333,10 +334,24 @@ public final class CellHost implements AutoCloseable {
             }
             discard(seat);
             evictions.incrementAndGet();
-            return true;
         } finally {
             seat.lock.unlock();
         }
+        retireIfIdle(seat.component);
+        return true;
+    }
+
+    /**
+     * Gives up the component's compiled code (its engine) once none of its cells is instantiated; a cell discarded
+     * after a failure keeps it (the next one is opened at once), an evicted or idle component does not.
+     */
+    private void retireIfIdle(String component) {
+        for (CellSeat s : seats.values()) {
+            if (s.component.equals(component) && s.cell != null) {
+                return;
+            }
+        }
+        engine.retire(component); // it keeps an engine a sandbox still uses, and closes it with that sandbox
     }
 
     /** Evicts the cells idle for longer than {@code limits.activationLeaseMs}. */
@@ -352,6 +367,11 @@ public final class CellHost implements AutoCloseable {
                 evict(s);
             }
         }
+        java.util.Set<String> components = new java.util.HashSet<>();
+        for (CellSeat s : seats.values()) {
+            components.add(s.component);
+        }
+        components.forEach(this::retireIfIdle); // also those whose last cell was discarded after a failure
     }
 
     /** Cells instantiated so far. */
@@ -418,7 +438,14 @@ public final class CellHost implements AutoCloseable {
 
     /** A digest's place on this host: the lock callers queue on, and the cell once instantiated. */
     private static final class CellSeat {
+        /** The digest of the component whose cell it seats. */
+        final String component;
         final ReentrantLock lock = new ReentrantLock(true);
+
+        CellSeat(String component) {
+            this.component = component;
+        }
+
         /** Written under {@link #lock}; volatile only so that {@link #liveCells()}, eviction and close() see it. */
         volatile Cell cell;
         /** The guest memory the cell reserves; written under {@link #lock}. */
@@ -448,7 +475,7 @@ public final class CellHost implements AutoCloseable {
      * run on one activation however other components come and go between them.
      */
     public Demand demand(String componentDigest) {
-        CellSeat seat = seats.computeIfAbsent(componentDigest, d -> new CellSeat());
+        CellSeat seat = seats.computeIfAbsent(componentDigest, d -> new CellSeat(componentDigest));
         synchronized (budget) {
             seat.demands++;
             seat.demandUntilNanos = Math.max(seat.demandUntilNanos,

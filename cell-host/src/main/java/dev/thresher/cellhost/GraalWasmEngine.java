@@ -18,23 +18,44 @@ import org.graalvm.polyglot.proxy.ProxyExecutable;
 import org.graalvm.polyglot.proxy.ProxyObject;
 
 /**
- * {@link WasmEngine} on GraalWasm: one polyglot {@link Engine} (so parsed and compiled code is shared by
- * every cell), one {@link Context} per sandbox. This is the only class that imports {@code org.graalvm}.
+ * {@link WasmEngine} on GraalWasm: one polyglot {@link Engine} per component (so its parsed and compiled code is
+ * shared by the component's cells and kept while it has any), one {@link Context} per sandbox. This is the only
+ * class that imports {@code org.graalvm}.
+ *
+ * <p>An engine per component, not one per node: the entry a host call into a guest goes through
+ * ({@code Value.execute}) and the interop stubs behind it belong to an engine, so on a shared engine they are
+ * compiled for the guest functions of every component the node runs. A guest stopped at its deadline throws
+ * away compiled code and profiles of that shared entry, and every other component's calls through it ran
+ * deoptimised while the compiler, one core of two here, rebuilt an ever more polymorphic entry (seconds of
+ * compilation each time). Apart, a stopped guest recompiles only its own code.
  */
 final class GraalWasmEngine implements WasmEngine {
     private static final String WASI = "wasi_snapshot_preview1";
     /** How long one {@code Context.interrupt} may take before the watchdog tries again. */
     private static final Duration INTERRUPT_WAIT = Duration.ofMillis(500);
 
-    private final Engine engine;
+    private final String implementationName;
+    /** The engines of components with a sandbox open or not yet retired, by component; guarded by {@code this}. */
+    private final Map<String, Shared> engines = new HashMap<>();
+    private boolean closed; // guarded by this
+
+    /** One component's engine and how many of its sandboxes are open. */
+    private static final class Shared {
+        final Engine engine = Engine.newBuilder("wasm").build();
+        int sandboxes;
+        /** Close it once its last sandbox closes. */
+        boolean retired;
+    }
 
     GraalWasmEngine() {
-        this.engine = Engine.newBuilder("wasm").build();
+        try (Engine probe = Engine.newBuilder("wasm").build()) {
+            this.implementationName = probe.getImplementationName();
+        }
     }
 
     @Override
     public String implementationName() {
-        return engine.getImplementationName();
+        return implementationName;
     }
 
     @Override
@@ -43,29 +64,96 @@ final class GraalWasmEngine implements WasmEngine {
     }
 
     @Override
-    public WasmSandbox newSandbox(InputStream stdin, OutputStream stdout, OutputStream stderr) {
-        Context context = Context.newBuilder("wasm")
-                .engine(engine)
-                .option("wasm.Builtins", WASI)
-                .in(stdin)
-                .out(stdout)
-                .err(stderr)
-                .build();
-        return new Sandbox(context);
+    public WasmSandbox newSandbox(String component, InputStream stdin, OutputStream stdout, OutputStream stderr) {
+        Shared shared;
+        synchronized (this) {
+            if (closed) {
+                throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "the guest engine is closed");
+            }
+            shared = engines.computeIfAbsent(component, c -> new Shared());
+            shared.sandboxes++;
+            shared.retired = false;
+        }
+        Context context;
+        try {
+            context = Context.newBuilder("wasm")
+                    .engine(shared.engine)
+                    .option("wasm.Builtins", WASI)
+                    .in(stdin)
+                    .out(stdout)
+                    .err(stderr)
+                    .build();
+        } catch (RuntimeException | Error e) {
+            released(component, shared);
+            throw e;
+        }
+        return new Sandbox(context, () -> released(component, shared));
+    }
+
+    @Override
+    public void retire(String component) {
+        Shared idle;
+        synchronized (this) {
+            Shared shared = engines.get(component);
+            if (shared == null) {
+                return;
+            }
+            if (shared.sandboxes > 0) {
+                shared.retired = true;
+                return;
+            }
+            idle = engines.remove(component);
+        }
+        idle.engine.close();
+    }
+
+    /** How many components have an engine now (for tests). */
+    synchronized int engines() {
+        return engines.size();
+    }
+
+    /** A sandbox of {@code component} closed: its engine closes with it when it was the last of a retired engine. */
+    private void released(String component, Shared shared) {
+        synchronized (this) {
+            shared.sandboxes--;
+            if (shared.sandboxes > 0 || !(shared.retired || closed) || engines.get(component) != shared) {
+                return;
+            }
+            engines.remove(component);
+        }
+        shared.engine.close(true);
     }
 
     @Override
     public void close() {
-        engine.close(true);
+        java.util.List<Shared> all;
+        synchronized (this) {
+            closed = true;
+            all = new java.util.ArrayList<>(engines.values());
+            engines.clear();
+        }
+        for (Shared shared : all) {
+            shared.engine.close(true);
+        }
     }
 
     private static final class Sandbox implements WasmSandbox {
         private final Context context;
+        /** Runs once, when the sandbox is closed or cancelled. */
+        private final Runnable onClose;
+        private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
         private Value exports;
         private Value memory;
 
-        Sandbox(Context context) {
+        Sandbox(Context context, Runnable onClose) {
             this.context = context;
+            this.onClose = onClose;
+        }
+
+        private void release() {
+            if (released.compareAndSet(false, true)) {
+                onClose.run();
+            }
         }
 
         @Override
@@ -170,6 +258,8 @@ final class GraalWasmEngine implements WasmEngine {
                 context.close(true);
             } catch (IllegalStateException | PolyglotException e) {
                 // Closing a cancelled or broken context may complain; it is gone either way.
+            } finally {
+                release();
             }
         }
 

@@ -5,8 +5,9 @@ import java.io.OutputStream;
 
 /**
  * The little a cell needs from a WebAssembly engine, so that another engine could replace GraalWasm.
- * An engine is shared by all cells of a host and is thread-safe; each sandbox is used by one thread at a
- * time, except {@link WasmSandbox#interrupt()} and {@link WasmSandbox#cancel()}.
+ * An engine is shared by all cells of a host and is thread-safe; it may keep compiled code per component, apart
+ * from other components'. Each sandbox is used by one thread at a time, except {@link WasmSandbox#interrupt()}
+ * and {@link WasmSandbox#cancel()}.
  */
 interface WasmEngine extends AutoCloseable {
     /** The engine's own name for its implementation, e.g. "GraalVM CE", or "Interpreted" without a JIT. */
@@ -16,10 +17,18 @@ interface WasmEngine extends AutoCloseable {
     boolean optimizing();
 
     /**
-     * A new, empty sandbox whose WASI fd 0 reads {@code stdin} and whose fds 1 and 2 write to
-     * {@code stdout} and {@code stderr}. No file system, environment, or network is visible.
+     * A new, empty sandbox for a module of {@code component} (its digest) whose WASI fd 0 reads {@code stdin} and
+     * whose fds 1 and 2 write to {@code stdout} and {@code stderr}. No file system, environment, or network is
+     * visible.
      */
-    WasmSandbox newSandbox(InputStream stdin, OutputStream stdout, OutputStream stderr);
+    WasmSandbox newSandbox(String component, InputStream stdin, OutputStream stdout, OutputStream stderr);
+
+    /**
+     * Drops what the engine keeps for {@code component} (compiled code, profiles) once its open sandboxes are
+     * closed; a later sandbox of it starts cold. Does nothing for a component it keeps nothing for.
+     */
+    default void retire(String component) {
+    }
 
     @Override
     void close();

@@ -49,13 +49,15 @@ class CellBudgetTest {
 
     @Test
     void twentyComponentsOfTheLargestMemoryCalledInTurnEvictTheLeastRecentlyUsed() {
-        try (CellHost host = CellHost.create(limits(256 * MIB))) {
+        GraalWasmEngine engine = new GraalWasmEngine();
+        try (CellHost host = new CellHost(limits(256 * MIB), engine)) {
             for (int i = 0; i < 20; i++) {
                 host.run(guest(i, 1024, false), RowBatchStream.of(new byte[8]), "{}", seconds(30)); // 64 MiB each
                 assertThat(host.reservedBytes()).isLessThanOrEqualTo(256 * MIB);
             }
             assertThat(host.liveCells()).isEqualTo(4);
             assertThat(host.evictions()).isEqualTo(16);
+            assertThat(engine.engines()).as("an evicted component's compiled code goes with its cell").isEqualTo(4);
             // a guest declaring no maximum reserves the cap; one declaring a small maximum, only that
             host.run(guest(100, 16, false), RowBatchStream.of(new byte[8]), "{}", seconds(30));
             assertThat(host.reservedBytes()).isEqualTo(3 * 64 * MIB + MIB);

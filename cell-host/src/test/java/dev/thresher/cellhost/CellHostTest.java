@@ -358,7 +358,7 @@ class CellHostTest {
             }
 
             @Override
-            public WasmSandbox newSandbox(java.io.InputStream in, java.io.OutputStream out, java.io.OutputStream err) {
+            public WasmSandbox newSandbox(String component, java.io.InputStream in, java.io.OutputStream out, java.io.OutputStream err) {
                 return new WasmSandbox() {
                     @Override
                     public void instantiate(String name, byte[] wasm, HostImports imports) { }
