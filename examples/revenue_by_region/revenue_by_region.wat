@@ -122,16 +122,36 @@
     (if (i32.gt_u (local.get $a_len) (local.get $b_len)) (then (return (i32.const 1))))
     (i32.const 0))
 
-  ;; the region table entry for this region: found, or appended when fewer than $max exist; 0 when full
+  ;; whether two byte strings of $len bytes each are equal: eight bytes at a time, then byte by byte
+  (func $same (param $a i32) (param $b i32) (param $len i32) (result i32)
+    (local $i i32)
+    (block $tail
+      (loop $words
+        (br_if $tail (i32.gt_u (i32.add (local.get $i) (i32.const 8)) (local.get $len)))
+        (if (i64.ne (i64.load (i32.add (local.get $a) (local.get $i))) (i64.load (i32.add (local.get $b) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $words)))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
+        (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i))) (i32.load8_u (i32.add (local.get $b) (local.get $i))))
+          (then (return (i32.const 0))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $bytes)))
+    (i32.const 1))
+
+  ;; the region table entry for this region: found, or appended when fewer than $max exist; 0 when full.
+  ;; Looked up once per row: an entry of another length is passed over without reading its bytes.
   (func $entry (param $ptr i32) (param $len i32) (param $max i32) (result i32)
     (local $i i32) (local $e i32)
     (block $absent
       (loop $next
         (br_if $absent (i32.ge_u (local.get $i) (global.get $entries)))
         (local.set $e (i32.add (global.get $table) (i32.mul (local.get $i) (i32.const 24))))
-        (if (i32.eqz (call $compare (local.get $ptr) (local.get $len)
-                                    (i32.load (local.get $e)) (i32.load offset=4 (local.get $e))))
-          (then (return (local.get $e))))
+        (if (i32.eq (i32.load offset=4 (local.get $e)) (local.get $len))
+          (then (if (call $same (local.get $ptr) (i32.load (local.get $e)) (local.get $len))
+                  (then (return (local.get $e))))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next)))
     (if (i32.ge_u (global.get $entries) (local.get $max)) (then (return (i32.const 0))))
