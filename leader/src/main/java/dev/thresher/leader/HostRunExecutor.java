@@ -121,24 +121,32 @@ public final class HostRunExecutor implements HostRunHandler {
     public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
         Deadline deadline = Deadline.afterMicros(receivedNanos, request.remainingBudgetMicros());
         String key = request.tenant() + "/" + request.bindingName();
-        // A place of the shard pool first, in the binding's fair share, waited for on a virtual thread: the
-        // pool's threads only ever run admitted requests.
+        // A place of the shard pool first, in the binding's fair share: taken at once when one is free for it, else
+        // waited for on a virtual thread. The pool's threads only ever run admitted requests.
+        FairPlaces.Permit free = deadline.passed() ? null : places.tryAcquire(key);
+        if (free != null) {
+            return admitted(request, deadline, free);
+        }
         return CompletableFuture.supplyAsync(() -> admit(request, key, deadline), admissions).thenCompose(place -> {
             if (place instanceof HostRunReply refused) {
                 return CompletableFuture.completedFuture(refused);
             }
-            FairPlaces.Permit permit = (FairPlaces.Permit) place;
-            try {
-                return CompletableFuture.supplyAsync(() -> {
-                    try (permit) {
-                        return execute(request, deadline, null);
-                    }
-                }, executor);
-            } catch (RuntimeException e) { // the pool was shut down
-                permit.close();
-                throw e;
-            }
+            return admitted(request, deadline, (FairPlaces.Permit) place);
         });
+    }
+
+    /** Runs an admitted request on the shard pool, its place given back when it ends. */
+    private CompletableFuture<HostRunReply> admitted(HostRunRequest request, Deadline deadline, FairPlaces.Permit permit) {
+        try {
+            return CompletableFuture.supplyAsync(() -> {
+                try (permit) {
+                    return execute(request, deadline, null);
+                }
+            }, executor);
+        } catch (RuntimeException e) { // the pool was shut down
+            permit.close();
+            throw e;
+        }
     }
 
     /**

@@ -164,6 +164,28 @@ public final class FairPlaces {
     }
 
     /**
+     * A place for {@code key} when one is free for it now, as {@link #acquire(String, long)} would give it without
+     * waiting; otherwise {@code null}, and nothing is remembered of the attempt (the caller waits with
+     * {@link #acquire(String, long)}, which queues it fairly).
+     */
+    public Permit tryAcquire(String key) {
+        lock.lock();
+        try {
+            long now = clock.getAsLong();
+            Key k = keys.get(key);
+            if (free <= 0 || k != null && !k.waiters.isEmpty()) {
+                return null;
+            }
+            if (k == null) {
+                return take(new Key(key, key), now); // holding nothing, its own group: within any share
+            }
+            return k.mayTake(now) ? take(k, now) : null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * A place for {@code key} of {@code group}: the share is counted over the group (a binding), slowness per key
      * (the binding toward one host), so a group slow through one key is not slowed through its others.
      *

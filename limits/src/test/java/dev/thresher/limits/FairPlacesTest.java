@@ -51,6 +51,37 @@ class FairPlacesTest {
     }
 
     @Test
+    void aPlaceTakenWithoutWaitingIsOneAcquireWouldGiveAtOnceAndNeverJumpsItsKeysQueue() throws Exception {
+        // kills: tryAcquire ignoring the share, the key's waiters, slowness or the free count
+        FairPlaces pool = new FairPlaces(4, 2, 100, now::get);
+        FairPlaces.Permit other = pool.tryAcquire("other");
+        assertThat(other).isNotNull();
+        FairPlaces.Permit g1 = pool.tryAcquire("greedy");
+        FairPlaces.Permit g2 = pool.tryAcquire("greedy");
+        assertThat(g1).isNotNull();
+        assertThat(g2).isNotNull();
+        assertThat(pool.tryAcquire("greedy")).as("beside another key, at most its share").isNull();
+        assertThat(pool.held("greedy")).isEqualTo(2);
+        assertThat(pool.free()).isEqualTo(1);
+        // "greedy" turns slow: beside others it may hold one, so its waiter queues with a place free
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(200));
+        g2.close();
+        assertThat(pool.free()).isEqualTo(2);
+        CompletableFuture<FairPlaces.Permit> queued = waitFor(pool, "greedy", 10_000);
+        awaitWaiting(pool, "greedy", 1);
+        assertThat(pool.tryAcquire("greedy")).as("never ahead of its own key's waiter").isNull();
+        assertThat(pool.tryAcquire("third")).as("another key takes a free place").isNotNull();
+        g1.close();
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(2_000)); // long enough for slowness to pass
+        assertThat(queued.get(10, TimeUnit.SECONDS)).as("the waiter is served first").isNotNull();
+        other.close();
+        FairPlaces full = new FairPlaces(1, 1, 1_000);
+        assertThat(full.tryAcquire("a")).isNotNull();
+        assertThat(full.tryAcquire("b")).as("nothing free").isNull();
+        assertThat(full.waiting()).as("a refusal leaves nothing queued").isZero();
+    }
+
+    @Test
     void aKeyAloneMayHoldEveryPlace() throws Exception {
         FairPlaces pool = new FairPlaces(8, 4, 1_000);
         for (int i = 0; i < 8; i++) {
