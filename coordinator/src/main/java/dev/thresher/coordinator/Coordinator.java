@@ -392,7 +392,9 @@ public final class Coordinator implements CallService {
             byHost.computeIfAbsent(t.leader().hostId(), h -> new ArrayList<>()).add(t);
         }
         List<CompletableFuture<List<SlotResult>>> started = new ArrayList<>();
+        int left = byHost.size();
         for (List<ShardTarget> group : byHost.values()) {
+            left--;
             if (call.stopped()) {
                 break;
             }
@@ -405,6 +407,16 @@ public final class Coordinator implements CallService {
             }
             if (call.stopped()) {
                 place.close(); // a failure settled while this request waited for the pool: not admitted
+                break;
+            }
+            if (left == 0) {
+                // the last host's request runs on this thread, which would otherwise only wait for the others
+                // (already under the call's deadline and id)
+                try {
+                    started.add(CompletableFuture.completedFuture(runHost(call, group, place)));
+                } catch (RuntimeException e) {
+                    started.add(CompletableFuture.failedFuture(e));
+                }
                 break;
             }
             started.add(CompletableFuture.supplyAsync(() -> {
