@@ -216,11 +216,11 @@ public final class ShardReplica implements AutoCloseable {
             return sql("filter not evaluable in memory");
         }
         long target;
-        // The wait for the stream is bounded by limits.replicaCatchUpMs (past it the SQL read is the faster answer);
-        // the shared WAL-position statement by the deadline.
+        // The wait for the stream, and for another read's WAL-position statement in flight, is bounded by
+        // limits.replicaCatchUpMs (past it the SQL read is the faster answer); a statement this read sends, by the deadline.
         Deadline window = deadline.earlier(new Deadline(started + catchUpNanos));
         try {
-            WalFence.Round round = fence.position(freshAsOfNanos, deadline, g.oids);
+            WalFence.Round round = fence.position(freshAsOfNanos, window, deadline, g.oids);
             if (!round.oids().equals(g.oids)) {
                 // read for another set of tables (one joined or left since): a statement of its own, sent now
                 round = fence.position(System.nanoTime(), deadline, g.oids);

@@ -49,7 +49,8 @@ final class WalFence implements AutoCloseable {
 
     private final String jdbcUrl;
     private final Properties properties;
-    private final ReentrantLock lock = new ReentrantLock();
+    /** Held while a statement is in flight; package-private for the test that holds it. */
+    final ReentrantLock lock = new ReentrantLock();
     private volatile Round last;
     private Connection connection; // under lock
     private volatile boolean closed;
@@ -77,13 +78,27 @@ final class WalFence implements AutoCloseable {
      * @throws ReplicaUnavailable when none could be read before {@code deadline} (the read goes through SQL)
      */
     Round position(long freshAsOfNanos, Deadline deadline, String oids) {
+        return position(freshAsOfNanos, deadline, deadline, oids);
+    }
+
+    /**
+     * As {@link #position(long, Deadline, String)}, waiting for another caller's statement in flight only until
+     * {@code waitUntil}: a statement that is slow to answer holds every read of the shard behind it, and a read that
+     * cannot have its position in time is better served through SQL than kept waiting to its deadline. A statement
+     * this caller sends itself is bounded by {@code deadline}.
+     *
+     * @throws ReplicaUnavailable when none could be read in time (the read goes through SQL)
+     */
+    Round position(long freshAsOfNanos, Deadline waitUntil, Deadline deadline, String oids) {
         Round r = last;
         if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
             return r;
         }
         try {
-            if (!lock.tryLock(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS)) {
-                throw new ReplicaUnavailable("the deadline passed waiting for the shard database's WAL position");
+            if (!lock.tryLock(Math.max(0, waitUntil.earlier(deadline).remainingNanos()), TimeUnit.NANOSECONDS)) {
+                throw new ReplicaUnavailable(deadline.passed()
+                        ? "the deadline passed waiting for the shard database's WAL position"
+                        : "another read's statement for the shard database's WAL position did not answer in time");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

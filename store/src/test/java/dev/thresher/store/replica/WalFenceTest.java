@@ -1,6 +1,7 @@
 package dev.thresher.store.replica;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.thresher.limits.Deadline;
 import dev.thresher.store.TestPostgres;
@@ -8,6 +9,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class WalFenceTest {
@@ -45,6 +48,38 @@ class WalFenceTest {
             assertThat(rs.getLong(1)).as("runs of the fence's statement").isEqualTo(runs);
             // Planned anew on every run, the catalog joins cost more to plan than to run (about 0.5 against 0.3 ms).
             assertThat(rs.getLong(2)).as("plans of the fence's statement").isLessThanOrEqualTo(1);
+        }
+    }
+
+    @Test
+    void aReadWaitsForAnotherReadsStatementOnlyUntilItsOwnBoundNotItsDeadline() throws Exception {
+        // kills: the wait for a statement in flight bounded by the deadline (a slow statement held every read of the
+        // shard behind it up to its deadline) instead of the caller's bound
+        String url = TestPostgres.newDatabase();
+        try (WalFence fence = new WalFence(url, "postgres", null)) {
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Thread inFlight = Thread.ofPlatform().start(() -> {
+                fence.lock.lock(); // as while another read's statement is out
+                try {
+                    held.countDown();
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    fence.lock.unlock();
+                }
+            });
+            assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+            long asked = System.nanoTime();
+            Deadline deadline = Deadline.afterMillis(asked, 120_000);
+            assertThatThrownBy(() -> fence.position(asked, Deadline.afterMillis(asked, 25), deadline, "{}"))
+                    .isInstanceOf(ReplicaUnavailable.class).hasMessageContaining("did not answer in time");
+            assertThat(deadline.passed()).as("refused at its own bound, long before the deadline").isFalse();
+            release.countDown();
+            inFlight.join(TimeUnit.SECONDS.toMillis(30));
+            WalFence.Round r = fence.position(System.nanoTime(), Deadline.afterMillis(System.nanoTime(), 25), deadline, "{}");
+            assertThat(r.position()).as("with nothing in flight, its own statement, bounded by the deadline").isPositive();
         }
     }
 }
