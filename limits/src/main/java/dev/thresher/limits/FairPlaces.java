@@ -171,15 +171,9 @@ public final class FairPlaces {
     public Permit tryAcquire(String key) {
         lock.lock();
         try {
-            long now = clock.getAsLong();
             Key k = keys.get(key);
-            if (free <= 0 || k != null && !k.waiters.isEmpty()) {
-                return null;
-            }
-            if (k == null) {
-                return take(new Key(key, key), now); // holding nothing, its own group: within any share
-            }
-            return k.mayTake(now) ? take(k, now) : null;
+            // a key not known yet is remembered only when given a place (take)
+            return takeAtOnce(k != null ? k : new Key(key, key), clock.getAsLong());
         } finally {
             lock.unlock();
         }
@@ -196,8 +190,9 @@ public final class FairPlaces {
         try {
             long now = clock.getAsLong();
             Key k = keys.computeIfAbsent(key, n -> new Key(n, group));
-            if (free > 0 && k.waiters.isEmpty() && k.mayTake(now)) {
-                return take(k, now);
+            Permit at = takeAtOnce(k, now);
+            if (at != null) {
+                return at;
             }
             Waiter w = new Waiter();
             k.waiters.addLast(w);
@@ -228,6 +223,11 @@ public final class FairPlaces {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** A place for {@code k} when one is free and it may take it without passing its own waiters; else null. */
+    private Permit takeAtOnce(Key k, long now) {
+        return free > 0 && k.waiters.isEmpty() && k.mayTake(now) ? take(k, now) : null;
     }
 
     private Permit take(Key k, long now) {
