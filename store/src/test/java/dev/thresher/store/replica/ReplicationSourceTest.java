@@ -144,6 +144,14 @@ class ReplicationSourceTest {
         List<Message> changes(Class<? extends Message> kind) {
             return changes.stream().filter(kind::isInstance).toList();
         }
+
+        /**
+         * Its row changes, in order, without the Relation messages among them: pgoutput sends a table's shape again
+         * whenever its cached description was invalidated (an autovacuum or analyze of it, say), before any change.
+         */
+        List<Message> rowChanges() {
+            return changes.stream().filter(m -> !(m instanceof Relation)).toList();
+        }
     }
 
     /** Everything polled, split into whole transactions and messages outside any. */
@@ -335,7 +343,7 @@ class ReplicationSourceTest {
         assertThat(strings(((Insert) txns.get(1).changes(Insert.class).get(0)).row())).isEqualTo(inserted);
         assertThat(inserted).containsExactly("11", "new\tline", "1.5e-07", "0.000", "f", "\\xdeadbeef", "x");
 
-        List<Message> two = txns.get(2).changes().stream().filter(m -> !(m instanceof Relation)).toList();
+        List<Message> two = txns.get(2).rowChanges();
         assertThat(two).hasSize(2);
         Update update = (Update) two.get(0);
         assertThat(update.relation()).isEqualTo(items);
@@ -345,32 +353,32 @@ class ReplicationSourceTest {
                 "1", "plain", "Infinity", "12345678901234567890.000100", "t", "\\x00ff10", null);
         assertThat(strings(((Insert) two.get(1)).row()).get(1)).isEqualTo("same transaction");
 
-        Delete delete = (Delete) txns.get(3).changes().get(0);
+        Delete delete = (Delete) txns.get(3).rowChanges().get(0);
         assertThat(delete.relation()).isEqualTo(items);
         assertThat(delete.oldIsKey()).isTrue();
         assertThat(strings(delete.old())).containsExactly("2", null, null, null, null, null, null);
 
-        Update rekey = (Update) txns.get(4).changes().get(0);
+        Update rekey = (Update) txns.get(4).rowChanges().get(0);
         assertThat(rekey.oldIsKey()).isTrue();
         assertThat(strings(rekey.old())).containsExactly("3", null, null, null, null, null, null);
         assertThat(strings(rekey.row())).isEqualTo(rekeyed);
 
         // Partitions' changes arrive as their root's.
-        List<Message> eventChanges = txns.get(5).changes().stream().filter(m -> !(m instanceof Relation)).toList();
+        List<Message> eventChanges = txns.get(5).rowChanges();
         assertThat(eventChanges).hasSize(5).allSatisfy(m -> assertThat(relationOf(m)).isEqualTo(events));
         assertThat(eventChanges.subList(0, 3)).map(m -> strings(((Insert) m).row())).containsExactly(
                 List.of("eu", "50", "4", "eu low"), List.of("eu", "150", "5", "eu high"), List.of("us", "1", "6", "us"));
         assertThat(strings(((Update) eventChanges.get(3)).row())).containsExactly("eu", "5", "1", "changed");
         assertThat(strings(((Delete) eventChanges.get(4)).old())).containsExactly("us", "7", "3", null);
         // A row moving between partitions: the old key deleted, the new row inserted, both as the root's.
-        List<Message> moved = txns.get(6).changes().stream().filter(m -> !(m instanceof Relation)).toList();
+        List<Message> moved = txns.get(6).rowChanges();
         assertThat(moved).hasSize(2);
         assertThat(strings(((Delete) moved.get(0)).old())).containsExactly("eu", "5", "1", null);
         assertThat(strings(((Insert) moved.get(1)).row())).containsExactly("eu", "250", "1", "changed");
         assertThat(moved).allSatisfy(m -> assertThat(relationOf(m)).isEqualTo(events));
 
         // Replica identity full: old rows are whole ('O').
-        List<Message> auditChanges = txns.get(7).changes().stream().filter(m -> !(m instanceof Relation)).toList();
+        List<Message> auditChanges = txns.get(7).rowChanges();
         assertThat(auditChanges).hasSize(4);
         Update full = (Update) auditChanges.get(2);
         assertThat(full.oldIsKey()).isFalse();
@@ -382,7 +390,7 @@ class ReplicationSourceTest {
 
         // An update leaving a TOASTed value alone sends it as unchanged.
         assertThat(strings(((Insert) txns.get(8).changes(Insert.class).get(0)).row())).containsExactly("1", body, "1");
-        Update toast = (Update) txns.get(9).changes().get(0);
+        Update toast = (Update) txns.get(9).rowChanges().get(0);
         assertThat(toast.row().isUnchanged(1)).isTrue();
         assertThat(strings(toast.row())).containsExactly("1", "<unchanged>", "2");
 
