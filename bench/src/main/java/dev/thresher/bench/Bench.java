@@ -20,8 +20,10 @@ final class Bench {
     /**
      * @param clients the throughput workload's client counts; the latency workloads use 1 client
      * @param primeSeconds once per peer and workload, after the answers are checked and before anything is
-     *        measured: calls from one client, so that the JIT compilers (the JVM's, and GraalWasm's for the guests)
-     *        are done before the first measurement rather than during it
+     *        measured: calls from one client, then as long from as many clients as any measurement of the workload
+     *        uses, so that the JIT compilers (the JVM's, and GraalWasm's for the guests) are done before the first
+     *        measurement rather than during it (code reached only under concurrency, and the Graal compiler's own
+     *        code as it compiles more, are compiled when many clients first call)
      * @param openLoopRate arrivals per second of the open-loop measurements; 0 for none
      * @param openLoopWorkers clients taking the open-loop arrivals
      */
@@ -80,7 +82,11 @@ final class Bench {
                     shapes.add(w == Workload.THROUGHPUT ? "groupby" : w.id);
                 }
                 Set<String> excluded = check(d, shapes, "");
-                prime(d, shapes, excluded);
+                int most = o.openLoopRate() > 0 ? o.openLoopWorkers() : 1;
+                if (main.contains(Workload.THROUGHPUT)) {
+                    most = Math.max(most, o.clients().stream().mapToInt(Integer::intValue).max().orElse(1));
+                }
+                prime(d, shapes, excluded, most);
                 for (Workload w : main) {
                     switch (w) {
                         case NEAR_EMPTY, GROUPBY, CAPS -> latency(d, w.id, d.shapes.get(w.id), excluded);
@@ -181,7 +187,11 @@ final class Bench {
         }
     }
 
-    private void prime(Dataset d, Set<String> shapes, Set<String> excluded) throws Exception {
+    /**
+     * Calls of each shape from each peer for {@code --prime} seconds from one client, then as long again from
+     * {@code clients} clients when that is more: the most any measurement of the dataset uses.
+     */
+    private void prime(Dataset d, Set<String> shapes, Set<String> excluded, int clients) throws Exception {
         if (o.primeSeconds() <= 0) {
             return;
         }
@@ -190,6 +200,9 @@ final class Bench {
             for (Peer p : d.peers) {
                 if (!excluded.contains(name + "/" + p.name())) {
                     Measure.closedLoop("priming " + name, p, d.shapes.get(name), 1, priming, progress, null);
+                    if (clients > 1) {
+                        Measure.closedLoop("priming " + name, p, d.shapes.get(name), clients, priming, progress, null);
+                    }
                 }
             }
         }
@@ -280,7 +293,7 @@ final class Bench {
                 o.peers(), progress)) {
             awaitReplicas(d, "the million-row dataset", true);
             Set<String> excluded = check(d, Set.of("groupby"), "million/");
-            prime(d, Set.of("groupby"), excluded);
+            prime(d, Set.of("groupby"), excluded, o.openLoopRate() > 0 ? o.openLoopWorkers() : 1);
             latency(d, "million", d.shapes.get("groupby"), excluded);
         }
     }

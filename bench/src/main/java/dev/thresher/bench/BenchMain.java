@@ -34,8 +34,9 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--duration", description = "Measured time of each measurement, e.g. 10s, 500ms (default 10s; 2s with --quick).")
     String duration;
 
-    @Option(names = "--prime", description = "Once per peer and workload before any measurement, calls for this long so that"
-            + " JIT compilation (the JVM's, GraalWasm's) is done first; 0 for none (default 10s; 3s with --quick).")
+    @Option(names = "--prime", description = "Once per peer and workload before any measurement, calls for this long from one"
+            + " client, then as long from the most clients its measurements use, so that JIT compilation (the JVM's,"
+            + " GraalWasm's) is done first; 0 for none (default 10s; 3s with --quick).")
     String prime;
 
     @Option(names = "--warmup", description = "Warm-up before each measurement (default 3s; 1s with --quick).")

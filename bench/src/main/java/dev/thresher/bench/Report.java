@@ -268,7 +268,8 @@ final class Report {
                 .append(String.format(Locale.ROOT, ", %.1f minutes in all, in one JVM%n", tookSeconds / 60));
         b.append(String.format(Locale.ROOT, "- **Priming:** %s%n",
                 primeSeconds > 0 ? "before anything is measured, each peer makes calls of each workload for " + num(primeSeconds)
-                        + " s from one client, so that JIT compilation (the JVM's, and GraalWasm's for the guests) is done first"
+                        + " s from one client, then as long from as many clients as any of its measurements uses, so that JIT"
+                        + " compilation (the JVM's, and GraalWasm's for the guests) is done first"
                         : "none (`--prime 0`): early measurements include JIT compilation"));
         b.append(String.format(Locale.ROOT, "- **Each measurement:** %s s of warm-up (and at least %d calls per client), then %s s measured."
                         + " The latency workloads run closed loop with 1 client%s; the throughput workload closed loop with %s clients%n%n",
