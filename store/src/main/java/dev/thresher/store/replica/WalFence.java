@@ -4,17 +4,25 @@ import dev.thresher.limits.Deadline;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.util.ArrayDeque;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The shard database's WAL position a read must wait for: one tiny statement on a connection of its own, shared by every read that asked
- * for a position no older than the statement. A read asks with the moment its shard run started; a
- * position taken after that moment covers everything committed before it, so all the reads of one run,
- * and of runs started before the statement was sent, share one statement.
+ * The shard database's WAL position a read must wait for: one tiny statement, shared by every read that asked for a
+ * position no older than the statement. A read asks with the moment its shard run started; a position taken by a
+ * statement sent after that moment covers everything committed before it, so all the reads of one run, and of runs
+ * started before the statement was sent, share one statement.
  *
- * <p>Thread-safe; at most one statement in flight.
+ * <p>A read waits for the newest statement out, up to its own bound: its answer when it was sent after the read
+ * started; otherwise the read then sends the next statement, which every read waiting meanwhile shares. A statement
+ * that has not answered by the read's bound is not waited for longer: the read sends its own on another of the
+ * fence's connections ({@value #CONNECTIONS} at most), so a connection that stopped answering holds no read behind
+ * it; with every connection out, the read goes through SQL.
+ *
+ * <p>Thread-safe.
  */
 final class WalFence implements AutoCloseable {
     /**
@@ -47,13 +55,26 @@ final class WalFence implements AutoCloseable {
             + "SELECT (CASE WHEN insert_lsn > pg_current_wal_flush_lsn() THEN pg_logical_emit_message(false, '"
             + ReplicationSource.FENCE_PREFIX + "', ''::text, true) ELSE insert_lsn END)::text, (" + FINGERPRINT + ") FROM p";
 
+    /** Statements in flight at once, each on a connection of its own. */
+    static final int CONNECTIONS = 3;
+
+    /** A statement sent and not answered yet: {@code sentNanos} is taken before it is sent. */
+    record Pending(long sentNanos, java.util.concurrent.CompletableFuture<Round> answer) {
+        boolean covers(long freshAsOfNanos) {
+            return sentNanos - freshAsOfNanos >= 0;
+        }
+    }
+
     private final String jdbcUrl;
     private final Properties properties;
-    /** Held while a statement is in flight; package-private for the test that holds it. */
-    final ReentrantLock lock = new ReentrantLock();
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled whenever a statement answers or fails: a connection is free again. */
+    private final Condition answered = lock.newCondition();
+    private final ArrayDeque<Connection> idle = new ArrayDeque<>(); // under lock
+    private int taken; // connections out with a statement, under lock
+    private Pending newest; // the latest statement sent while it is out, under lock
     private volatile Round last;
-    private Connection connection; // under lock
-    private volatile boolean closed;
+    private boolean closed; // under lock
 
     WalFence(String jdbcUrl, String user, String password) {
         this.jdbcUrl = jdbcUrl;
@@ -83,64 +104,181 @@ final class WalFence implements AutoCloseable {
 
     /**
      * As {@link #position(long, Deadline, String)}, waiting for another caller's statement in flight only until
-     * {@code waitUntil}: a statement that is slow to answer holds every read of the shard behind it, and a read that
-     * cannot have its position in time is better served through SQL than kept waiting to its deadline. A statement
-     * this caller sends itself is bounded by {@code deadline}.
+     * {@code waitUntil}: past it, this caller sends a statement of its own if a connection is free, and goes through
+     * SQL if none is. A statement this caller sends itself is bounded by {@code deadline}.
      *
      * @throws ReplicaUnavailable when none could be read in time (the read goes through SQL)
      */
     Round position(long freshAsOfNanos, Deadline waitUntil, Deadline deadline, String oids) {
-        Round r = last;
-        if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
-            return r;
-        }
-        try {
-            if (!lock.tryLock(Math.max(0, waitUntil.earlier(deadline).remainingNanos()), TimeUnit.NANOSECONDS)) {
-                throw new ReplicaUnavailable(deadline.passed()
-                        ? "the deadline passed waiting for the shard database's WAL position"
-                        : "another read's statement for the shard database's WAL position did not answer in time");
+        Deadline bound = waitUntil.earlier(deadline);
+        Pending waitFor = null;
+        Pending waited = null;
+        while (true) {
+            Round r = last;
+            if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
+                return r;
             }
+            if (waitFor != null) {
+                r = await(waitFor, bound);
+                if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
+                    return r;
+                }
+                // sent before this read started (the next statement, sent now, covers every read waiting for it), or
+                // failed, or did not answer in time: then a statement of this caller's own, if a connection is free
+                waited = waitFor;
+                waitFor = null;
+            }
+            Pending mine = null;
+            Connection connection = null;
+            lock.lock();
+            try {
+                while (true) {
+                    if (closed) {
+                        throw new ReplicaUnavailable("the replica is closed");
+                    }
+                    r = last;
+                    if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
+                        return r;
+                    }
+                    Pending out = newest;
+                    if (out != null && out != waited && !bound.passed()) {
+                        waitFor = out;
+                        break;
+                    }
+                    if (taken < CONNECTIONS) {
+                        taken++;
+                        connection = idle.poll();
+                        mine = new Pending(System.nanoTime(), new java.util.concurrent.CompletableFuture<>());
+                        newest = mine;
+                        break;
+                    }
+                    long left = bound.remainingNanos();
+                    if (left <= 0) {
+                        throw new ReplicaUnavailable(deadline.passed()
+                                ? "the deadline passed waiting for the shard database's WAL position"
+                                : "other reads' statements for the shard database's WAL position did not answer in time");
+                    }
+                    answered.awaitNanos(left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ReplicaUnavailable("interrupted waiting for the shard database's WAL position");
+            } finally {
+                lock.unlock();
+            }
+            if (mine != null) {
+                return send(mine, connection, deadline, oids);
+            }
+        }
+    }
+
+    /** The answer of another caller's statement, or null when it failed or did not answer by {@code bound}. */
+    private static Round await(Pending out, Deadline bound) {
+        try {
+            return out.answer.get(Math.max(0, bound.remainingNanos()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ReplicaUnavailable("interrupted waiting for the shard database's WAL position");
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return null;
         }
+    }
+
+    private Round send(Pending mine, Connection connection, Deadline deadline, String oids) {
+        Round r = null;
+        ReplicaUnavailable failure = null;
         try {
-            r = last;
-            if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
-                return r; // read by another while this one waited for the lock
-            }
-            if (closed) {
-                throw new ReplicaUnavailable("the replica is closed");
-            }
             long remainingMs = deadline.remainingMillis();
             if (remainingMs <= 0) {
                 throw new ReplicaUnavailable("the deadline passed before the shard database's WAL position was read");
             }
-            long sent = System.nanoTime();
-            try {
-                if (connection == null || connection.isClosed()) {
-                    connection = DriverManager.getConnection(jdbcUrl, properties);
+            if (connection == null || connection.isClosed()) {
+                connection = DriverManager.getConnection(jdbcUrl, properties);
+            }
+            try (java.sql.PreparedStatement ps = connection.prepareStatement(POSITION)) {
+                ps.setQueryTimeout((int) Math.max(1, (remainingMs + 999) / 1000));
+                ps.setString(1, oids);
+                try (java.sql.ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    r = new Round(mine.sentNanos, Lsn.parse(rs.getString(1)), oids, rs.getString(2));
                 }
-                try (java.sql.PreparedStatement ps = connection.prepareStatement(POSITION)) {
-                    ps.setQueryTimeout((int) Math.max(1, (remainingMs + 999) / 1000));
-                    ps.setString(1, oids);
-                    try (java.sql.ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        r = new Round(sent, Lsn.parse(rs.getString(1)), oids, rs.getString(2));
+            }
+            return r;
+        } catch (ReplicaUnavailable e) {
+            failure = e;
+            throw e;
+        } catch (SQLException | RuntimeException e) {
+            failure = new ReplicaUnavailable("cannot read the shard database's WAL position: " + e.getMessage());
+            throw failure;
+        } finally {
+            boolean keep = failure == null;
+            lock.lock();
+            try {
+                taken--;
+                if (newest == mine) {
+                    newest = null;
+                }
+                if (r != null) {
+                    Round before = last;
+                    if (before == null || r.sentNanos - before.sentNanos > 0) {
+                        last = r;
                     }
                 }
-                last = r;
-                return r;
-            } catch (SQLException | RuntimeException e) {
-                closeConnection();
-                throw new ReplicaUnavailable("cannot read the shard database's WAL position: " + e.getMessage());
+                if (keep && !closed && connection != null) {
+                    idle.push(connection);
+                    connection = null;
+                }
+                answered.signalAll();
+            } finally {
+                lock.unlock();
             }
-        } finally {
-            lock.unlock();
+            close(connection);
+            if (r != null) {
+                mine.answer.complete(r);
+            } else {
+                mine.answer.completeExceptionally(failure);
+            }
         }
     }
 
-    private void closeConnection() {
+    /**
+     * For tests: a statement out as if sent at {@code sentNanos}, holding a connection's place until the returned
+     * future is completed (its answer) or failed.
+     */
+    java.util.concurrent.CompletableFuture<Round> holdInFlight(long sentNanos) {
+        Pending held = new Pending(sentNanos, new java.util.concurrent.CompletableFuture<>());
+        lock.lock();
+        try {
+            taken++;
+            newest = held;
+        } finally {
+            lock.unlock();
+        }
+        java.util.concurrent.CompletableFuture<Round> control = new java.util.concurrent.CompletableFuture<>();
+        control.whenComplete((r, e) -> {
+            lock.lock();
+            try {
+                taken--;
+                if (newest == held) {
+                    newest = null;
+                }
+                if (r != null && (last == null || r.sentNanos - last.sentNanos > 0)) {
+                    last = r;
+                }
+                answered.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            if (r != null) {
+                held.answer.complete(r);
+            } else {
+                held.answer.completeExceptionally(e);
+            }
+        });
+        return control;
+    }
+
+    private static void close(Connection connection) {
         try {
             if (connection != null) {
                 connection.close();
@@ -148,17 +286,20 @@ final class WalFence implements AutoCloseable {
         } catch (SQLException ignored) {
             // already gone
         }
-        connection = null;
     }
 
     @Override
     public void close() {
-        closed = true;
+        java.util.List<Connection> open;
         lock.lock();
         try {
-            closeConnection();
+            closed = true;
+            open = new java.util.ArrayList<>(idle);
+            idle.clear();
+            answered.signalAll();
         } finally {
             lock.unlock();
         }
+        open.forEach(WalFence::close);
     }
 }

@@ -9,7 +9,9 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.concurrent.CountDownLatch;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -52,34 +54,89 @@ class WalFenceTest {
     }
 
     @Test
-    void aReadWaitsForAnotherReadsStatementOnlyUntilItsOwnBoundNotItsDeadline() throws Exception {
-        // kills: the wait for a statement in flight bounded by the deadline (a slow statement held every read of the
-        // shard behind it up to its deadline) instead of the caller's bound
+    void aReadTakesTheAnswerOfACoveringStatementInFlightAndSendsNoneOfItsOwn() throws Exception {
+        // kills: a read sending a statement of its own while one sent after its start is still out
         String url = TestPostgres.newDatabase();
         try (WalFence fence = new WalFence(url, "postgres", null)) {
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            Thread inFlight = Thread.ofPlatform().start(() -> {
-                fence.lock.lock(); // as while another read's statement is out
-                try {
-                    held.countDown();
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } finally {
-                    fence.lock.unlock();
-                }
-            });
-            assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
             long asked = System.nanoTime();
+            CompletableFuture<WalFence.Round> out = fence.holdInFlight(asked + 1);
+            Deadline deadline = Deadline.afterMillis(asked, 120_000);
+            CompletableFuture<WalFence.Round> read = CompletableFuture.supplyAsync(
+                    () -> fence.position(asked, Deadline.afterMillis(asked, 60_000), deadline, "{}"));
+            WalFence.Round answer = new WalFence.Round(asked + 1, 4242, "{}", "");
+            out.complete(answer);
+            assertThat(read.get(30, TimeUnit.SECONDS)).as("the statement in flight's answer").isSameAs(answer);
+        }
+    }
+
+    @Test
+    void readsArrivingWhileAnOlderStatementIsOutShareTheNextOneSentAsItAnswers() throws Exception {
+        // kills: a read taking the answer of a statement sent before it started (an older position than its start's)
+        String url = TestPostgres.newDatabase();
+        try (WalFence fence = new WalFence(url, "postgres", null)) {
+            long before = System.nanoTime();
+            CompletableFuture<WalFence.Round> out = fence.holdInFlight(before);
+            long asked = System.nanoTime() + 1;
+            Deadline deadline = Deadline.afterMillis(asked, 120_000);
+            List<CompletableFuture<WalFence.Round>> reads = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                reads.add(CompletableFuture.supplyAsync(
+                        () -> fence.position(asked, Deadline.afterMillis(asked, 60_000), deadline, "{}")));
+            }
+            out.complete(new WalFence.Round(before, 1, "{}", ""));
+            for (CompletableFuture<WalFence.Round> read : reads) {
+                WalFence.Round r = read.get(30, TimeUnit.SECONDS);
+                assertThat(r.position()).as("a position read after the older statement answered").isGreaterThan(1);
+                assertThat(r.sentNanos() - asked).as("sent after the read started").isNotNegative();
+            }
+            assertThat(fence.position(asked, deadline, "{}")).as("the newest answer stands")
+                    .isSameAs(reads.get(0).get()).isSameAs(reads.get(3).get());
+        }
+    }
+
+    @Test
+    void aStatementThatDoesNotAnswerByTheReadsBoundIsNotWaitedForLonger() throws Exception {
+        // kills: the wait for a statement in flight bounded by the deadline (a statement slow to answer held every read
+        // of the shard behind it up to its deadline) instead of the caller's bound
+        String url = TestPostgres.newDatabase();
+        try (WalFence fence = new WalFence(url, "postgres", null)) {
+            long asked = System.nanoTime();
+            CompletableFuture<WalFence.Round> covering = fence.holdInFlight(asked + 1);
+            Deadline deadline = Deadline.afterMillis(asked, 120_000);
+            WalFence.Round r = fence.position(asked, Deadline.afterMillis(asked, 25), deadline, "{}");
+            assertThat(r.position()).as("its own statement, on another connection, past its bound").isPositive();
+            assertThat(deadline.passed()).isFalse();
+            assertThat(covering).isNotDone();
+
+            long later = System.nanoTime() + 1;
+            CompletableFuture<WalFence.Round> older = fence.holdInFlight(later - 1);
+            WalFence.Round own = fence.position(later, Deadline.afterMillis(later, 25), deadline, "{}");
+            assertThat(own.sentNanos() - later).as("a statement out that cannot cover it, stuck: its own").isNotNegative();
+            assertThat(older).isNotDone();
+            covering.completeExceptionally(new ReplicaUnavailable("gone"));
+            older.completeExceptionally(new ReplicaUnavailable("gone"));
+        }
+    }
+
+    @Test
+    void withEveryConnectionOutAReadIsRefusedAtItsBoundNotItsDeadline() throws Exception {
+        String url = TestPostgres.newDatabase();
+        try (WalFence fence = new WalFence(url, "postgres", null)) {
+            long asked = System.nanoTime();
+            List<CompletableFuture<WalFence.Round>> out = new ArrayList<>();
+            for (int i = 0; i < WalFence.CONNECTIONS; i++) {
+                out.add(fence.holdInFlight(asked - 1_000_000)); // sent before the read started: none covers it
+            }
             Deadline deadline = Deadline.afterMillis(asked, 120_000);
             assertThatThrownBy(() -> fence.position(asked, Deadline.afterMillis(asked, 25), deadline, "{}"))
                     .isInstanceOf(ReplicaUnavailable.class).hasMessageContaining("did not answer in time");
             assertThat(deadline.passed()).as("refused at its own bound, long before the deadline").isFalse();
-            release.countDown();
-            inFlight.join(TimeUnit.SECONDS.toMillis(30));
-            WalFence.Round r = fence.position(System.nanoTime(), Deadline.afterMillis(System.nanoTime(), 25), deadline, "{}");
-            assertThat(r.position()).as("with nothing in flight, its own statement, bounded by the deadline").isPositive();
+            // the newest statement out fails, and its connection is free again: the waiting read sends its own on it
+            CompletableFuture<WalFence.Round> read = CompletableFuture.supplyAsync(
+                    () -> fence.position(System.nanoTime(), Deadline.afterMillis(System.nanoTime(), 60_000), deadline, "{}"));
+            out.get(out.size() - 1).completeExceptionally(new ReplicaUnavailable("gone"));
+            assertThat(read.get(30, TimeUnit.SECONDS).position()).isPositive();
+            out.forEach(f -> f.completeExceptionally(new ReplicaUnavailable("gone")));
         }
     }
 }
