@@ -125,8 +125,8 @@ public final class Node implements AutoCloseable {
     /**
      * Holds this node's pools against what the control and shard database servers allow, and logs the
      * totals for the nodes registered so far: the control pools, the upkeep pool and the listening
-     * connection against the control database; the shard pool against the shard database; both against
-     * one budget when they are the same server.
+     * connection against the control database; the shard pool (and a leader replica's own connections) against
+     * the shard database; both against one budget when they are the same server.
      */
     private void checkConnectionBudget(int shardPool) {
         int controlPerNode = controlDb.getMaximumPoolSize() + backgroundControlDb.getMaximumPoolSize() + 1;
@@ -206,7 +206,9 @@ public final class Node implements AutoCloseable {
                 shardUrls.put(standby, url);
             }
         }
-        checkConnectionBudget(limits.shardConcurrency());
+        // a leader replica's fence and copy connections come beside the shard pool (docs/deployment.md)
+        checkConnectionBudget(limits.shardConcurrency()
+                + (limits.replicaMemoryBytes() > 0 ? dev.thresher.store.replica.ShardReplica.ORDINARY_CONNECTIONS : 0));
         metrics.bindPool("control", controlDb);
         metrics.bindPool("control-upkeep", backgroundControlDb);
         shardDbs.forEach((shard, pool) -> metrics.bindPool("shard-" + shard, pool));

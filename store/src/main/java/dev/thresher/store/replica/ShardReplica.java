@@ -109,6 +109,12 @@ public final class ShardReplica implements AutoCloseable {
     private volatile String stateReason = BUILDING_REASON;
     private volatile boolean closed;
 
+    /**
+     * Ordinary connections one replica may hold to its shard database at once, besides its replication connection:
+     * the read fence's, and one for copies while it is built.
+     */
+    public static final int ORDINARY_CONNECTIONS = WalFence.CONNECTIONS + 1;
+
     private ShardReplica(String hostId, int shardId, String jdbcUrl, String user, String password,
                          Supplier<List<Partition>> partitionsOfShard, ReplicaBudget budget, long catchUpMs) {
         this.hostId = Objects.requireNonNull(hostId, "hostId");
