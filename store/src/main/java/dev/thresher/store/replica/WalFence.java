@@ -55,6 +55,9 @@ final class WalFence implements AutoCloseable {
             + "SELECT (CASE WHEN insert_lsn > pg_current_wal_flush_lsn() THEN pg_logical_emit_message(false, '"
             + ReplicationSource.FENCE_PREFIX + "', ''::text, true) ELSE insert_lsn END)::text, (" + FINGERPRINT + ") FROM p";
 
+    /** How long past the deadline a wait for the server's answer may go before the connection is given up. */
+    static final int NETWORK_GRACE_MS = 1_000;
+
     /** Statements in flight at once, each on a connection of its own. */
     static final int CONNECTIONS = 3;
 
@@ -193,8 +196,15 @@ final class WalFence implements AutoCloseable {
                 throw new ReplicaUnavailable("the deadline passed before the shard database's WAL position was read");
             }
             if (connection == null || connection.isClosed()) {
-                connection = DriverManager.getConnection(jdbcUrl, properties);
+                // the login too is bounded by the deadline (whole seconds, as pgjdbc counts them): a server that
+                // accepts the connection and then answers nothing (frozen) holds no read past it
+                Properties login = new Properties();
+                login.putAll(properties);
+                login.setProperty("loginTimeout", Long.toString(Math.max(1, Math.min(5, (remainingMs + 999) / 1000))));
+                connection = DriverManager.getConnection(jdbcUrl, login);
             }
+            // and so is every wait for the server's answer, beyond the statement's own timeout
+            connection.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, remainingMs + NETWORK_GRACE_MS));
             try (java.sql.PreparedStatement ps = connection.prepareStatement(POSITION)) {
                 ps.setQueryTimeout((int) Math.max(1, (remainingMs + 999) / 1000));
                 ps.setString(1, oids);

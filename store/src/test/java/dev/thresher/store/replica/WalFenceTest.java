@@ -53,6 +53,11 @@ class WalFenceTest {
         }
     }
 
+    /** A read asked with {@code asked}, on another thread: it waits for statements out for up to a minute. */
+    private static CompletableFuture<WalFence.Round> readLater(WalFence fence, long asked, Deadline deadline) {
+        return CompletableFuture.supplyAsync(() -> fence.position(asked, Deadline.afterMillis(asked, 60_000), deadline, "{}"));
+    }
+
     @Test
     void aReadTakesTheAnswerOfACoveringStatementInFlightAndSendsNoneOfItsOwn() throws Exception {
         // kills: a read sending a statement of its own while one sent after its start is still out
@@ -61,8 +66,7 @@ class WalFenceTest {
             long asked = System.nanoTime();
             CompletableFuture<WalFence.Round> out = fence.holdInFlight(asked + 1);
             Deadline deadline = Deadline.afterMillis(asked, 120_000);
-            CompletableFuture<WalFence.Round> read = CompletableFuture.supplyAsync(
-                    () -> fence.position(asked, Deadline.afterMillis(asked, 60_000), deadline, "{}"));
+            CompletableFuture<WalFence.Round> read = readLater(fence, asked, deadline);
             WalFence.Round answer = new WalFence.Round(asked + 1, 4242, "{}", "");
             out.complete(answer);
             assertThat(read.get(30, TimeUnit.SECONDS)).as("the statement in flight's answer").isSameAs(answer);
@@ -70,7 +74,7 @@ class WalFenceTest {
     }
 
     @Test
-    void readsArrivingWhileAnOlderStatementIsOutShareTheNextOneSentAsItAnswers() throws Exception {
+    void readsArrivingWhileAnOlderStatementIsOutTakeAPositionReadAfterItNeverItsAnswer() throws Exception {
         // kills: a read taking the answer of a statement sent before it started (an older position than its start's)
         String url = TestPostgres.newDatabase();
         try (WalFence fence = new WalFence(url, "postgres", null)) {
@@ -80,8 +84,7 @@ class WalFenceTest {
             Deadline deadline = Deadline.afterMillis(asked, 120_000);
             List<CompletableFuture<WalFence.Round>> reads = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                reads.add(CompletableFuture.supplyAsync(
-                        () -> fence.position(asked, Deadline.afterMillis(asked, 60_000), deadline, "{}")));
+                reads.add(readLater(fence, asked, deadline));
             }
             out.complete(new WalFence.Round(before, 1, "{}", ""));
             for (CompletableFuture<WalFence.Round> read : reads) {
@@ -89,8 +92,8 @@ class WalFenceTest {
                 assertThat(r.position()).as("a position read after the older statement answered").isGreaterThan(1);
                 assertThat(r.sentNanos() - asked).as("sent after the read started").isNotNegative();
             }
-            assertThat(fence.position(asked, deadline, "{}")).as("the newest answer stands")
-                    .isSameAs(reads.get(0).get()).isSameAs(reads.get(3).get());
+            WalFence.Round newest = fence.position(asked, deadline, "{}");
+            assertThat(newest.position()).as("the older answer never stands over a newer").isGreaterThan(1);
         }
     }
 
@@ -132,11 +135,48 @@ class WalFenceTest {
                     .isInstanceOf(ReplicaUnavailable.class).hasMessageContaining("did not answer in time");
             assertThat(deadline.passed()).as("refused at its own bound, long before the deadline").isFalse();
             // the newest statement out fails, and its connection is free again: the waiting read sends its own on it
-            CompletableFuture<WalFence.Round> read = CompletableFuture.supplyAsync(
-                    () -> fence.position(System.nanoTime(), Deadline.afterMillis(System.nanoTime(), 60_000), deadline, "{}"));
+            CompletableFuture<WalFence.Round> read = readLater(fence, System.nanoTime(), deadline);
             out.get(out.size() - 1).completeExceptionally(new ReplicaUnavailable("gone"));
             assertThat(read.get(30, TimeUnit.SECONDS).position()).isPositive();
             out.forEach(f -> f.completeExceptionally(new ReplicaUnavailable("gone")));
+        }
+    }
+
+    @Test
+    void aServerThatAcceptsAndNeverAnswersHoldsAReadOnlyToItsDeadline() throws Exception {
+        // kills: the fence's login or its statement's wait unbounded (a frozen server held the read, and its thread,
+        // for good)
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    while (true) {
+                        accepted.add(silent.accept()); // and never a byte back
+                    }
+                } catch (java.io.IOException e) {
+                    // closed
+                }
+            });
+            String url = "jdbc:postgresql://127.0.0.1:" + silent.getLocalPort() + "/nothing";
+            try (WalFence fence = new WalFence(url, "postgres", null)) {
+                long asked = System.nanoTime();
+                Deadline deadline = Deadline.afterMillis(asked, 300);
+                CompletableFuture<Object> read = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return fence.position(asked, deadline, "{}");
+                    } catch (ReplicaUnavailable e) {
+                        return e;
+                    }
+                });
+                assertThat(read.get(30, TimeUnit.SECONDS)).as("refused, not held")
+                        .isInstanceOf(ReplicaUnavailable.class);
+            } finally {
+                silent.close();
+                acceptor.join(TimeUnit.SECONDS.toMillis(10));
+                for (java.net.Socket s : accepted) {
+                    s.close();
+                }
+            }
         }
     }
 }
