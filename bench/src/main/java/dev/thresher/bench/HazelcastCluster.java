@@ -160,11 +160,27 @@ final class HazelcastCluster implements AutoCloseable {
         // Members shutting down one after the other warn about each other (connections refused, SQL state checks).
         BenchMain.setLevel("com.hazelcast", ch.qos.logback.classic.Level.ERROR);
         if (client != null) {
-            client.shutdown();
+            try {
+                client.shutdown();
+            } catch (RuntimeException e) {
+                System.err.println("hazelcast client: shutdown failed (" + e + ")");
+            }
             client = null;
         }
         for (int i = members.size() - 1; i >= 0; i--) {
-            members.get(i).shutdown();
+            HazelcastInstance member = members.get(i);
+            try {
+                member.shutdown();
+            } catch (RuntimeException e) {
+                // A member's graceful shutdown can throw while the others are going too (Jet's notice to members it
+                // still lists, "Connecting to self!"): the measurements are done, so it is stopped outright instead.
+                System.err.println("hazelcast member " + i + ": graceful shutdown failed (" + e + "); terminated");
+                try {
+                    member.getLifecycleService().terminate();
+                } catch (RuntimeException again) {
+                    System.err.println("hazelcast member " + i + ": terminate failed too (" + again + ")");
+                }
+            }
         }
         members.clear();
     }
