@@ -29,7 +29,12 @@ final class WalFence implements AutoCloseable {
      * One position, when the statement that read it was sent, and the fingerprint of the replicated tables'
      * columns then ({@link #FINGERPRINT}; {@code oids} names the tables it covers).
      */
-    record Round(long sentNanos, long position, String oids, String fingerprint) {}
+    record Round(long sentNanos, long position, String oids, String fingerprint) {
+        /** Whether it was sent at or after {@code freshAsOfNanos}: its position covers everything committed before. */
+        boolean covers(long freshAsOfNanos) {
+            return sentNanos - freshAsOfNanos >= 0;
+        }
+    }
 
     /**
      * The columns of the given tables and the storage of each of their partitions as one digest: a column added,
@@ -62,11 +67,7 @@ final class WalFence implements AutoCloseable {
     static final int CONNECTIONS = 3;
 
     /** A statement sent and not answered yet: {@code sentNanos} is taken before it is sent. */
-    record Pending(long sentNanos, java.util.concurrent.CompletableFuture<Round> answer) {
-        boolean covers(long freshAsOfNanos) {
-            return sentNanos - freshAsOfNanos >= 0;
-        }
-    }
+    record Pending(long sentNanos, java.util.concurrent.CompletableFuture<Round> answer) {}
 
     private final String jdbcUrl;
     private final Properties properties;
@@ -118,12 +119,12 @@ final class WalFence implements AutoCloseable {
         Pending waited = null;
         while (true) {
             Round r = last;
-            if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
+            if (r != null && r.covers(freshAsOfNanos)) {
                 return r;
             }
             if (waitFor != null) {
                 r = await(waitFor, bound);
-                if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
+                if (r != null && r.covers(freshAsOfNanos)) {
                     return r;
                 }
                 // sent before this read started (the next statement, sent now, covers every read waiting for it), or
@@ -140,7 +141,7 @@ final class WalFence implements AutoCloseable {
                         throw new ReplicaUnavailable("the replica is closed");
                     }
                     r = last;
-                    if (r != null && r.sentNanos - freshAsOfNanos >= 0) {
+                    if (r != null && r.covers(freshAsOfNanos)) {
                         return r;
                     }
                     Pending out = newest;
@@ -149,10 +150,8 @@ final class WalFence implements AutoCloseable {
                         break;
                     }
                     if (taken < CONNECTIONS) {
-                        taken++;
                         connection = idle.poll();
-                        mine = new Pending(System.nanoTime(), new java.util.concurrent.CompletableFuture<>());
-                        newest = mine;
+                        mine = takeOut(System.nanoTime());
                         break;
                     }
                     long left = bound.remainingNanos();
@@ -195,18 +194,19 @@ final class WalFence implements AutoCloseable {
             if (remainingMs <= 0) {
                 throw new ReplicaUnavailable("the deadline passed before the shard database's WAL position was read");
             }
+            long seconds = Math.max(1, (remainingMs + 999) / 1000); // as pgjdbc counts its timeouts
             if (connection == null || connection.isClosed()) {
                 // the login too is bounded by the deadline (whole seconds, as pgjdbc counts them): a server that
                 // accepts the connection and then answers nothing (frozen) holds no read past it
                 Properties login = new Properties();
                 login.putAll(properties);
-                login.setProperty("loginTimeout", Long.toString(Math.max(1, Math.min(5, (remainingMs + 999) / 1000))));
+                login.setProperty("loginTimeout", Long.toString(Math.min(5, seconds)));
                 connection = DriverManager.getConnection(jdbcUrl, login);
             }
             // and so is every wait for the server's answer, beyond the statement's own timeout
             connection.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, remainingMs + NETWORK_GRACE_MS));
             try (java.sql.PreparedStatement ps = connection.prepareStatement(POSITION)) {
-                ps.setQueryTimeout((int) Math.max(1, (remainingMs + 999) / 1000));
+                ps.setQueryTimeout((int) seconds);
                 ps.setString(1, oids);
                 try (java.sql.ResultSet rs = ps.executeQuery()) {
                     rs.next();
@@ -221,34 +221,52 @@ final class WalFence implements AutoCloseable {
             failure = new ReplicaUnavailable("cannot read the shard database's WAL position: " + e.getMessage());
             throw failure;
         } finally {
-            boolean keep = failure == null;
-            lock.lock();
-            try {
-                taken--;
-                if (newest == mine) {
-                    newest = null;
-                }
-                if (r != null) {
-                    Round before = last;
-                    if (before == null || r.sentNanos - before.sentNanos > 0) {
-                        last = r;
-                    }
-                }
-                if (keep && !closed && connection != null) {
-                    idle.push(connection);
-                    connection = null;
-                }
-                answered.signalAll();
-            } finally {
-                lock.unlock();
-            }
-            close(connection);
-            if (r != null) {
-                mine.answer.complete(r);
-            } else {
-                mine.answer.completeExceptionally(failure);
+            if (!settle(mine, r, failure, failure == null ? connection : null)) {
+                close(connection);
             }
         }
+    }
+
+    /** Under the lock: a connection's place taken by a statement sent (or held, for tests) at {@code sentNanos}. */
+    private Pending takeOut(long sentNanos) {
+        taken++;
+        newest = new Pending(sentNanos, new java.util.concurrent.CompletableFuture<>());
+        return newest;
+    }
+
+    /**
+     * A statement answered ({@code r}) or failed: its place is free again, its connection kept for the next when
+     * {@code reusable} is given and the fence is open, its answer stands unless a newer one does, and every read
+     * waiting hears of it.
+     *
+     * @return whether {@code reusable} was kept (else the caller closes it)
+     */
+    private boolean settle(Pending p, Round r, Throwable failure, Connection reusable) {
+        boolean kept = false;
+        lock.lock();
+        try {
+            taken--;
+            if (newest == p) {
+                newest = null;
+            }
+            Round before = last;
+            if (r != null && (before == null || r.sentNanos - before.sentNanos > 0)) {
+                last = r;
+            }
+            if (reusable != null && !closed) {
+                idle.push(reusable);
+                kept = true;
+            }
+            answered.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (r != null) {
+            p.answer.complete(r);
+        } else {
+            p.answer.completeExceptionally(failure);
+        }
+        return kept;
     }
 
     /**
@@ -256,35 +274,15 @@ final class WalFence implements AutoCloseable {
      * future is completed (its answer) or failed.
      */
     java.util.concurrent.CompletableFuture<Round> holdInFlight(long sentNanos) {
-        Pending held = new Pending(sentNanos, new java.util.concurrent.CompletableFuture<>());
+        Pending held;
         lock.lock();
         try {
-            taken++;
-            newest = held;
+            held = takeOut(sentNanos);
         } finally {
             lock.unlock();
         }
         java.util.concurrent.CompletableFuture<Round> control = new java.util.concurrent.CompletableFuture<>();
-        control.whenComplete((r, e) -> {
-            lock.lock();
-            try {
-                taken--;
-                if (newest == held) {
-                    newest = null;
-                }
-                if (r != null && (last == null || r.sentNanos - last.sentNanos > 0)) {
-                    last = r;
-                }
-                answered.signalAll();
-            } finally {
-                lock.unlock();
-            }
-            if (r != null) {
-                held.answer.complete(r);
-            } else {
-                held.answer.completeExceptionally(e);
-            }
-        });
+        control.whenComplete((r, e) -> settle(held, r, e, null));
         return control;
     }
 
