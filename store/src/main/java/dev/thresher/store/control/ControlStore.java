@@ -756,9 +756,11 @@ public final class ControlStore {
      * wire id, whether it journaled the outcome, whether it published the slot and whether the call's deadline had
      * passed. Parameters: 19 per outcome (the journal columns, the slot index, the partial count, the guest's
      * start in microseconds on the control database's clock or 0, the attempt or 0, the read's microseconds), then
-     * host id, lease ms, host id.
+     * host id, lease ms, host id. Each call's stored deadline is looked up by key, one subquery per outcome, never
+     * a join: a plan made while {@code invocations} was small would otherwise scan all of it on every publication
+     * once it has grown. Package-private for the test that checks its plan.
      */
-    private static String journalAndPublishSlotsSql(int outcomes) {
+    static String journalAndPublishSlotsSql(int outcomes) {
         StringBuilder values = new StringBuilder();
         for (int i = 0; i < outcomes; i++) {
             values.append(i == 0 ? "" : ",\n  ").append("(?::text, ?::text, ?::uuid, ?::text, ?::text, ?::int, ?::bigint,"
@@ -775,8 +777,8 @@ public final class ControlStore {
                   ON CONFLICT (tenant, wire_id) DO NOTHING
                   RETURNING wire_id),
                 late AS (
-                  SELECT i.call_id FROM invocations i
-                  WHERE i.call_id IN (SELECT call_id FROM v) AND i.deadline_at < clock_timestamp()),
+                  SELECT DISTINCT v.call_id FROM v
+                  WHERE (SELECT i.deadline_at < clock_timestamp() FROM invocations i WHERE i.call_id = v.call_id)),
                 locked AS MATERIALIZED (
                   SELECT l.partition_id, l.host_id, l.epoch, l.lease_until FROM partition_leases l
                   WHERE l.partition_id IN (SELECT partition_id FROM v)

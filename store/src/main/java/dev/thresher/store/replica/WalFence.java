@@ -46,8 +46,9 @@ final class WalFence implements AutoCloseable {
     static final String FINGERPRINT = "SELECT coalesce(string_agg(r.oid::text || '=' || md5(coalesce((SELECT "
             + "string_agg(a.attnum || ':' || a.attname || ':' || a.atttypid || ':' || a.atttypmod || ':' || a.attisdropped "
             + "|| ':' || a.attnotnull, ',' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = r.oid AND a.attnum > 0), '') "
-            + "|| '/' || coalesce((SELECT string_agg(c.oid::text || ':' || c.relfilenode, ',' ORDER BY c.oid) "
-            + "FROM pg_partition_tree(r.oid::regclass) t JOIN pg_class c ON c.oid = t.relid), '')), ';' ORDER BY r.oid), '') "
+            + "|| '/' || coalesce((SELECT string_agg(t.relid::oid::text || ':' || (SELECT c.relfilenode FROM pg_class c "
+            + "WHERE c.oid = t.relid), ',' ORDER BY t.relid::oid) FROM pg_partition_tree(r.oid::regclass) t), '')), ';' "
+            + "ORDER BY r.oid), '') "
             + "FROM unnest(?::oid[]) r(oid)";
 
     /**

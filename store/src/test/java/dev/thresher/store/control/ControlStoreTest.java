@@ -138,6 +138,46 @@ class ControlStoreTest {
         }
     }
 
+    @Test
+    void aSlotPublicationLooksUpItsCallsDeadlineByKeyEvenByAPlanMadeWhileTheTableWasSmall() throws SQLException {
+        // kills: judging the deadline by a semi-join of invocations with the outcomes, whose plan made while the table
+        // was small scanned every invocation on each publication (0.3 ms of a 0.6 ms statement at 3,000 invocations)
+        try (HikariDataSource fresh = Pools.open("control-store-plan-test", TestPostgres.newDatabase(), null, null, 2)) {
+            ControlStore.migrate(fresh);
+            try (Connection c = fresh.getConnection(); java.sql.Statement s = c.createStatement()) {
+                s.execute("SET session_replication_role = replica"); // rows only: no references checked
+                s.execute("INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, "
+                        + "principal, coordinator_host, state, shard_count, deadline_at) SELECT gen_random_uuid(), 't', 'b', "
+                        + "1, 'd', 'p', 'h', 'running', 16, now() FROM generate_series(1, 40) g");
+                s.execute("RESET session_replication_role");
+                s.execute("SET plan_cache_mode = force_generic_plan");
+                String sql = ControlStore.journalAndPublishSlotsSql(3);
+                StringBuilder numbered = new StringBuilder();
+                int n = 0;
+                for (char ch : sql.toCharArray()) {
+                    if (ch == '?') {
+                        numbered.append('$').append(++n);
+                    } else {
+                        numbered.append(ch);
+                    }
+                }
+                s.execute("PREPARE publish_slots AS " + numbered);
+                StringBuilder arguments = new StringBuilder();
+                for (int i = 1; i <= n; i++) {
+                    arguments.append(i == 1 ? "" : ", ").append("NULL");
+                }
+                StringBuilder plan = new StringBuilder();
+                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE publish_slots(" + arguments + ")")) {
+                    while (rs.next()) {
+                        plan.append(rs.getString(1)).append('\n');
+                    }
+                }
+                assertThat(plan.toString()).as(plan.toString()).doesNotContain("Seq Scan on invocations")
+                        .contains("invocations_pkey");
+            }
+        }
+    }
+
     // ---- partitions -------------------------------------------------------------------------------
 
     @Test

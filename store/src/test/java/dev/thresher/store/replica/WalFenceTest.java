@@ -53,6 +53,27 @@ class WalFenceTest {
         }
     }
 
+    @Test
+    void itsFingerprintLooksUpEachPartitionByKeyNotByScanningTheCatalog() throws Exception {
+        // kills: joining pg_class with the partition tree, planned as a hash join over all of pg_class (0.1 ms of a
+        // 0.15 ms statement in a fresh database, more as the catalog grows), on every read of a replica
+        String url = TestPostgres.newDatabase();
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE t (a int, b text) PARTITION BY RANGE (a)");
+            s.execute("CREATE TABLE t_1 PARTITION OF t FOR VALUES FROM (0) TO (10)");
+            s.execute("SET plan_cache_mode = force_generic_plan");
+            s.execute("PREPARE fingerprint AS " + WalFence.FINGERPRINT.replace("?", "$1"));
+            StringBuilder plan = new StringBuilder();
+            try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE fingerprint(ARRAY['t'::regclass::oid])")) {
+                while (rs.next()) {
+                    plan.append(rs.getString(1)).append('\n');
+                }
+            }
+            assertThat(plan.toString()).as(plan.toString()).doesNotContain("Seq Scan on pg_class")
+                    .contains("pg_class_oid_index");
+        }
+    }
+
     /** A read asked with {@code asked}, on another thread: it waits for statements out for up to a minute. */
     private static CompletableFuture<WalFence.Round> readLater(WalFence fence, long asked, Deadline deadline) {
         return CompletableFuture.supplyAsync(() -> fence.position(asked, Deadline.afterMillis(asked, 60_000), deadline, "{}"));
