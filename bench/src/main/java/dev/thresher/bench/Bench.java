@@ -30,6 +30,10 @@ final class Bench {
     record Options(int rows, int partitions, List<Integer> clients, double primeSeconds, double warmupSeconds,
                    double durationSeconds, double openLoopRate, int openLoopWorkers, List<Workload> workloads,
                    List<String> peers, Path workDir, String command) {
+        /** The most clients an open-loop measurement uses: its workers, or 1 when there is none. */
+        int openLoopClients() {
+            return openLoopRate > 0 ? openLoopWorkers : 1;
+        }
     }
 
     /** How long the bench waits for the leader replicas to hold every partition in memory before it measures anyway. */
@@ -82,7 +86,7 @@ final class Bench {
                     shapes.add(w == Workload.THROUGHPUT ? "groupby" : w.id);
                 }
                 Set<String> excluded = check(d, shapes, "");
-                int most = o.openLoopRate() > 0 ? o.openLoopWorkers() : 1;
+                int most = o.openLoopClients();
                 if (main.contains(Workload.THROUGHPUT)) {
                     most = Math.max(most, o.clients().stream().mapToInt(Integer::intValue).max().orElse(1));
                 }
@@ -293,7 +297,7 @@ final class Bench {
                 o.peers(), progress)) {
             awaitReplicas(d, "the million-row dataset", true);
             Set<String> excluded = check(d, Set.of("groupby"), "million/");
-            prime(d, Set.of("groupby"), excluded, o.openLoopRate() > 0 ? o.openLoopWorkers() : 1);
+            prime(d, Set.of("groupby"), excluded, o.openLoopClients());
             latency(d, "million", d.shapes.get("groupby"), excluded);
         }
     }
