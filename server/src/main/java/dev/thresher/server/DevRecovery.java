@@ -84,7 +84,8 @@ public final class DevRecovery {
         done.addAll(stopLeftoverNodes(workDir));
         for (Path d : data) {
             if (Files.isDirectory(d)) {
-                done.add(clearDataDirectory(workDir, d));
+                done.add(clearDataDirectory(workDir, d, d.equals(dataDirectory(workDir)) ? "shard databases'"
+                        : "control database's"));
             }
         }
         done.forEach(log::warn);
@@ -161,8 +162,12 @@ public final class DevRecovery {
         }
     }
 
-    /** Stops the PostgreSQL still running in {@code data}, if any, then removes the directory. */
-    private static String clearDataDirectory(Path workDir, Path data) {
+    /**
+     * Stops the PostgreSQL still running in {@code data}, if any, then removes the directory.
+     *
+     * @param serves whose PostgreSQL it is, as the line says it ("shard databases'", "control database's")
+     */
+    private static String clearDataDirectory(Path workDir, Path data, String serves) {
         Path pidFile = data.resolve("postmaster.pid");
         String what;
         if (Files.isRegularFile(pidFile)) {
@@ -170,12 +175,12 @@ public final class DevRecovery {
             Optional<ProcessHandle> postgres = pid > 0 ? ProcessHandle.of(pid).filter(p -> isPostgresOf(p, data))
                     : Optional.empty();
             if (postgres.isPresent()) {
-                what = "stopped its PostgreSQL still running (pid " + pid + ", " + stop(postgres.get(), data) + ")";
+                what = "stopped its " + serves + " PostgreSQL still running (pid " + pid + ", " + stop(postgres.get(), data) + ")";
             } else {
-                what = "its PostgreSQL (pid " + (pid > 0 ? pid : "?") + " in postmaster.pid) is gone";
+                what = "its " + serves + " PostgreSQL (pid " + (pid > 0 ? pid : "?") + " in postmaster.pid) is gone";
             }
         } else {
-            what = "it left a half-initialised PostgreSQL data directory";
+            what = "it left a half-initialised PostgreSQL data directory (its " + serves + ")";
         }
         try {
             deleteRecursively(data);

@@ -95,9 +95,20 @@ public final class Main implements Runnable {
                 + " DIR/nodes/node-N.log) instead of inside this one; the databases stay in this process.")
         boolean processes;
 
+        @Option(names = "--replica-memory", defaultValue = "268435456", description = "limits.replicaMemoryBytes of every"
+                + " node: the heap for leader replicas, which keep each partition in memory, current through logical"
+                + " replication (default ${DEFAULT-VALUE}, 256 MiB; a node's own default is 0). With replicas on, the"
+                + " control database runs in a PostgreSQL of its own, as docs/deployment.md advises; 0 turns replicas"
+                + " off and keeps one PostgreSQL.")
+        long replicaMemory;
+
         @Override
         public Integer call() throws Exception {
             Path workDir = dir.toAbsolutePath();
+            if (replicaMemory < 0) {
+                System.err.println("thresher dev: --replica-memory must be 0 or more bytes, was " + replicaMemory);
+                return 2;
+            }
             // Before the port check: node processes a killed dev cluster left behind may hold the ports.
             DevRecovery.recover(workDir);
             if (pgwirePort != 0) {
@@ -118,6 +129,10 @@ public final class Main implements Runnable {
             }
             DevCluster.Options options = DevCluster.Options.defaults(workDir).withPgwirePort(pgwirePort)
                     .withRows(rows).withPartitions(n);
+            if (replicaMemory > 0) {
+                options = options.withLimits(dev.thresher.limits.Limits.fromProperties(Map.of(
+                        "limits.replicaMemoryBytes", Long.toString(replicaMemory)))).withControlApart();
+            }
             DevCluster cluster = DevCluster.start(processes ? options.withoutNodes() : options);
             DevProcesses nodeProcesses;
             try {
@@ -166,7 +181,7 @@ public final class Main implements Runnable {
             System.out.printf("""
 
                     Thresher dev cluster is up: %d nodes%s, table orders in %d partitions over %d shard databases, %d rows,
-                    binding %s.
+                    binding %s; %s.
 
                       psql:  psql "postgresql://%s:%s@%s:%d/thresher" -c "CALL BINDING %s('{}')"
                       TLS:   psql "host=localhost port=%d user=%s password=%s sslmode=verify-full sslrootcert=%s channel_binding=require" -c "CALL BINDING %s('{}')"
@@ -179,7 +194,9 @@ public final class Main implements Runnable {
                     %sEndpoints of every part: %s
                     Ctrl-C stops everything.
                     """, pgwire.size(), processes ? " (one process each)" : "", c.options().partitions(), c.options().shards(),
-                    rows, DevCluster.SAMPLE_BINDING, DevCluster.USER, DevCluster.PASSWORD, host, port, DevCluster.SAMPLE_BINDING,
+                    rows, DevCluster.SAMPLE_BINDING, replicaMemory > 0 ? "leader replicas on (" + (replicaMemory % (1 << 20) == 0
+                            ? (replicaMemory >> 20) + " MiB" : replicaMemory + " bytes") + " per node; --replica-memory 0 turns them off)" : "leader replicas off (every partition read"
+                            + " through SQL)", DevCluster.USER, DevCluster.PASSWORD, host, port, DevCluster.SAMPLE_BINDING,
                     port, DevCluster.USER, DevCluster.PASSWORD, c.caCertFile(), DevCluster.SAMPLE_BINDING,
                     host, port, DevCluster.USER, DevCluster.PASSWORD, DevCluster.SAMPLE_BINDING, http,
                     DevCluster.SAMPLE_BINDING, c.adminToken(), http, c.adminToken(), DevCluster.USER,

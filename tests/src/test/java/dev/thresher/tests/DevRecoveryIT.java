@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -35,8 +36,12 @@ class DevRecoveryIT {
             second = DevLaunch.start(dir, port, log);
             JsonNode endpoints = DevLaunch.awaitUp(second, dir, log);
             String out = Files.readString(log);
-            assertThat(out.lines().filter(l -> l.contains("did not stop cleanly")).toList()).singleElement().asString()
-                    .contains("stopped its PostgreSQL still running (pid " + orphan, "recreating");
+            // one line per PostgreSQL: the shard databases' and (leader replicas on) the control database's
+            List<String> recovered = out.lines().filter(l -> l.contains("did not stop cleanly")).toList();
+            assertThat(recovered).hasSize(2).allSatisfy(l -> assertThat(l).contains("still running", "recreating"));
+            String orphanLine = "stopped its shard databases' PostgreSQL still running (pid " + orphan;
+            assertThat(recovered).filteredOn(l -> l.contains(orphanLine)).hasSize(1);
+            assertThat(recovered).filteredOn(l -> l.contains("stopped its control database's PostgreSQL")).hasSize(1);
             assertThat(out).as("recovered without a stack trace").doesNotContain("\tat ").doesNotContain("initdb");
             assertThat(DevLaunch.awaitGone(orphan, 10)).as("the orphaned PostgreSQL is gone").isTrue();
             long orphanPid = orphan;

@@ -69,6 +69,26 @@ class LauncherIT {
             assertThat(psql.exitValue()).as(printed).isZero();
             assertMatchesShards(JSON.readTree(lastLine(printed)), ep);
 
+            // leader replicas on, as the dev cluster's default: the call's partitions were read from memory, and the
+            // control database runs in a PostgreSQL apart from the shard databases'
+            assertThat(out).contains("leader replicas on (256 MiB per node");
+            String control = ep.path("postgres").path("control").asText();
+            String shard = ep.path("postgres").path("shards").get(0).asText();
+            assertThat(control.replaceAll(".*://[^:]+:(\\d+)/.*", "$1")).as(control + " and " + shard)
+                    .isNotEqualTo(shard.replaceAll(".*://[^:]+:(\\d+)/.*", "$1"));
+            double fromMemory = 0;
+            for (JsonNode http : ep.get("http")) {
+                java.net.http.HttpResponse<String> metrics = java.net.http.HttpClient.newHttpClient().send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(http.asText() + "/metrics"))
+                                .header("Authorization", "Bearer " + ep.path("token").asText()).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertThat(metrics.statusCode()).as(metrics.body()).isEqualTo(200);
+                fromMemory += metrics.body().lines()
+                        .filter(l -> l.startsWith("thresher_replica_reads_total{") && l.contains("served=\"memory\""))
+                        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+            }
+            assertThat(fromMemory).as("partition reads served from memory").isGreaterThanOrEqualTo(16);
+
             // Several statements in one simple query, as psql users write them.
             Process script = new ProcessBuilder("psql", login, "-qAt", "-c",
                     "SET thresher.call_deadline_ms = 20000; CALL BINDING revenue_by_region('{}')")
