@@ -111,69 +111,61 @@ class ControlStoreTest {
     void aCallsSlotsAreReadByKeyEvenByAPlanMadeWhileTheTablesWereSmall() throws SQLException {
         // kills: joining the journal and partitions in READ_SLOTS, whose plan cached while the tables were small
         // scanned the whole journal on every reduce once it had grown (1.4 ms a call at 20,000 journal rows)
-        try (HikariDataSource fresh = Pools.open("control-store-plan-test", TestPostgres.newDatabase(), null, null, 2)) {
-            ControlStore.migrate(fresh);
-            try (Connection c = fresh.getConnection(); java.sql.Statement s = c.createStatement()) {
-                // a few rows, as a cluster holds right after it started: never analyzed, a page or two each
-                s.execute("SET session_replication_role = replica"); // rows only: no references checked
-                s.execute("INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id) "
-                        + "SELECT g, 't', 'orders', g, g, 1 FROM generate_series(0, 15) g");
-                s.execute("INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, succeeded, payload, guest_micros) "
-                        + "SELECT 't', 'w' || g, gen_random_uuid(), 'shard', 'h', true, '\\x00', 1 FROM generate_series(1, 160) g");
-                s.execute("INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id, "
+        String plan = genericPlan(List.of(
+                "INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id) "
+                        + "SELECT g, 't', 'orders', g, g, 1 FROM generate_series(0, 15) g",
+                "INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, succeeded, payload, guest_micros) "
+                        + "SELECT 't', 'w' || g, gen_random_uuid(), 'shard', 'h', true, '\\x00', 1 FROM generate_series(1, 160) g",
+                "INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id, "
                         + "row_count, emit_count, entry_count, lease_until) SELECT ('00000000-0000-0000-0000-'"
                         + " || lpad((g / 16)::text, 12, '0'))::uuid, g % 16, 't', g % 16, 1, 'w' || g, 'h', 0, 0, 0, now() "
-                        + "FROM generate_series(1, 160) g");
-                s.execute("RESET session_replication_role");
-                s.execute("SET plan_cache_mode = force_generic_plan");
-                s.execute("PREPARE read_slots(uuid) AS " + ControlStore.READ_SLOTS.replace("?", "$1"));
-                StringBuilder plan = new StringBuilder();
-                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE read_slots('" + UUID.randomUUID() + "')")) {
-                    while (rs.next()) {
-                        plan.append(rs.getString(1)).append('\n');
-                    }
-                }
-                assertThat(plan.toString()).as(plan.toString()).doesNotContain("Seq Scan on journal").contains("journal_pkey");
-            }
-        }
+                        + "FROM generate_series(1, 160) g"),
+                ControlStore.READ_SLOTS, "'" + UUID.randomUUID() + "'");
+        assertThat(plan).as(plan).doesNotContain("Seq Scan on journal").contains("journal_pkey");
     }
 
     @Test
     void aSlotPublicationLooksUpItsCallsDeadlineByKeyEvenByAPlanMadeWhileTheTableWasSmall() throws SQLException {
         // kills: judging the deadline by a semi-join of invocations with the outcomes, whose plan made while the table
         // was small scanned every invocation on each publication (0.3 ms of a 0.6 ms statement at 3,000 invocations)
+        String sql = ControlStore.journalAndPublishSlotsSql(3);
+        String plan = genericPlan(List.of(
+                "INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal, "
+                        + "coordinator_host, state, shard_count, deadline_at) SELECT gen_random_uuid(), 't', 'b', 1, 'd', "
+                        + "'p', 'h', 'running', 16, now() FROM generate_series(1, 40) g"),
+                sql, String.join(", ", java.util.Collections.nCopies((int) sql.chars().filter(ch -> ch == '?').count(),
+                        "NULL")));
+        assertThat(plan).as(plan).doesNotContain("Seq Scan on invocations").contains("invocations_pkey");
+    }
+
+    /**
+     * The generic plan PostgreSQL makes for {@code statement} (its {@code ?} numbered) in a fresh control database
+     * holding only the rows {@code inserts} write, as a cluster holds right after it started: never analyzed, a page
+     * or two each, no references checked.
+     */
+    private static String genericPlan(List<String> inserts, String statement, String arguments) throws SQLException {
         try (HikariDataSource fresh = Pools.open("control-store-plan-test", TestPostgres.newDatabase(), null, null, 2)) {
             ControlStore.migrate(fresh);
             try (Connection c = fresh.getConnection(); java.sql.Statement s = c.createStatement()) {
-                s.execute("SET session_replication_role = replica"); // rows only: no references checked
-                s.execute("INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, "
-                        + "principal, coordinator_host, state, shard_count, deadline_at) SELECT gen_random_uuid(), 't', 'b', "
-                        + "1, 'd', 'p', 'h', 'running', 16, now() FROM generate_series(1, 40) g");
+                s.execute("SET session_replication_role = replica");
+                for (String insert : inserts) {
+                    s.execute(insert);
+                }
                 s.execute("RESET session_replication_role");
                 s.execute("SET plan_cache_mode = force_generic_plan");
-                String sql = ControlStore.journalAndPublishSlotsSql(3);
                 StringBuilder numbered = new StringBuilder();
                 int n = 0;
-                for (char ch : sql.toCharArray()) {
-                    if (ch == '?') {
-                        numbered.append('$').append(++n);
-                    } else {
-                        numbered.append(ch);
-                    }
+                for (char ch : statement.toCharArray()) {
+                    numbered.append(ch == '?' ? "$" + ++n : String.valueOf(ch));
                 }
-                s.execute("PREPARE publish_slots AS " + numbered);
-                StringBuilder arguments = new StringBuilder();
-                for (int i = 1; i <= n; i++) {
-                    arguments.append(i == 1 ? "" : ", ").append("NULL");
-                }
+                s.execute("PREPARE planned AS " + numbered);
                 StringBuilder plan = new StringBuilder();
-                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE publish_slots(" + arguments + ")")) {
+                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE planned(" + arguments + ")")) {
                     while (rs.next()) {
                         plan.append(rs.getString(1)).append('\n');
                     }
                 }
-                assertThat(plan.toString()).as(plan.toString()).doesNotContain("Seq Scan on invocations")
-                        .contains("invocations_pkey");
+                return plan.toString();
             }
         }
     }
