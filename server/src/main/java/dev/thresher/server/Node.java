@@ -419,6 +419,11 @@ public final class Node implements AutoCloseable {
         return readers;
     }
 
+    /** The configuration the node was started with: {@link #start} with it starts the same node again. */
+    public NodeConfig config() {
+        return config;
+    }
+
     public String pgwireAddress() {
         return config.bindHost() + ":" + pgwire.port();
     }

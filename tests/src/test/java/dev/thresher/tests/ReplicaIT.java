@@ -507,7 +507,8 @@ class ReplicaIT {
     /**
      * On a one-node cluster of its own: the node's replica comes back by itself after PostgreSQL restarts (its
      * temporary slot gone with the server) and is served from memory with the rows written since; once the node
-     * stops, its slot is gone from {@code pg_replication_slots}.
+     * stops, its slot is gone from {@code pg_replication_slots}; the node started again (same host, same
+     * configuration) builds its replica again by itself and serves from memory.
      */
     @Test
     void afterAPostgresRestartTheReplicaComesBackAndItsSlotDoesNotOutliveItsNode() throws Exception {
@@ -587,6 +588,33 @@ class ReplicaIT {
                     return false;
                 }
             }, () -> "slot " + slot + " gone once its node stopped: " + slots(own));
+
+            Node again = Node.start(node.config());
+            try {
+                ShardReplica rebuilt = again.replicas().get(1);
+                assertThat(rebuilt).as("the restarted node's replica of its shard").isNotNull().isNotSameAs(replica);
+                Set<Integer> ids = partitions.stream().map(Partition::id).collect(Collectors.toSet());
+                await(() -> rebuilt.status().stream().filter(s -> ids.contains(s.partitionId()))
+                                .filter(s -> s.state() == ShardReplica.State.MEMORY).count() == ids.size(),
+                        () -> "every partition in memory again after the node's restart: " + rebuilt.status());
+                long rowsAgain = -1;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
+                SQLException lastAgain = null;
+                // the restarted node takes its partitions' leases again: a call may be refused until it has
+                while (rowsAgain < 0 && System.nanoTime() - deadline < 0) {
+                    try (Connection pg = connectTo(again)) {
+                        rowsAgain = callRows(pg, "restarted_rows");
+                    } catch (SQLException e) {
+                        lastAgain = e;
+                        Thread.sleep(200);
+                    }
+                }
+                assertThat(rowsAgain).as("rows after the node's restart (last failure: %s)", lastAgain).isEqualTo(written);
+                assertThat(rebuilt.reads().memory()).as("reads served from memory after the node's restart (through"
+                        + " SQL: %s)", rebuilt.reads().sqlByReason()).isPositive();
+            } finally {
+                again.close();
+            }
         } finally {
             own.close();
         }
@@ -993,10 +1021,14 @@ class ReplicaIT {
     }
 
     private static Connection connect(DevCluster c, int node) throws SQLException {
+        return connectTo(c.nodes().get(node));
+    }
+
+    private static Connection connectTo(Node node) throws SQLException {
         Properties p = new Properties();
         p.setProperty("user", DevCluster.USER);
         p.setProperty("password", DevCluster.PASSWORD);
-        return DriverManager.getConnection("jdbc:postgresql://" + c.nodes().get(node).pgwireAddress() + "/thresher", p);
+        return DriverManager.getConnection("jdbc:postgresql://" + node.pgwireAddress() + "/thresher", p);
     }
 
     private static JsonNode call(Connection pg, String binding) throws SQLException {
