@@ -174,6 +174,15 @@ public final class Main implements Runnable {
             }
         }
 
+        /** What the banner says of the leader replicas. */
+        private String replicas() {
+            if (replicaMemory == 0) {
+                return "leader replicas off (every partition read through SQL)";
+            }
+            String budget = replicaMemory % (1 << 20) == 0 ? (replicaMemory >> 20) + " MiB" : replicaMemory + " bytes";
+            return "leader replicas on (" + budget + " per node; --replica-memory 0 turns them off)";
+        }
+
         private void printSnippets(DevCluster c, java.util.List<String> pgwire, String http, String extra) {
             String pg = pgwire.get(0);
             String host = pg.substring(0, pg.lastIndexOf(':'));
@@ -194,9 +203,7 @@ public final class Main implements Runnable {
                     %sEndpoints of every part: %s
                     Ctrl-C stops everything.
                     """, pgwire.size(), processes ? " (one process each)" : "", c.options().partitions(), c.options().shards(),
-                    rows, DevCluster.SAMPLE_BINDING, replicaMemory > 0 ? "leader replicas on (" + (replicaMemory % (1 << 20) == 0
-                            ? (replicaMemory >> 20) + " MiB" : replicaMemory + " bytes") + " per node; --replica-memory 0 turns them off)" : "leader replicas off (every partition read"
-                            + " through SQL)", DevCluster.USER, DevCluster.PASSWORD, host, port, DevCluster.SAMPLE_BINDING,
+                    rows, DevCluster.SAMPLE_BINDING, replicas(), DevCluster.USER, DevCluster.PASSWORD, host, port, DevCluster.SAMPLE_BINDING,
                     port, DevCluster.USER, DevCluster.PASSWORD, c.caCertFile(), DevCluster.SAMPLE_BINDING,
                     host, port, DevCluster.USER, DevCluster.PASSWORD, DevCluster.SAMPLE_BINDING, http,
                     DevCluster.SAMPLE_BINDING, c.adminToken(), http, c.adminToken(), DevCluster.USER,

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -54,6 +55,35 @@ public final class TestPostgres {
             throw new IllegalStateException(e);
         }
         return jdbcUrl(name);
+    }
+
+    /**
+     * The generic plan PostgreSQL makes for {@code statement} on {@code s}'s connection: the plan a statement gets
+     * once its plan is cached, whatever its parameters' values ({@code ?} each, NULL in the EXPLAIN), as
+     * {@code EXPLAIN} prints it.
+     */
+    public static String genericPlan(Statement s, String statement) throws SQLException {
+        s.execute("SET plan_cache_mode = force_generic_plan");
+        StringBuilder numbered = new StringBuilder();
+        StringBuilder arguments = new StringBuilder();
+        int n = 0;
+        for (char ch : statement.toCharArray()) {
+            if (ch == '?') {
+                numbered.append('$').append(++n);
+                arguments.append(n == 1 ? "NULL" : ", NULL");
+            } else {
+                numbered.append(ch);
+            }
+        }
+        s.execute("PREPARE planned AS " + numbered);
+        StringBuilder plan = new StringBuilder();
+        try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE planned" + (n == 0 ? "" : "(" + arguments + ")"))) {
+            while (rs.next()) {
+                plan.append(rs.getString(1)).append('\n');
+            }
+        }
+        s.execute("DEALLOCATE planned");
+        return plan.toString();
     }
 
     /** Waits, polling every 10 ms, until the condition holds; fails after {@code timeout}. */

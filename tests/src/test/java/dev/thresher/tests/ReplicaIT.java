@@ -558,19 +558,9 @@ class ReplicaIT {
                 return replica.status().stream().allMatch(s -> s.state() == ShardReplica.State.MEMORY);
             }, () -> "the replica streaming again after the restart: " + replica.status());
             long memoryBefore = replica.reads().memory();
-            long rows = -1;
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
-            SQLException last = null;
             // the node's own pools reconnect after the restart: a call may fail until they have
-            while (rows < 0 && System.nanoTime() - until < 0) {
-                try (Connection pg = connect(own, 0)) {
-                    rows = callRows(pg, "restarted_rows");
-                } catch (SQLException e) {
-                    last = e;
-                    Thread.sleep(200);
-                }
-            }
-            assertThat(rows).as("rows written after the restart (last failure: %s)", last).isEqualTo(written);
+            assertThat(callRowsOnceAnswered(node, "restarted_rows")).as("rows written after the restart")
+                    .isEqualTo(written);
             assertThat(replica.reads().memory() - memoryBefore).as("reads served from memory after the restart "
                     + "(through SQL: %s)", replica.reads().sqlByReason()).isPositive();
 
@@ -593,23 +583,10 @@ class ReplicaIT {
             try {
                 ShardReplica rebuilt = again.replicas().get(1);
                 assertThat(rebuilt).as("the restarted node's replica of its shard").isNotNull().isNotSameAs(replica);
-                Set<Integer> ids = partitions.stream().map(Partition::id).collect(Collectors.toSet());
-                await(() -> rebuilt.status().stream().filter(s -> ids.contains(s.partitionId()))
-                                .filter(s -> s.state() == ShardReplica.State.MEMORY).count() == ids.size(),
-                        () -> "every partition in memory again after the node's restart: " + rebuilt.status());
-                long rowsAgain = -1;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
-                SQLException lastAgain = null;
+                awaitInMemory(List.of(again), partitions);
                 // the restarted node takes its partitions' leases again: a call may be refused until it has
-                while (rowsAgain < 0 && System.nanoTime() - deadline < 0) {
-                    try (Connection pg = connectTo(again)) {
-                        rowsAgain = callRows(pg, "restarted_rows");
-                    } catch (SQLException e) {
-                        lastAgain = e;
-                        Thread.sleep(200);
-                    }
-                }
-                assertThat(rowsAgain).as("rows after the node's restart (last failure: %s)", lastAgain).isEqualTo(written);
+                assertThat(callRowsOnceAnswered(again, "restarted_rows")).as("rows after the node's restart")
+                        .isEqualTo(written);
                 assertThat(rebuilt.reads().memory()).as("reads served from memory after the node's restart (through"
                         + " SQL: %s)", rebuilt.reads().sqlByReason()).isPositive();
             } finally {
@@ -887,12 +864,17 @@ class ReplicaIT {
      * partition's shard database lists it as {@code MEMORY}, and at least one node replicates it.
      */
     private static void awaitInMemory(DevCluster c, Collection<Partition> partitions) {
+        awaitInMemory(c.nodes(), partitions);
+    }
+
+    /** As {@link #awaitInMemory(DevCluster, Collection)}, over {@code nodes}. */
+    private static void awaitInMemory(List<Node> nodes, Collection<Partition> partitions) {
         Set<Integer> ids = partitions.stream().map(Partition::id).collect(Collectors.toSet());
         Map<String, String> notYet = new TreeMap<>();
         await(() -> {
             notYet.clear();
             Map<Integer, Integer> inMemory = new HashMap<>();
-            for (Node n : c.nodes()) {
+            for (Node n : nodes) {
                 for (ShardReplica r : n.replicas().values()) {
                     for (ShardReplica.PartitionStatus s : r.status()) {
                         if (!ids.contains(s.partitionId())) {
@@ -1040,6 +1022,25 @@ class ReplicaIT {
                 return JSON.readTree(rs.getString(1));
             } catch (java.io.IOException e) {
                 throw new AssertionError("CALL BINDING " + binding + " returned " + rs.getString(1), e);
+            }
+        }
+    }
+
+    /**
+     * {@link #callRows} on {@code node}, called again every 200 ms while it fails (a node whose pools reconnect, or
+     * whose leases are not taken yet), for up to {@value #SETTLE_SECONDS} s; the last failure otherwise.
+     */
+    private static long callRowsOnceAnswered(Node node, String binding) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
+        while (true) {
+            try (Connection pg = connectTo(node)) {
+                return callRows(pg, binding);
+            } catch (SQLException e) {
+                if (System.nanoTime() - until > 0) {
+                    throw new AssertionError(binding + " on " + node.hostId() + " did not answer in " + SETTLE_SECONDS
+                            + " s", e);
+                }
+                Thread.sleep(200);
             }
         }
     }

@@ -120,7 +120,7 @@ class ControlStoreTest {
                         + "row_count, emit_count, entry_count, lease_until) SELECT ('00000000-0000-0000-0000-'"
                         + " || lpad((g / 16)::text, 12, '0'))::uuid, g % 16, 't', g % 16, 1, 'w' || g, 'h', 0, 0, 0, now() "
                         + "FROM generate_series(1, 160) g"),
-                ControlStore.READ_SLOTS, "'" + UUID.randomUUID() + "'");
+                ControlStore.READ_SLOTS);
         assertThat(plan).as(plan).doesNotContain("Seq Scan on journal").contains("journal_pkey");
     }
 
@@ -128,22 +128,20 @@ class ControlStoreTest {
     void aSlotPublicationLooksUpItsCallsDeadlineByKeyEvenByAPlanMadeWhileTheTableWasSmall() throws SQLException {
         // kills: judging the deadline by a semi-join of invocations with the outcomes, whose plan made while the table
         // was small scanned every invocation on each publication (0.3 ms of a 0.6 ms statement at 3,000 invocations)
-        String sql = ControlStore.journalAndPublishSlotsSql(3);
         String plan = genericPlan(List.of(
                 "INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal, "
                         + "coordinator_host, state, shard_count, deadline_at) SELECT gen_random_uuid(), 't', 'b', 1, 'd', "
                         + "'p', 'h', 'running', 16, now() FROM generate_series(1, 40) g"),
-                sql, String.join(", ", java.util.Collections.nCopies((int) sql.chars().filter(ch -> ch == '?').count(),
-                        "NULL")));
+                ControlStore.journalAndPublishSlotsSql(3));
         assertThat(plan).as(plan).doesNotContain("Seq Scan on invocations").contains("invocations_pkey");
     }
 
     /**
-     * The generic plan PostgreSQL makes for {@code statement} (its {@code ?} numbered) in a fresh control database
-     * holding only the rows {@code inserts} write, as a cluster holds right after it started: never analyzed, a page
-     * or two each, no references checked.
+     * The generic plan PostgreSQL makes for {@code statement} in a fresh control database holding only the rows
+     * {@code inserts} write, as a cluster holds right after it started: never analyzed, a page or two each, no
+     * references checked.
      */
-    private static String genericPlan(List<String> inserts, String statement, String arguments) throws SQLException {
+    private static String genericPlan(List<String> inserts, String statement) throws SQLException {
         try (HikariDataSource fresh = Pools.open("control-store-plan-test", TestPostgres.newDatabase(), null, null, 2)) {
             ControlStore.migrate(fresh);
             try (Connection c = fresh.getConnection(); java.sql.Statement s = c.createStatement()) {
@@ -152,20 +150,7 @@ class ControlStoreTest {
                     s.execute(insert);
                 }
                 s.execute("RESET session_replication_role");
-                s.execute("SET plan_cache_mode = force_generic_plan");
-                StringBuilder numbered = new StringBuilder();
-                int n = 0;
-                for (char ch : statement.toCharArray()) {
-                    numbered.append(ch == '?' ? "$" + ++n : String.valueOf(ch));
-                }
-                s.execute("PREPARE planned AS " + numbered);
-                StringBuilder plan = new StringBuilder();
-                try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE planned(" + arguments + ")")) {
-                    while (rs.next()) {
-                        plan.append(rs.getString(1)).append('\n');
-                    }
-                }
-                return plan.toString();
+                return TestPostgres.genericPlan(s, statement);
             }
         }
     }

@@ -61,16 +61,8 @@ class WalFenceTest {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE t (a int, b text) PARTITION BY RANGE (a)");
             s.execute("CREATE TABLE t_1 PARTITION OF t FOR VALUES FROM (0) TO (10)");
-            s.execute("SET plan_cache_mode = force_generic_plan");
-            s.execute("PREPARE fingerprint AS " + WalFence.FINGERPRINT.replace("?", "$1"));
-            StringBuilder plan = new StringBuilder();
-            try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE fingerprint(ARRAY['t'::regclass::oid])")) {
-                while (rs.next()) {
-                    plan.append(rs.getString(1)).append('\n');
-                }
-            }
-            assertThat(plan.toString()).as(plan.toString()).doesNotContain("Seq Scan on pg_class")
-                    .contains("pg_class_oid_index");
+            String plan = TestPostgres.genericPlan(s, WalFence.FINGERPRINT);
+            assertThat(plan).as(plan).doesNotContain("Seq Scan on pg_class").contains("pg_class_oid_index");
         }
     }
 
