@@ -359,6 +359,6 @@ public final class AccessStore {
     }
 
     private static ThresherException unavailable(SQLException e) {
-        return new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        return ControlSql.unavailable(e);
     }
 }

@@ -36,9 +36,11 @@ import org.flywaydb.core.Flyway;
  */
 public final class ControlStore {
     private final DataSource db;
+    private final ControlSql sql;
 
     public ControlStore(DataSource db) {
         this.db = db;
+        this.sql = new ControlSql(db);
     }
 
     /** Applies the versioned migrations in {@code db/control}; safe to call from every node at start. */
@@ -1089,132 +1091,36 @@ public final class ControlStore {
 
     // ---- plumbing ------------------------------------------------------------------------------
 
-    @FunctionalInterface
-    private interface SqlFunction<T, R> {
-        R apply(T t) throws SQLException;
+    private <R> R autoCommit(ControlSql.SqlFunction<Connection, R> work) {
+        return sql.autoCommit(work);
     }
 
-    /**
-     * Runs work on a connection in auto-commit mode: one statement, or several sent by one {@code execute}
-     * (pgjdbc sends them with a single Sync, so PostgreSQL runs them in one implicit transaction, all or
-     * nothing, in one round trip).
-     */
-    private <R> R autoCommit(SqlFunction<Connection, R> work) {
-        try (Connection c = db.getConnection()) {
-            try {
-                return work.apply(c);
-            } catch (AssertionError e) {
-                // pgjdbc run with -ea asserts on a connection that died inside a batch: the database is gone
-                throw unavailable(new SQLException("connection lost: " + e.getMessage(), "08006", e));
-            }
-        } catch (SQLException e) {
-            throw unavailable(e);
-        }
+    private <R> R inTransaction(ControlSql.SqlFunction<Connection, R> work) {
+        return sql.inTransaction(work);
     }
 
-    private <R> R inTransaction(SqlFunction<Connection, R> work) {
-        try (Connection c = db.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                R r = work.apply(c);
-                c.commit();
-                return r;
-            } catch (SQLException | RuntimeException e) {
-                rollbackKeeping(c, e);
-                throw e;
-            } catch (AssertionError e) {
-                // pgjdbc run with -ea asserts on a connection that died inside a batch: the database is gone
-                rollbackKeeping(c, e);
-                throw unavailable(new SQLException("connection lost: " + e.getMessage(), "08006", e));
-            }
-        } catch (SQLException e) {
-            throw unavailable(e);
-        }
+    private int update(String statement, Object... args) {
+        return sql.update(statement, args);
     }
 
-    /** Rolls back; a rollback that fails too (the connection died) is kept beside the original failure, not instead of it. */
-    private static void rollbackKeeping(Connection c, Throwable original) {
-        try {
-            c.rollback();
-        } catch (SQLException | RuntimeException rollbackFailure) {
-            original.addSuppressed(rollbackFailure);
-        }
-    }
-
-    private int update(String sql, Object... args) {
-        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(ps, args);
-            return ps.executeUpdate();
-        } catch (SQLException e) {
-            throw unavailable(e);
-        }
-    }
-
-    private <R> Optional<R> queryOne(String sql, SqlFunction<ResultSet, R> row, Object... args) {
-        try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(ps, args);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(row.apply(rs)) : Optional.empty();
-            }
-        } catch (SQLException e) {
-            throw unavailable(e);
-        }
+    private <R> Optional<R> queryOne(String statement, ControlSql.SqlFunction<ResultSet, R> row, Object... args) {
+        return sql.queryOne(statement, row, args);
     }
 
     private static void bind(PreparedStatement ps, Object... args) throws SQLException {
-        bindFrom(ps, 1, args);
+        ControlSql.bind(ps, args);
     }
 
-    /** Binds {@code args} to the parameters from {@code first} on; text as {@link #storable} makes it. */
     private static void bindFrom(PreparedStatement ps, int first, Object... args) throws SQLException {
-        for (int i = 0; i < args.length; i++) {
-            ps.setObject(first + i, args[i] instanceof String text ? storable(text) : args[i]);
-        }
+        ControlSql.bindFrom(ps, first, args);
     }
 
-    /**
-     * Text as PostgreSQL can store it: a NUL (which no PostgreSQL text may hold) and a lone UTF-16 surrogate
-     * (which has no UTF-8 form) read as U+FFFD. Messages that quote guest output or keys are kept, not refused.
-     */
+    /** Text as PostgreSQL can store it ({@link ControlSql#storable}). */
     static String storable(String text) {
-        if (text == null) {
-            return null;
-        }
-        StringBuilder out = null;
-        for (int i = 0; i < text.length(); i++) {
-            char ch = text.charAt(i);
-            boolean bad = ch == 0;
-            if (Character.isHighSurrogate(ch)) {
-                if (i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
-                    if (out != null) {
-                        out.append(ch).append(text.charAt(i + 1));
-                    }
-                    i++;
-                    continue;
-                }
-                bad = true;
-            } else if (Character.isLowSurrogate(ch)) {
-                bad = true;
-            }
-            if (bad && out == null) {
-                out = new StringBuilder(text.length()).append(text, 0, i);
-            }
-            if (out != null) {
-                out.append(bad ? '\uFFFD' : ch);
-            }
-        }
-        return out == null ? text : out.toString();
+        return ControlSql.storable(text);
     }
 
-    /**
-     * A failure of the control database as a typed one: {@code DEADLINE_EXCEEDED} when the thread's call
-     * deadline ({@link DbDeadline}) is what ended the wait, {@code STORE_UNAVAILABLE} otherwise.
-     */
     private static ThresherException unavailable(SQLException e) {
-        if (DbDeadline.passed()) {
-            return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for the control database: "
-                    + e.getMessage(), e);
-        }
-        return new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+        return ControlSql.unavailable(e);
     }
 }

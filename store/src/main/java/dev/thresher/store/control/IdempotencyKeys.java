@@ -287,7 +287,7 @@ public final class IdempotencyKeys implements IdempotentRequests, AutoCloseable 
         update("""
                 UPDATE idempotency_keys SET state = 'done', status = ?, response = ?
                 WHERE tenant = ? AND key = ? AND owner = ? AND state = 'running'""", deadline, r.status(),
-                ControlStore.storable(r.body()), tenant, key, owner);
+                ControlSql.storable(r.body()), tenant, key, owner);
     }
 
     private void release(String tenant, String key, UUID owner, Deadline deadline) {
