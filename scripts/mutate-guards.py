@@ -19,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STORE = "store/src/main/java/dev/thresher/store/control/ControlStore.java"
+CATALOG = "store/src/main/java/dev/thresher/store/control/BindingCatalog.java"
 
 # id, what the guard is, file, old text, new text, maven module(s), surefire tests, failsafe tests
 GUARDS = [
@@ -56,6 +57,17 @@ GUARDS = [
     ("S10", "retention: a running call's coordination state is kept", STORE,
      "String notRunning = \" AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.call_id = t.call_id AND i.state = 'running')\";",
      "String notRunning = \"\";", "store", "ControlStoreTest", None),
+    ("B1", "binding versions: one writer of a binding at a time", CATALOG,
+     "            ControlSql.lock(c, tenant + \"/\" + name);\n            if (wasm != null) {",
+     "            if (wasm != null) {", "store", "BindingCatalogTest", None),
+    ("B2", "binding versions: a binding keeps its kind", CATALOG,
+     "if (current.isPresent() && (current.get().selector() == null) != pins.handler()) {",
+     "if (false) {", "store", "BindingCatalogTest", None),
+    ("B3", "binding versions: the same pins make no new version", CATALOG,
+     "if (current.isPresent() && pins.samePins(current.get())) {",
+     "if (false) {", "store", "BindingCatalogTest", None),
+    ("B4", "binding rollback: the version's check runs before anything is written", CATALOG,
+     "            check.accept(target);\n", "", "store", "BindingCatalogTest", None),
     ("J1", "shard sessions are read-only", "server/src/main/java/dev/thresher/server/Node.java",
      "shardDb = Pools.openReadOnly(", "shardDb = Pools.open(", "tests", "none",
      "ContractIT#theCallPathDoesNotWriteUserTables"),
@@ -80,9 +92,11 @@ def run(cmd):
 
 def main(selected):
     survived = []
+    killed = total = 0
     for gid, what, path, old, new, module, unit, it in GUARDS:
         if selected and gid not in selected:
             continue
+        total += 1
         f = ROOT / path
         original = f.read_text()
         if original.count(old) != 1:
@@ -103,6 +117,10 @@ def main(selected):
         print(f"{gid}\t{verdict}\t{what}\t{tests}", flush=True)
         if verdict != "killed":
             survived.append(gid)
+        else:
+            killed += 1
+    print(f"{killed} of {total} guards killed"
+          + (f"; not killed: {' '.join(survived)}" if survived else ""), flush=True)
     return 1 if survived else 0
 
 

@@ -67,7 +67,7 @@ public record Budgets(long runMs, long memoryBytes, long inputBytes, long output
     }
 
     /** The partial bytes a run may produce, or {@link Long#MAX_VALUE} when not declared. */
-    public long outputBytes() {
+    public long outputBytesOrMax() {
         return outputBytes == 0 ? Long.MAX_VALUE : outputBytes;
     }
 

@@ -38,7 +38,7 @@ final class Invocation implements HostImports {
         this.kind = kind;
         this.limits = limits;
         this.emitLimit = budgets.emits(limits);
-        this.outputBytesLimit = budgets.outputBytes();
+        this.outputBytesLimit = budgets.outputBytesOrMax();
         this.sandbox = sandbox;
         this.result = kind == Kind.REDUCE ? new ResultWriter(limits.resultMaxBytes()) : null;
     }

@@ -8,7 +8,7 @@ import dev.thresher.cellhost.GuestModuleCheck;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.BindingCatalog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,12 +16,10 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -136,46 +134,10 @@ public final class BindingAdmin implements BindingService {
         String selectorSql = m.handler() ? null : checkSelector(tenant, m.selector()).sql();
         String packageDigest = sha256(wasm);
         String manifestDigest = sha256(manifestBytes);
-        try (Connection c = tables.controlDb().getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                lock(c, tenant, m.binding());
-                try (PreparedStatement p = c.prepareStatement("INSERT INTO packages (digest, wasm, size_bytes) VALUES (?, ?, ?)"
-                        + " ON CONFLICT (digest) DO NOTHING");
-                     PreparedStatement mf = c.prepareStatement("INSERT INTO manifests (digest, manifest) VALUES (?, ?)"
-                             + " ON CONFLICT (digest) DO NOTHING")) {
-                    p.setString(1, packageDigest);
-                    p.setBytes(2, wasm);
-                    p.setInt(3, wasm.length);
-                    p.executeUpdate();
-                    mf.setString(1, manifestDigest);
-                    mf.setString(2, new String(manifestBytes, StandardCharsets.UTF_8));
-                    mf.executeUpdate();
-                }
-                Optional<Version> current = current(c, tenant, m.binding());
-                if (current.isPresent() && (current.get().selector() == null) != m.handler()) {
-                    throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "binding " + m.binding() + " is "
-                            + (m.handler() ? "a distributed call; an HTTP handler needs a name of its own"
-                            : "an HTTP handler; a distributed call needs a name of its own"));
-                }
-                if (current.isPresent() && packageDigest.equals(current.get().packageDigest())
-                        && manifestDigest.equals(current.get().manifestDigest())
-                        && java.util.Objects.equals(selectorSql, current.get().selector())) {
-                    c.commit();
-                    return new Deployed(m.binding(), current.get().version(), packageDigest, manifestDigest, true);
-                }
-                int version = insertVersion(c, tenant, m.binding(), packageDigest, manifestDigest,
-                        m.handler() ? null : m.abiVersion(), selectorSql, deployedBy, null);
-                setBudgets(c, tenant, m.binding(), version, m.budgets());
-                c.commit();
-                return new Deployed(m.binding(), version, packageDigest, manifestDigest, false);
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
+        BindingCatalog.Pins pins = new BindingCatalog.Pins(packageDigest, manifestDigest, m.handler() ? null : m.abiVersion(),
+                selectorSql, m.budgets());
+        return catalog().deploy(tenant, m.binding(), pins, wasm, new String(manifestBytes, StandardCharsets.UTF_8),
+                deployedBy);
     }
 
     /**
@@ -186,59 +148,23 @@ public final class BindingAdmin implements BindingService {
      */
     @Override
     public Deployed rollback(String tenant, String name, int to, String deployedBy) {
-        try (Connection c = tables.controlDb().getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                lock(c, tenant, name);
-                Version current = current(c, tenant, name).orElseThrow(() -> unknown(name));
-                Version target = history(c, tenant, name).stream().filter(v -> v.version() == to).findFirst()
-                        .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " has no version "
-                                + to + "; its versions are 1.." + current.version()));
-                if (to == current.version()) {
-                    throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "version " + to + " of " + name
-                            + " is the current version already");
-                }
-                if (target.selector() != null) { // an HTTP handler has none
-                    checkSelector(tenant, target.selector());
-                }
-                int version = insertVersion(c, tenant, name, target.packageDigest(), target.manifestDigest(),
-                        target.abiVersion(), target.selector(), deployedBy, "rollback to version " + to);
-                try (PreparedStatement copy = c.prepareStatement("UPDATE bindings b SET (" + ControlStore.BUDGET_COLUMNS
-                        + ") = (SELECT " + ControlStore.BUDGET_COLUMNS + " FROM bindings o WHERE o.tenant = b.tenant"
-                        + " AND o.name = b.name AND o.version = ?) WHERE b.tenant = ? AND b.name = ? AND b.version = ?")) {
-                    copy.setInt(1, to);
-                    copy.setString(2, tenant);
-                    copy.setString(3, name);
-                    copy.setInt(4, version);
-                    copy.executeUpdate();
-                }
-                c.commit();
-                return new Deployed(name, version, target.packageDigest(), target.manifestDigest(), false);
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
+        return catalog().rollback(tenant, name, to, deployedBy, target -> {
+            if (target.selector() != null) { // an HTTP handler has none
+                checkSelector(tenant, target.selector());
             }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
+        });
     }
 
     /** The current version of every binding of a tenant, by name. */
     @Override
     public List<Version> list(String tenant) {
-        return query("SELECT DISTINCT ON (name) " + COLUMNS + " FROM bindings WHERE tenant = ? ORDER BY name, version DESC",
-                tenant);
+        return catalog().list(tenant);
     }
 
     /** Every version of a binding, oldest first. */
     @Override
     public List<Version> history(String tenant, String name) {
-        List<Version> versions = query("SELECT " + COLUMNS + " FROM bindings WHERE tenant = ? AND name = ? ORDER BY version",
-                tenant, name);
-        if (versions.isEmpty()) {
-            throw unknown(name);
-        }
-        return versions;
+        return catalog().history(tenant, name);
     }
 
     /** The current version of a binding. */
@@ -250,18 +176,11 @@ public final class BindingAdmin implements BindingService {
     /** The manifest a version was deployed with, as deployed; empty for versions from before manifests. */
     @Override
     public Optional<String> manifest(String manifestDigest) {
-        if (manifestDigest == null) {
-            return Optional.empty();
-        }
-        try (Connection c = tables.controlDb().getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT manifest FROM manifests WHERE digest = ?")) {
-            ps.setString(1, manifestDigest);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
+        return catalog().manifest(manifestDigest);
+    }
+
+    private BindingCatalog catalog() {
+        return tables.control().bindings();
     }
 
     private static final java.util.regex.Pattern CREATE = java.util.regex.Pattern.compile(
@@ -297,54 +216,6 @@ public final class BindingAdmin implements BindingService {
             return java.util.Base64.getMimeDecoder().decode(t);
         } catch (IllegalArgumentException e) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "MODULE is neither hex nor base64: " + e.getMessage());
-        }
-    }
-
-    private static final String COLUMNS =
-            "name, version, package_digest, manifest_digest, abi_version, selector_sql, deployed_by, note, created_at";
-
-    private List<Version> query(String sql, String... args) {
-        try (Connection c = tables.controlDb().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            for (int i = 0; i < args.length; i++) {
-                ps.setString(i + 1, args[i]);
-            }
-            return versions(ps);
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-    }
-
-    private static List<Version> versions(PreparedStatement ps) throws SQLException {
-        List<Version> out = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                int abi = rs.getInt(5);
-                out.add(new Version(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getString(4), rs.wasNull() ? null : abi,
-                        rs.getString(6), rs.getString(7), rs.getString(8), rs.getObject(9, OffsetDateTime.class).toInstant()));
-            }
-        }
-        return out;
-    }
-
-    private static List<Version> history(Connection c, String tenant, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM bindings WHERE tenant = ? AND name = ?"
-                + " ORDER BY version")) {
-            ps.setString(1, tenant);
-            ps.setString(2, name);
-            return versions(ps);
-        }
-    }
-
-    private static Optional<Version> current(Connection c, String tenant, String name) throws SQLException {
-        List<Version> all = history(c, tenant, name);
-        return all.isEmpty() ? Optional.empty() : Optional.of(all.get(all.size() - 1));
-    }
-
-    /** Versions of one binding are numbered one at a time, as {@code ControlStore.putBinding} numbers them. */
-    private static void lock(Connection c, String tenant, String name) throws SQLException {
-        try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
-            lock.setString(1, tenant + "/" + name);
-            lock.execute();
         }
     }
 
@@ -387,61 +258,6 @@ public final class BindingAdmin implements BindingService {
             "memoryBytes", "limits.guestMemoryMaxBytes", "inputBytes", "no node limit",
             "outputBytes", "limits.emitsPerInvocation × (limits.partialKeyMaxBytes + 8)",
             "emits", "limits.emitsPerInvocation", "moduleBytes", "limits.packageMaxBytes");
-
-    private static void setBudgets(Connection c, String tenant, String name, int version, Budgets b) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE bindings SET (" + ControlStore.BUDGET_COLUMNS
-                + ") = (?, ?, ?, ?, ?, ?) WHERE tenant = ? AND name = ? AND version = ?")) {
-            long[] v = {b.runMs(), b.memoryBytes(), b.inputBytes(), b.outputBytes(), b.emits(), b.moduleBytes()};
-            for (int i = 0; i < v.length; i++) {
-                if (v[i] > 0) {
-                    ps.setLong(i + 1, v[i]);
-                } else {
-                    ps.setNull(i + 1, java.sql.Types.BIGINT);
-                }
-            }
-            ps.setString(7, tenant);
-            ps.setString(8, name);
-            ps.setInt(9, version);
-            ps.executeUpdate();
-        }
-    }
-
-    private static int insertVersion(Connection c, String tenant, String name, String packageDigest, String manifestDigest,
-                                     Integer abiVersion, String selector, String deployedBy, String note) throws SQLException {
-        try (PreparedStatement t = c.prepareStatement("INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING")) {
-            t.setString(1, tenant);
-            t.executeUpdate();
-        }
-        int version;
-        try (PreparedStatement next = c.prepareStatement(
-                "SELECT coalesce(max(version), 0) + 1 FROM bindings WHERE tenant = ? AND name = ?")) {
-            next.setString(1, tenant);
-            next.setString(2, name);
-            try (ResultSet rs = next.executeQuery()) {
-                rs.next();
-                version = rs.getInt(1);
-            }
-        }
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO bindings (tenant, name, version, package_digest,"
-                + " selector_sql, manifest_digest, abi_version, deployed_by, note, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-            ps.setString(1, tenant);
-            ps.setString(2, name);
-            ps.setInt(3, version);
-            ps.setString(4, packageDigest);
-            ps.setString(5, selector);
-            ps.setString(6, manifestDigest);
-            if (abiVersion == null) {
-                ps.setNull(7, java.sql.Types.INTEGER);
-            } else {
-                ps.setInt(7, abiVersion);
-            }
-            ps.setString(8, deployedBy);
-            ps.setString(9, note);
-            ps.setString(10, selector == null ? "http" : "call"); // a binding of no selector is an HTTP handler
-            ps.executeUpdate();
-        }
-        return version;
-    }
 
     /**
      * The selector, allowed and checked against its table: the table exists for the tenant, and on a shard
@@ -519,9 +335,5 @@ public final class BindingAdmin implements BindingService {
     private static ThresherException tooLarge(long bytes, Limits limits) {
         return new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "module: " + bytes + " bytes; limits.packageMaxBytes is "
                 + limits.packageMaxBytes());
-    }
-
-    private static ThresherException unknown(String name) {
-        return new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no binding " + name);
     }
 }

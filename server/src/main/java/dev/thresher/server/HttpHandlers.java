@@ -22,11 +22,8 @@ import dev.thresher.http.ErrorJson;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.DbDeadline;
+import dev.thresher.store.control.BindingCatalog;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +70,7 @@ final class HttpHandlers implements HandlerService, AutoCloseable {
     private static final Pattern DESCRIPTOR = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62})(?:@([1-9][0-9]{0,8}))?");
 
     private final String hostId;
-    private final DataSource controlDb;
+    private final BindingCatalog catalog;
     private final ComponentCache components;
     private final CellHost cells;
     private final CallService calls;
@@ -108,7 +105,7 @@ final class HttpHandlers implements HandlerService, AutoCloseable {
                  Limits limits, dev.thresher.bindings.access.AccessService access) {
         this.access = access;
         this.hostId = hostId;
-        this.controlDb = controlDb;
+        this.catalog = new BindingCatalog(controlDb);
         this.components = components;
         this.cells = cells;
         this.calls = calls;
@@ -237,38 +234,32 @@ final class HttpHandlers implements HandlerService, AutoCloseable {
             return cached;
         }
         long readAt = System.nanoTime();
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT b.version, b.kind, b.package_digest, m.manifest, b.budget_run_ms, b.budget_memory_bytes,
-                       b.budget_module_bytes
-                  FROM bindings b LEFT JOIN manifests m ON m.digest = b.manifest_digest
-                 WHERE b.tenant = ? AND b.name = ?
-                 ORDER BY b.version DESC LIMIT 1""")) {
-            ps.setString(1, tenant);
-            ps.setString(2, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    cache.remove(key);
-                    throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no HTTP handler " + name
-                            + " for tenant '" + tenant + "'");
-                }
-                if (!"http".equals(rs.getString(2)) || rs.getString(4) == null) {
-                    cache.remove(key);
-                    throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " is a distributed call, not"
-                            + " an HTTP handler: call it with POST /v1/bindings/" + name + "/call");
-                }
-                Manifest m = Manifest.parse(rs.getString(4).getBytes(StandardCharsets.UTF_8));
-                Handler h = new Handler(name, rs.getInt(1), rs.getString(3), new RouteTable(m.routes()),
-                        new Budgets(rs.getLong(5), rs.getLong(6), 0, 0, 0, rs.getLong(7)), readAt);
-                cache.put(key, h);
-                return h;
-            }
-        } catch (SQLException e) {
-            if (DbDeadline.passed()) {
+        BindingCatalog.Current current;
+        try {
+            current = catalog.current(tenant, name).orElse(null);
+        } catch (ThresherException e) {
+            if (e.code() == ErrorCode.DEADLINE_EXCEEDED) {
                 throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the request's deadline passed while its handler"
                         + " was read from the control database", e);
             }
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
+            throw e;
         }
+        if (current == null) {
+            cache.remove(key);
+            throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no HTTP handler " + name
+                    + " for tenant '" + tenant + "'");
+        }
+        if (!current.handler() || current.manifest() == null) {
+            cache.remove(key);
+            throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " is a distributed call, not"
+                    + " an HTTP handler: call it with POST /v1/bindings/" + name + "/call");
+        }
+        Manifest m = Manifest.parse(current.manifest().getBytes(StandardCharsets.UTF_8));
+        Budgets b = current.budgets();
+        Handler h = new Handler(name, current.version(), current.packageDigest(), new RouteTable(m.routes()),
+                new Budgets(b.runMs(), b.memoryBytes(), 0, 0, 0, b.moduleBytes()), readAt);
+        cache.put(key, h);
+        return h;
     }
 
     /** A handler's nested calls, through the node's call service; what the guest reads of each. */

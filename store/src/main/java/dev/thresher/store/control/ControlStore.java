@@ -37,10 +37,12 @@ import org.flywaydb.core.Flyway;
 public final class ControlStore {
     private final DataSource db;
     private final ControlSql sql;
+    private final BindingCatalog bindings;
 
     public ControlStore(DataSource db) {
         this.db = db;
         this.sql = new ControlSql(db);
+        this.bindings = new BindingCatalog(db);
     }
 
     /** Applies the versioned migrations in {@code db/control}; safe to call from every node at start. */
@@ -55,89 +57,44 @@ public final class ControlStore {
 
     // ---- catalog ------------------------------------------------------------------------------
 
+    /** The binding catalog: tenants, packages, manifests and binding versions, the one writer of those tables. */
+    public BindingCatalog bindings() {
+        return bindings;
+    }
+
     public void ensureTenant(String tenant) {
-        update("INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING", tenant);
+        bindings.ensureTenant(tenant);
     }
 
     /** Stores a package by digest; storing the same bytes twice is a no-op. */
     public void putPackage(String digest, byte[] wasm) {
-        update("INSERT INTO packages (digest, wasm, size_bytes) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING",
-                digest, wasm, wasm.length);
+        bindings.putPackage(digest, wasm);
     }
 
     public Optional<byte[]> packageBytes(String digest) {
-        return queryOne("SELECT wasm FROM packages WHERE digest = ?", rs -> rs.getBytes(1), digest);
+        return bindings.packageBytes(digest);
     }
 
     /**
-     * Makes {@code (digest, selector)} the current version of a binding: returns the current
-     * binding unchanged when it already pins both, else inserts the next version.
+     * Makes {@code (digest, selector)} the current version of a distributed call's binding (no manifest, no declared
+     * budgets): returns the current binding unchanged when it already pins both, else the next version, numbered as
+     * every deploy numbers them ({@link BindingCatalog}).
      */
     public Binding putBinding(String tenant, String name, String digest, String selectorSql) {
-        Selector selector = Selector.parse(selectorSql);
-        return inTransaction(c -> {
-            try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
-                lock.setString(1, tenant + "/" + name);
-                lock.execute();
-            }
-            Optional<Binding> current = currentBinding(c, tenant, name);
-            if (current.isPresent() && current.get().componentDigest().equals(digest)
-                    && current.get().selector().sql().equals(selectorSql)) {
-                return current.get();
-            }
-            int version = current.map(b -> b.version() + 1).orElse(1);
-            try (PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO bindings (tenant, name, version, package_digest, selector_sql) VALUES (?, ?, ?, ?, ?)")) {
-                ps.setString(1, tenant);
-                ps.setString(2, name);
-                ps.setInt(3, version);
-                ps.setString(4, digest);
-                ps.setString(5, selectorSql);
-                ps.executeUpdate();
-            }
-            return new Binding(tenant, name, version, digest, selector);
-        });
+        Selector.parse(selectorSql);
+        int version = bindings.deploy(tenant, name, new BindingCatalog.Pins(digest, null, null, selectorSql, Budgets.NONE),
+                null, null, "catalog").version();
+        return bindings.call(tenant, name, version).orElseThrow();
     }
 
     /** The highest version of a binding, if the name exists and is a distributed call's (not an HTTP handler's). */
     public Optional<Binding> currentBinding(String tenant, String name) {
-        return inTransaction(c -> currentBinding(c, tenant, name));
+        return bindings.currentCall(tenant, name);
     }
 
     /** One immutable version of a binding, whether or not it is still the current one. */
     public Optional<Binding> binding(String tenant, String name, int version) {
-        return queryOne("SELECT package_digest, selector_sql, " + BUDGET_COLUMNS + """
-                 FROM bindings
-                WHERE tenant = ? AND name = ? AND version = ? AND kind = 'call'""",
-                rs -> new Binding(tenant, name, version, rs.getString(1), Selector.parse(rs.getString(2)), budgets(rs, 3)),
-                tenant, name, version);
-    }
-
-    private static Optional<Binding> currentBinding(Connection c, String tenant, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT version, package_digest, selector_sql, " + BUDGET_COLUMNS
-                + " FROM bindings WHERE tenant = ? AND name = ? AND kind = 'call' ORDER BY version DESC LIMIT 1")) {
-            ps.setString(1, tenant);
-            ps.setString(2, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                return Optional.of(new Binding(tenant, name, rs.getInt(1), rs.getString(2), Selector.parse(rs.getString(3)),
-                        budgets(rs, 4)));
-            }
-        }
-    }
-
-    /** A binding version's budget columns (migration V7), in {@link Budgets}' order; NULL is not declared. */
-    public static final String BUDGET_COLUMNS = "budget_run_ms, budget_memory_bytes, budget_input_bytes, "
-            + "budget_output_bytes, budget_emits, budget_module_bytes";
-
-    private static Budgets budgets(ResultSet rs, int first) throws SQLException {
-        long[] v = new long[6];
-        for (int i = 0; i < 6; i++) {
-            v[i] = rs.getLong(first + i); // NULL reads 0: not declared
-        }
-        return new Budgets(v[0], v[1], v[2], v[3], v[4], v[5]);
+        return bindings.call(tenant, name, version);
     }
 
     /** Registers a shard database as {@code shard-<id>}, or changes its URL. */
