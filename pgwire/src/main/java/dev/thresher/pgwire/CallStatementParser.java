@@ -661,7 +661,7 @@ final class CallStatementParser {
     }
 
     private char singleChar(String value, String option, int at) {
-        if (value.length() != 1) {
+        if (value.length() != 1 || value.charAt(0) > 0x7f) { // one byte of UTF-8, as PostgreSQL requires
             throw unsupported(at, "COPY " + option + " must be a single one-byte character");
         }
         return value.charAt(0);

@@ -394,6 +394,7 @@ class CallStatementParserTest {
         assertFails("COPY t FROM STDIN (FORMAT text, HEADER)", ErrorCode.UNSUPPORTED_STATEMENT);
         assertFails("COPY t FROM STDIN (QUOTE '''')", ErrorCode.UNSUPPORTED_STATEMENT);
         assertFails("COPY t FROM STDIN (DELIMITER 'ab')", ErrorCode.UNSUPPORTED_STATEMENT);
+        assertFails("COPY t FROM STDIN (DELIMITER '\u00e9')", ErrorCode.UNSUPPORTED_STATEMENT); // one character, two bytes
         assertFails("COPY t FROM STDIN (FREEZE)", ErrorCode.UNSUPPORTED_STATEMENT);
         assertFails("COPY t FROM STDIN (FORMAT xml)", ErrorCode.SYNTAX_ERROR);
         assertFails("COPY other.t FROM STDIN", ErrorCode.SYNTAX_ERROR);

@@ -2,6 +2,7 @@ package dev.thresher.server;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.store.replica.CopyText;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
@@ -9,6 +10,8 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.Reader;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -574,20 +577,23 @@ public final class CsvLoader {
 
     /**
      * PostgreSQL's text format of COPY: one row per line, fields separated by the delimiter (a tab unless
-     * told), the NULL string ({@code \N} unless told) for NULL, and backslash escapes ({@code \b \f \n \r
-     * \t \v \\}, octal {@code \NNN}, hex {@code \xHH}; any other escaped character stands for itself);
-     * a line {@code \.} ends the data.
+     * told), the NULL string ({@code \N} unless told) for NULL, and backslash escapes, decoded by the codec the
+     * replicas read COPY's text with ({@link CopyText#fields}); a line {@code \.} ends the data. A field whose
+     * escapes make bytes that are not UTF-8 is refused.
      */
     static final class TextReader implements Records {
         private final BufferedReader in;
-        private final char delimiter;
-        private final String nullString;
+        private final byte delimiter;
+        private final byte[] nullString;
         private int line;
 
         TextReader(BufferedReader in, char delimiter, String nullString) {
+            if (delimiter > 0x7f) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "COPY DELIMITER must be a single one-byte character");
+            }
             this.in = in;
-            this.delimiter = delimiter;
-            this.nullString = nullString;
+            this.delimiter = (byte) delimiter;
+            this.nullString = nullString.getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
@@ -602,79 +608,24 @@ public final class CsvLoader {
             if (text == null || text.equals("\\.")) {
                 return null;
             }
-            List<Field> fields = new ArrayList<>();
-            int start = 0;
-            for (int i = 0; i <= text.length(); i++) {
-                if (i == text.length() || text.charAt(i) == delimiter) {
-                    String raw = text.substring(start, i);
-                    fields.add(raw.equals(nullString) ? Field.NULL : Field.of(unescape(raw)));
-                    start = i + 1;
-                } else if (text.charAt(i) == '\\') {
-                    i++; // an escaped delimiter is data
-                }
+            byte[][] raw;
+            try {
+                raw = CopyText.fields(text.getBytes(StandardCharsets.UTF_8), delimiter, nullString);
+            } catch (IllegalArgumentException e) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line + ": "
+                        + e.getMessage().replaceFirst("^COPY text: ", ""));
+            }
+            List<Field> fields = new ArrayList<>(raw.length);
+            for (byte[] value : raw) {
+                fields.add(value == null ? Field.NULL : Field.of(utf8(value)));
             }
             return fields;
         }
 
-        private String unescape(String raw) {
-            if (raw.indexOf('\\') < 0) {
-                return raw;
-            }
-            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(raw.length());
-            for (int i = 0; i < raw.length(); i++) {
-                char c = raw.charAt(i);
-                if (c != '\\') {
-                    byte[] b = String.valueOf(c).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-                    if (Character.isHighSurrogate(c) && i + 1 < raw.length()) {
-                        b = raw.substring(i, i + 2).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-                        i++;
-                    }
-                    out.writeBytes(b);
-                    continue;
-                }
-                if (++i == raw.length()) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line
-                            + ": a backslash ends the field");
-                }
-                char e = raw.charAt(i);
-                switch (e) {
-                    case 'b' -> out.write('\b');
-                    case 'f' -> out.write('\f');
-                    case 'n' -> out.write('\n');
-                    case 'r' -> out.write('\r');
-                    case 't' -> out.write('\t');
-                    case 'v' -> out.write(11);
-                    case 'x' -> {
-                        int j = i + 1;
-                        while (j < raw.length() && j < i + 3 && Character.digit(raw.charAt(j), 16) >= 0) {
-                            j++;
-                        }
-                        if (j == i + 1) {
-                            out.write('x');
-                        } else {
-                            out.write(Integer.parseInt(raw.substring(i + 1, j), 16));
-                            i = j - 1;
-                        }
-                    }
-                    default -> {
-                        if (e >= '0' && e <= '7') {
-                            int j = i;
-                            while (j < raw.length() && j < i + 3 && raw.charAt(j) >= '0' && raw.charAt(j) <= '7') {
-                                j++;
-                            }
-                            out.write(Integer.parseInt(raw.substring(i, j), 8) & 0xff);
-                            i = j - 1;
-                        } else {
-                            out.writeBytes(String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                        }
-                    }
-                }
-            }
-            byte[] bytes = out.toByteArray();
-            java.nio.charset.CharsetDecoder d = java.nio.charset.StandardCharsets.UTF_8.newDecoder();
+        private String utf8(byte[] bytes) {
             try {
-                return d.decode(java.nio.ByteBuffer.wrap(bytes)).toString();
-            } catch (java.nio.charset.CharacterCodingException ex) {
+                return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+            } catch (CharacterCodingException ex) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line
                         + ": an escape makes a byte sequence that is not UTF-8");
             }

@@ -7,9 +7,10 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Parses rows of {@code COPY ... TO STDOUT} in PostgreSQL's text format (the default: tab between
- * columns, {@code \N} for NULL, backslash escapes) into {@link Tuple}s holding each column's text form,
- * the same bytes {@code pgoutput} sends for it.
+ * PostgreSQL's text format of COPY, the one codec of it: rows of {@code COPY ... TO STDOUT} (the default: tab
+ * between columns, {@code \N} for NULL, backslash escapes) parsed into {@link Tuple}s holding each column's text
+ * form, the same bytes {@code pgoutput} sends for it, and the fields of a line of {@code COPY ... FROM STDIN} with
+ * its {@code DELIMITER} and {@code NULL} options ({@link #fields}).
  *
  * <p>Escapes are decoded at byte level as {@code COPY FROM} does: {@code \b \f \n \r \t \v} are the
  * control characters, {@code \\} a backslash, {@code \} and one to three octal digits the byte of that
@@ -39,17 +40,40 @@ public final class CopyText {
 
     /** Parses the row in {@code line[offset, offset + length)}, without its trailing newline. */
     public static Tuple parse(byte[] line, int offset, int length, int columns) {
-        Objects.checkFromIndexSize(offset, length, line.length);
         if (columns < 0) {
             throw new IllegalArgumentException("COPY text: negative column count " + columns);
         }
-        byte[][] values = new byte[columns][];
+        return new Tuple(split(line, offset, length, (byte) '\t', NULL_MARKER, columns));
+    }
+
+    /**
+     * The fields of one line of COPY's text format as {@code COPY FROM} reads them with options: separated by the
+     * one-byte {@code delimiter} (an escaped one is data), {@code null} for a field whose bytes are exactly
+     * {@code nullMarker}, every other field's escapes decoded; as many fields as the line holds.
+     *
+     * @throws IllegalArgumentException for a raw line break, a lone trailing backslash, or a delimiter that is not one
+     *     byte of ASCII
+     */
+    public static byte[][] fields(byte[] line, byte delimiter, byte[] nullMarker) {
+        if (delimiter < 0 || delimiter == '\\' || delimiter == '\n' || delimiter == '\r') {
+            throw new IllegalArgumentException("COPY text: the delimiter must be one byte of ASCII other than a backslash"
+                    + " or a line break");
+        }
+        return split(line, 0, line.length, delimiter, Objects.requireNonNull(nullMarker, "nullMarker"), -1);
+    }
+
+    private static final byte[] NULL_MARKER = {'\\', 'N'};
+
+    /** The fields of {@code line[offset, offset + length)}: exactly {@code columns} of them, or any number for -1. */
+    private static byte[][] split(byte[] line, int offset, int length, byte delimiter, byte[] nullMarker, int columns) {
+        Objects.checkFromIndexSize(offset, length, line.length);
         if (columns == 0) {
             if (length != 0) {
                 throw new IllegalArgumentException("COPY text: a row of no columns must be empty, got " + length + " bytes");
             }
-            return new Tuple(values);
+            return new byte[0][];
         }
+        byte[][] values = new byte[columns < 0 ? 4 : columns][];
         byte[] scratch = new byte[length];
         int end = offset + length;
         int p = offset;
@@ -57,7 +81,7 @@ public final class CopyText {
         while (true) {
             int start = p;
             int n = 0;
-            while (p < end && line[p] != '\t') {
+            while (p < end && line[p] != delimiter) {
                 byte c = line[p++];
                 if (c == '\n' || c == '\r') {
                     throw new IllegalArgumentException("COPY text: raw " + (c == '\n' ? "newline" : "carriage return")
@@ -108,17 +132,23 @@ public final class CopyText {
             if (column == columns) {
                 throw new IllegalArgumentException("COPY text: more than " + columns + " columns");
             }
-            boolean isNull = p - start == 2 && line[start] == '\\' && line[start + 1] == 'N';
+            if (column == values.length) {
+                values = Arrays.copyOf(values, values.length * 2);
+            }
+            boolean isNull = Arrays.equals(line, start, p, nullMarker, 0, nullMarker.length);
             values[column++] = isNull ? null : Arrays.copyOf(scratch, n);
             if (p == end) {
                 break;
             }
-            p++; // the tab
+            p++; // the delimiter
+        }
+        if (columns < 0) {
+            return column == values.length ? values : Arrays.copyOf(values, column);
         }
         if (column != columns) {
             throw new IllegalArgumentException("COPY text: " + column + " columns, expected " + columns);
         }
-        return new Tuple(values);
+        return values;
     }
 
     /**

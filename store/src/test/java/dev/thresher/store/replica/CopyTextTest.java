@@ -141,4 +141,32 @@ class CopyTextTest {
         OutputStream wrong = CopyText.rowSink(1, t -> {});
         assertThatThrownBy(() -> wrong.write("a\tb\n".getBytes(UTF_8))).isInstanceOf(IllegalArgumentException.class);
     }
+
+    private static List<String> fields(String line, char delimiter, String nullMarker) {
+        List<String> out = new ArrayList<>();
+        for (byte[] f : CopyText.fields(line.getBytes(UTF_8), (byte) delimiter, nullMarker.getBytes(UTF_8))) {
+            out.add(f == null ? null : new String(f, UTF_8));
+        }
+        return out;
+    }
+
+    @Test
+    void fieldsOfALineReadWithCopyFromsOptions() {
+        assertThat(fields("1|a\\|b|NA|\\x41\\101", '|', "NA")).containsExactly("1", "a|b", null, "AA");
+        // the NULL string is compared before escapes are decoded, as COPY FROM does
+        assertThat(fields("\\N;N\\A;NA", ';', "NA")).containsExactly("N", "NA", null);
+        assertThat(fields("", '\t', "\\N")).containsExactly("");
+        assertThat(fields("a\t\t", '\t', "\\N")).containsExactly("a", "", "");
+        assertThat(fields(String.join("\t", java.util.Collections.nCopies(9, "x")), '\t', "\\N")).hasSize(9);
+    }
+
+    @Test
+    void fieldsRefuseWhatCopyFromRefuses() {
+        assertThatThrownBy(() -> fields("a,b\\", ',', "")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lone backslash");
+        assertThatThrownBy(() -> CopyText.fields(new byte[] {'a'}, (byte) 0xc3, new byte[0]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("one byte of ASCII");
+        assertThatThrownBy(() -> CopyText.fields(new byte[] {'a'}, (byte) '\\', new byte[0]))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }
