@@ -182,8 +182,7 @@ public final class DevCluster implements AutoCloseable {
         }
         try (HikariDataSource controlDb = Pools.open("dev-setup", controlUrl(), USER, PASSWORD, 2)) {
             ControlStore.migrate(controlDb);
-            ControlStore control = new ControlStore(controlDb);
-            seed(control);
+            seed(new ControlStore(controlDb), new dev.thresher.store.control.TableCatalog(controlDb));
         }
         for (int i = 1; options.startNodes() && i <= options.shards(); i++) {
             int pg = options.pgwirePort() == 0 ? 0 : options.pgwirePort() + i - 1;
@@ -285,12 +284,12 @@ public final class DevCluster implements AutoCloseable {
         return options.shards() > 1 && options.standbys() ? List.of(i % options.shards() + 1) : List.of();
     }
 
-    private void seed(ControlStore control) throws SQLException, IOException {
+    private void seed(ControlStore control, dev.thresher.store.control.TableCatalog catalog) throws SQLException, IOException {
         control.ensureTenant(TENANT);
         for (int i = 1; i <= options.shards(); i++) {
-            control.putShard(i, shardUrl(i));
+            catalog.putShard(i, shardUrl(i));
         }
-        control.putTable(TENANT, "orders", "order_id", "bigint");
+        catalog.putTable(TENANT, "orders", "order_id", "bigint");
         int n = options.partitions();
         int width = Slots.COUNT / n;
         List<Partition> partitions = new ArrayList<>();
@@ -299,14 +298,14 @@ public final class DevCluster implements AutoCloseable {
             int hi = p == n - 1 ? Slots.COUNT - 1 : lo + width - 1;
             partitions.add(new Partition(p, TENANT, "orders", lo, hi, p % options.shards() + 1, 1));
         }
-        control.putTablePartitions(TENANT, "orders", partitions);
+        catalog.putTablePartitions(TENANT, "orders", partitions);
         loadOrders(partitions);
         // Deployed as a user deploys it: the package of examples/revenue_by_region, checked, with its manifest.
         try (TableAdmin tables = new TableAdmin(controlUrl(), USER, PASSWORD, new java.io.PrintStream(
                 java.io.PrintStream.nullOutputStream()))) {
             // Its schema as migration 1, as `thresher table create` records it: a move to a shard without the table
             // creates it there from its migrations.
-            tables.recordMigration(TENANT, "orders", 1, "create table", ORDERS_DDL,
+            catalog.recordMigration(TENANT, "orders", 1, "create table", ORDERS_DDL,
                     java.util.stream.IntStream.rangeClosed(1, options.shards()).boxed().toList(), "applied");
             BindingAdmin.Deployed d = new BindingAdmin(tables, options.limits()).deploy(TENANT, "dev-cluster",
                     ExampleComponents.revenueByRegionManifest(), ExampleComponents.revenueByRegionWasm());

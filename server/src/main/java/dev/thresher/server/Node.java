@@ -124,50 +124,33 @@ public final class Node implements AutoCloseable {
 
     /**
      * Holds this node's pools against what the control and shard database servers allow, and logs the
-     * totals for the nodes registered so far: the control pools, the upkeep pool and the listening
-     * connection against the control database; the shard pool (and a leader replica's own connections) against
-     * the shard database; both against one budget when they are the same server.
+     * totals for the nodes registered so far ({@link NodeConnections}: every pool the node opens, its table
+     * service's included): the control pools, the listening connection and the table service's catalog pool against
+     * the control database; the shard pool (and a leader replica's own connections) and the table service's pool
+     * against each shard database it is a candidate for; databases on one server against one budget.
      */
     private void checkConnectionBudget(int shardPool) {
-        int controlPerNode = controlDb.getMaximumPoolSize() + backgroundControlDb.getMaximumPoolSize() + 1;
-        int otherNodes;
-        int otherNodesOnShard;
-        String controlServer;
-        String shardServer;
-        try (java.sql.Connection c = backgroundControlDb.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*), count(*) FILTER (WHERE shard_id = ?), host(inet_server_addr()) || ':' || inet_server_port()"
-                        + " FROM hosts WHERE host_id <> ?")) {
-            ps.setInt(1, config.shardId());
-            ps.setString(2, config.hostId());
-            try (java.sql.ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                otherNodes = rs.getInt(1);
-                otherNodesOnShard = rs.getInt(2);
-                controlServer = rs.getString(3);
-            }
-        } catch (java.sql.SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-        try (java.sql.Connection c = shardDb.getConnection(); java.sql.Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery("SELECT host(inet_server_addr()) || ':' || inet_server_port()")) {
-            rs.next();
-            shardServer = rs.getString(1);
-        } catch (java.sql.SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database: " + e.getMessage(), e);
-        }
-        if (controlServer != null && controlServer.equals(shardServer)) {
-            new ConnectionBudget("control and shard databases (one server, " + controlServer + ")",
-                    controlPerNode + shardPool, otherNodes + 1, ConnectionBudget.available(backgroundControlDb))
-                    .check(log);
-            return;
-        }
-        new ConnectionBudget("control database", controlPerNode, otherNodes + 1,
-                ConnectionBudget.available(backgroundControlDb)).check(log);
+        NodeConnections node = new NodeConnections(controlDb.getMaximumPoolSize(),
+                backgroundControlDb.getMaximumPoolSize(), shardPool);
+        dev.thresher.store.control.OtherNodes others = dev.thresher.store.control.OtherNodes.besides(backgroundControlDb,
+                config.hostId());
+        Map<Integer, String> shardServers = new java.util.TreeMap<>();
+        Map<String, javax.sql.DataSource> servers = new java.util.HashMap<>();
+        servers.put(others.controlServer() == null ? "control" : others.controlServer(), backgroundControlDb);
         for (var e : shardDbs.entrySet()) {
-            new ConnectionBudget("shard database " + e.getKey(), shardPool,
-                    (e.getKey() == config.shardId() ? otherNodesOnShard : otherNodes) + 1,
-                    ConnectionBudget.available(e.getValue())).check(log);
+            String server;
+            try (java.sql.Connection c = e.getValue().getConnection(); java.sql.Statement s = c.createStatement();
+                 java.sql.ResultSet rs = s.executeQuery("SELECT host(inet_server_addr()) || ':' || inet_server_port()")) {
+                rs.next();
+                server = rs.getString(1);
+            } catch (java.sql.SQLException ex) {
+                throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database: " + ex.getMessage(), ex);
+            }
+            shardServers.put(e.getKey(), server);
+            servers.putIfAbsent(server == null ? "shard-" + e.getKey() : server, e.getValue());
         }
+        node.budgets(others.controlServer(), shardServers, others.count(), others.candidates(),
+                key -> ConnectionBudget.available(servers.get(key))).forEach(b -> b.check(log));
     }
 
     private void startParts() throws InterruptedException {

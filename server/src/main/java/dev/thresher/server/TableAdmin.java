@@ -1,12 +1,12 @@
 package dev.thresher.server;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.thresher.bindings.Selector;
 import dev.thresher.bindings.TableService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.TableCatalog;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
@@ -19,7 +19,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,8 +28,9 @@ import java.util.regex.Pattern;
 
 /**
  * Tables an operator creates, lists, shows and drops: the catalog rows in the control database (the
- * table, its key, its partitions tiling every slot) and, on each shard database holding a partition, the
- * table itself, partitioned by its slot column with one child table per partition.
+ * table, its key, its partitions tiling every slot), read and written through {@link TableCatalog}, and, on each
+ * shard database holding a partition, the table itself, partitioned by its slot column with one child table per
+ * partition.
  *
  * <p>Create writes the shard databases first, each in a transaction of its own, then the catalog: the
  * table's row, then its partitions as one checked set in one transaction. When a step fails, the shard
@@ -48,13 +48,15 @@ public final class TableAdmin implements AutoCloseable {
 
     private final HikariDataSource controlDb;
     private final ControlStore control;
+    private final TableCatalog catalog;
     private final String user;
     private final String password;
     private final PrintStream out;
 
     public TableAdmin(String controlUrl, String user, String password, PrintStream out) {
-        this.controlDb = Pools.open("thresher-table-admin", controlUrl, user, password, 2);
+        this.controlDb = Pools.open("thresher-table-admin", controlUrl, user, password, CONTROL_POOL_SIZE);
         this.control = new ControlStore(controlDb);
+        this.catalog = new TableCatalog(controlDb);
         this.user = user;
         this.password = password;
         this.out = out;
@@ -137,7 +139,7 @@ public final class TableAdmin implements AutoCloseable {
         if (tableExists(tenant, table)) { // partitions reference their table's row, so this covers them too
             throw invalid("table " + table + " exists already");
         }
-        int firstId = nextPartitionId();
+        int firstId = catalog.nextPartitionId();
         List<Partition> planned = new ArrayList<>();
         int width = Slots.COUNT / partitions;
         for (int i = 0; i < partitions; i++) {
@@ -158,12 +160,13 @@ public final class TableAdmin implements AutoCloseable {
                 out.printf("shard %d: created %s with %d partitions%n", e.getKey(), table, e.getValue().size());
             }
             control.ensureTenant(tenant); // a new cluster's first table may come before its first binding
-            control.putTable(tenant, table, keyColumn, key.type());
+            catalog.putTable(tenant, table, keyColumn, key.type());
             if (!shardIds.isEmpty()) {
-                setResidency(tenant, table, over);
+                catalog.setResidency(tenant, table, over); // pinned: a move elsewhere is refused
             }
-            control.putTablePartitions(tenant, table, planned);
-            recordMigration(tenant, table, 1, "create table", createDdl(table, columns), byShard.keySet(), "applied");
+            catalog.putTablePartitions(tenant, table, planned);
+            catalog.recordMigration(tenant, table, 1, "create table", createDdl(table, columns), byShard.keySet(),
+                    "applied");
         } catch (RuntimeException e) {
             for (int shard : created) {
                 try {
@@ -173,7 +176,11 @@ public final class TableAdmin implements AutoCloseable {
                     e.addSuppressed(again);
                 }
             }
-            deleteTableRow(tenant, table);
+            try {
+                catalog.deleteTableWithoutPartitions(tenant, table);
+            } catch (ThresherException ignored) {
+                // the create's own failure is what the operator needs to see
+            }
             throw e;
         }
         return planned;
@@ -183,9 +190,10 @@ public final class TableAdmin implements AutoCloseable {
     public List<String> list(String tenant) {
         Topology t = control.readTopology();
         List<String> lines = new ArrayList<>();
-        for (String[] row : tables(tenant)) {
-            List<Partition> parts = t.partitionsOf(tenant, row[0]);
-            lines.add(String.format("%-24s key %-12s %3d partitions on shards %s%s", row[0], row[1] + " " + row[2],
+        for (TableCatalog.Table row : catalog.tables(tenant)) {
+            List<Partition> parts = t.partitionsOf(tenant, row.name());
+            lines.add(String.format("%-24s key %-12s %3d partitions on shards %s%s", row.name(),
+                    row.keyColumn() + " " + row.keyType(),
                     parts.size(), parts.stream().map(Partition::shardId).distinct().sorted().toList(),
                     Tiling.problem(parts).map(p -> "  NOT TILING: " + p).orElse("")));
         }
@@ -194,11 +202,10 @@ public final class TableAdmin implements AutoCloseable {
 
     /** One table: its key and each partition with its slots, shard, epoch and leader. */
     public List<String> show(String tenant, String table) {
-        String[] row = tables(tenant).stream().filter(r -> r[0].equals(table)).findFirst()
-                .orElseThrow(() -> invalid("there is no table " + table));
+        TableCatalog.Table row = table(tenant, table);
         Topology t = control.readTopology();
         List<String> lines = new ArrayList<>();
-        lines.add("table " + table + ", key " + row[1] + " " + row[2]);
+        lines.add("table " + table + ", key " + row.keyColumn() + " " + row.keyType());
         Tiling.problem(t.partitionsOf(tenant, table)).ifPresent(p -> lines.add("NOT TILING: " + p));
         for (Partition p : t.partitionsOf(tenant, table)) {
             lines.add(String.format("  partition %-5d slots %5d..%-5d shard %d  epoch %d  leader %s", p.id(), p.slotLo(),
@@ -220,41 +227,15 @@ public final class TableAdmin implements AutoCloseable {
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} while a binding reads it
      */
     public void drop(String tenant, String table) {
-        if (tables(tenant).stream().noneMatch(r -> r[0].equals(table))) {
-            throw invalid("there is no table " + table);
-        }
-        List<String> readers = bindingsReading(tenant, table);
+        table(tenant, table);
+        List<String> readers = control.bindings().readersOf(tenant, table);
         if (!readers.isEmpty()) {
             throw invalid("table " + table + " is read by binding(s) " + readers + "; remove them first");
         }
         Map<Integer, String> shards = shardUrls();
         List<Integer> holding = control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId)
                 .distinct().sorted().toList();
-        try (Connection c = controlDb.getConnection()) {
-            c.setAutoCommit(false);
-            // The partitions' rows first, locked: a lease keeper taking leases skips locked rows, so no lease
-            // appears between deleting the leases and deleting the partitions.
-            try (PreparedStatement lock = c.prepareStatement(
-                    "SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ? FOR UPDATE")) {
-                lock.setString(1, tenant);
-                lock.setString(2, table);
-                lock.executeQuery().close();
-            }
-            try (PreparedStatement leases = c.prepareStatement("""
-                    DELETE FROM partition_leases WHERE partition_id IN
-                      (SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ?)""");
-                 PreparedStatement parts = c.prepareStatement("DELETE FROM partitions WHERE tenant = ? AND table_name = ?");
-                 PreparedStatement tab = c.prepareStatement("DELETE FROM user_tables WHERE tenant = ? AND table_name = ?")) {
-                for (PreparedStatement ps : List.of(leases, parts, tab)) {
-                    ps.setString(1, tenant);
-                    ps.setString(2, table);
-                    ps.executeUpdate();
-                }
-            }
-            c.commit();
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
+        catalog.dropTable(tenant, table); // its partitions locked first: no lease appears between the deletes
         for (int shard : holding) {
             dropOnShard(shards.get(shard), table);
             out.printf("shard %d: dropped %s%n", shard, table);
@@ -307,7 +288,7 @@ public final class TableAdmin implements AutoCloseable {
         }
         List<Integer> holding = control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId)
                 .distinct().sorted().toList();
-        recordMigration(tenant, table, -1, description, ddl, holding, "pending");
+        catalog.recordMigration(tenant, table, -1, description, ddl, holding, "pending");
         return migrate(tenant, table);
     }
 
@@ -320,29 +301,16 @@ public final class TableAdmin implements AutoCloseable {
     public TableService.TableInfo migrate(String tenant, String table) {
         key(tenant, table);
         Map<Integer, String> urls = shardUrls();
-        Map<Integer, List<Object[]>> todo = new TreeMap<>();
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT s.shard_id, m.version, m.description, m.ddl FROM table_migrations m
-                JOIN table_migration_shards s USING (tenant, table_name, version)
-                WHERE m.tenant = ? AND m.table_name = ? AND s.state <> 'applied'
-                ORDER BY s.shard_id, m.version""")) {
-            ps.setString(1, tenant);
-            ps.setString(2, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    todo.computeIfAbsent(rs.getInt(1), k -> new ArrayList<>())
-                            .add(new Object[] {rs.getInt(2), rs.getString(3), rs.getString(4)});
-                }
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
+        Map<Integer, List<TableCatalog.PendingMigration>> todo = new TreeMap<>();
+        catalog.pendingMigrations(tenant, table)
+                .forEach(m -> todo.computeIfAbsent(m.shardId(), k -> new ArrayList<>()).add(m));
         todo.forEach((shard, migrations) -> {
-            for (Object[] m : migrations) {
-                int version = (Integer) m[0];
-                String error = applyOnShard(urls.get(shard), table, version, (String) m[1], (String) m[2]);
-                setShardState(tenant, table, version, shard, error == null ? "applied" : "failed", error);
-                out.printf("shard %d: migration %d (%s) %s%n", shard, version, m[1], error == null ? "applied" : "failed: " + error);
+            for (TableCatalog.PendingMigration m : migrations) {
+                int version = m.version();
+                String error = applyOnShard(urls.get(shard), table, version, m.description(), m.ddl());
+                catalog.setMigrationState(tenant, table, version, shard, error == null ? "applied" : "failed", error);
+                out.printf("shard %d: migration %d (%s) %s%n", shard, version, m.description(),
+                        error == null ? "applied" : "failed: " + error);
                 if (error != null) {
                     break;
                 }
@@ -383,122 +351,28 @@ public final class TableAdmin implements AutoCloseable {
         }
     }
 
-    /** Records a migration (version -1: the next one) with one state for every shard in {@code shards}. */
-    void recordMigration(String tenant, String table, int version, String description, String ddl,
-                                 java.util.Collection<Integer> shards, String state) {
-        try (Connection c = controlDb.getConnection()) {
-            c.setAutoCommit(false);
-            try (PreparedStatement lock = c.prepareStatement(
-                    "SELECT 1 FROM user_tables WHERE tenant = ? AND table_name = ? FOR UPDATE")) {
-                lock.setString(1, tenant);
-                lock.setString(2, table);
-                lock.executeQuery().close(); // migrations of one table are numbered one at a time
-            }
-            int v = version;
-            if (v < 0) {
-                try (PreparedStatement next = c.prepareStatement("SELECT greatest(coalesce(max(version), 0), 1) + 1"
-                        + " FROM table_migrations WHERE tenant = ? AND table_name = ?")) {
-                    next.setString(1, tenant);
-                    next.setString(2, table);
-                    try (ResultSet rs = next.executeQuery()) {
-                        rs.next();
-                        v = rs.getInt(1);
-                    }
-                }
-            }
-            try (PreparedStatement m = c.prepareStatement("INSERT INTO table_migrations (tenant, table_name, version,"
-                    + " description, ddl) VALUES (?, ?, ?, ?, ?)");
-                 PreparedStatement st = c.prepareStatement("INSERT INTO table_migration_shards (tenant, table_name,"
-                         + " version, shard_id, state) VALUES (?, ?, ?, ?, ?)")) {
-                m.setString(1, tenant);
-                m.setString(2, table);
-                m.setInt(3, v);
-                m.setString(4, description);
-                m.setString(5, ddl);
-                m.executeUpdate();
-                for (int shard : shards) {
-                    st.setString(1, tenant);
-                    st.setString(2, table);
-                    st.setInt(3, v);
-                    st.setInt(4, shard);
-                    st.setString(5, state);
-                    st.addBatch();
-                }
-                st.executeBatch();
-            }
-            c.commit();
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-    }
-
-    private void setShardState(String tenant, String table, int version, int shard, String state, String error) {
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                UPDATE table_migration_shards SET state = ?, error = ?, updated_at = now()
-                WHERE tenant = ? AND table_name = ? AND version = ? AND shard_id = ?""")) {
-            ps.setString(1, state);
-            ps.setString(2, error);
-            ps.setString(3, tenant);
-            ps.setString(4, table);
-            ps.setInt(5, version);
-            ps.setInt(6, shard);
-            ps.executeUpdate();
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-    }
-
     /** A table as an operator sees it: key, tiling, partitions with their leaders, migrations per shard. */
     public TableService.TableInfo info(String tenant, String table) {
-        String[] row = tables(tenant).stream().filter(r -> r[0].equals(table)).findFirst()
-                .orElseThrow(() -> invalid("there is no table " + table));
-        return info(tenant, row, control.readTopology());
+        return info(tenant, table(tenant, table), control.readTopology());
     }
 
     /** Every table of a tenant. */
     public List<TableService.TableInfo> infos(String tenant) {
         Topology t = control.readTopology();
-        return tables(tenant).stream().map(r -> info(tenant, r, t)).toList();
+        return catalog.tables(tenant).stream().map(r -> info(tenant, r, t)).toList();
     }
 
-    private TableService.TableInfo info(String tenant, String[] row, Topology t) {
-        String table = row[0];
+    private TableService.TableInfo info(String tenant, TableCatalog.Table row, Topology t) {
+        String table = row.name();
         List<Partition> parts = t.partitionsOf(tenant, table);
         List<TableService.PartitionInfo> partitions = parts.stream().map(p -> new TableService.PartitionInfo(p.id(),
                 p.slotLo(), p.slotHi(), p.shardId(), p.epoch(), t.leaderOf(p).map(h -> h.hostId()).orElse(""))).toList();
-        Map<Integer, String[]> described = new TreeMap<>();
-        Map<Integer, Map<Integer, String>> states = new TreeMap<>();
-        Map<Integer, Map<Integer, String>> errors = new TreeMap<>();
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT m.version, m.description, s.shard_id, s.state, s.error FROM table_migrations m
-                LEFT JOIN table_migration_shards s USING (tenant, table_name, version)
-                WHERE m.tenant = ? AND m.table_name = ? ORDER BY m.version, s.shard_id""")) {
-            ps.setString(1, tenant);
-            ps.setString(2, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    int v = rs.getInt(1);
-                    described.put(v, new String[] {rs.getString(2)});
-                    states.computeIfAbsent(v, k -> new TreeMap<>());
-                    errors.computeIfAbsent(v, k -> new TreeMap<>());
-                    int shard = rs.getInt(3);
-                    if (!rs.wasNull()) {
-                        states.get(v).put(shard, rs.getString(4));
-                        if (rs.getString(5) != null) {
-                            errors.get(v).put(shard, rs.getString(5));
-                        }
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-        List<TableService.MigrationInfo> migrations = new ArrayList<>();
-        described.forEach((v, d) -> migrations.add(new TableService.MigrationInfo(v, d[0], states.get(v), errors.get(v))));
-        return new TableService.TableInfo(table, row[1], row[2], Tiling.problem(parts).orElse(null), partitions, migrations);
+        List<TableService.MigrationInfo> migrations = catalog.migrations(tenant, table).stream()
+                .map(m -> new TableService.MigrationInfo(m.version(), m.description(), m.states(), m.errors())).toList();
+        return new TableService.TableInfo(table, row.keyColumn(), row.keyType(), Tiling.problem(parts).orElse(null),
+                partitions, migrations);
     }
 
-    /** The shard databases of the cluster, by id. */
     /**
      * Refuses, {@link ErrorCode#TOPOLOGY_CHANGE_REFUSED}, a shard database that cannot be reached within 5 s or
      * cannot be written (a standby in recovery, a read-only user): a placement never falls back silently.
@@ -534,19 +408,6 @@ public final class TableAdmin implements AutoCloseable {
         }
     }
 
-    /** Pins a table's partitions to {@code shards}: a move elsewhere is refused. */
-    private void setResidency(String tenant, String table, List<Integer> shards) {
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "UPDATE user_tables SET residency = ? WHERE tenant = ? AND table_name = ?")) {
-            ps.setArray(1, c.createArrayOf("integer", shards.stream().sorted().toArray()));
-            ps.setString(2, tenant);
-            ps.setString(3, table);
-            ps.executeUpdate();
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-    }
-
     /** The shard ids of {@code shards}, each an id or a name. */
     public List<Integer> shardIds(List<String> shards) {
         Map<Integer, String> names = shardNames();
@@ -563,36 +424,18 @@ public final class TableAdmin implements AutoCloseable {
 
     /** The shard databases' names, by id. */
     public Map<Integer, String> shardNames() {
-        Map<Integer, String> names = new TreeMap<>();
-        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT shard_id, name FROM shards ORDER BY shard_id")) {
-            while (rs.next()) {
-                names.put(rs.getInt(1), rs.getString(2));
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-        return names;
+        return catalog.shardNames();
     }
 
+    /** The shard databases of the cluster: id to JDBC URL, by id. */
     public Map<Integer, String> shardUrls() {
-        Map<Integer, String> shards = new TreeMap<>();
-        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT shard_id, jdbc_url FROM shards ORDER BY shard_id")) {
-            while (rs.next()) {
-                shards.put(rs.getInt(1), rs.getString(2));
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-        return shards;
+        return catalog.shardUrls();
     }
 
     /** The key column and key type of a table, or a refusal naming the tables there are. */
     public String[] key(String tenant, String table) {
-        return tables(tenant).stream().filter(r -> r[0].equals(table)).findFirst()
-                .map(r -> new String[] {r[1], r[2]})
-                .orElseThrow(() -> invalid("there is no table " + table));
+        TableCatalog.Table row = table(tenant, table);
+        return new String[] {row.keyColumn(), row.keyType()};
     }
 
     /** The database user this admin connects as (to the control and shard databases). */
@@ -628,8 +471,13 @@ public final class TableAdmin implements AutoCloseable {
                 .getConnection();
     }
 
-    /** Connections per shard database one admin holds at most: the loads and inserts a node runs at once. */
+    /**
+     * Connections per shard database one admin holds at most: the loads and inserts a node runs at once. A node's
+     * table service keeps such a pool for each shard database it writes; its connection budget counts them.
+     */
     static final int SHARD_POOL_SIZE = 4;
+    /** Connections to the control database one admin holds at most (its catalog reads and writes); counted likewise. */
+    static final int CONTROL_POOL_SIZE = 2;
     private final java.util.concurrent.ConcurrentHashMap<String, HikariDataSource> shardPools =
             new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -682,73 +530,14 @@ public final class TableAdmin implements AutoCloseable {
         }
     }
 
-    private void deleteTableRow(String tenant, String table) {
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "DELETE FROM user_tables t WHERE tenant = ? AND table_name = ? AND NOT EXISTS "
-                        + "(SELECT 1 FROM partitions p WHERE p.tenant = t.tenant AND p.table_name = t.table_name)")) {
-            ps.setString(1, tenant);
-            ps.setString(2, table);
-            ps.executeUpdate();
-        } catch (SQLException e) {
-            // the create's own failure is what the operator needs to see
-        }
-    }
-
     private boolean tableExists(String tenant, String table) {
-        return tables(tenant).stream().anyMatch(r -> r[0].equals(table));
+        return catalog.tables(tenant).stream().anyMatch(r -> r.name().equals(table));
     }
 
-    private List<String[]> tables(String tenant) {
-        List<String[]> rows = new ArrayList<>();
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT table_name, key_column, key_type FROM user_tables WHERE tenant = ? ORDER BY table_name")) {
-            ps.setString(1, tenant);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
-                }
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-        return rows;
-    }
-
-    private int nextPartitionId() {
-        try (Connection c = controlDb.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT coalesce(max(partition_id), -1) + 1 FROM partitions")) {
-            rs.next();
-            return rs.getInt(1);
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-    }
-
-    private List<String> bindingsReading(String tenant, String table) {
-        Map<String, String> current = new LinkedHashMap<>();
-        try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT DISTINCT ON (name) name, selector_sql FROM bindings WHERE tenant = ? AND kind = 'call'
-                ORDER BY name, version DESC""")) {
-            ps.setString(1, tenant);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    current.put(rs.getString(1), rs.getString(2));
-                }
-            }
-        } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
-        List<String> readers = new ArrayList<>();
-        current.forEach((name, sql) -> {
-            try {
-                if (Selector.parse(sql).table().equals(table)) {
-                    readers.add(name);
-                }
-            } catch (ThresherException bad) {
-                // a binding whose selector no longer parses reads nothing
-            }
-        });
-        return readers;
+    /** A table's row, or a refusal: there is no such table. */
+    private TableCatalog.Table table(String tenant, String table) {
+        return catalog.tables(tenant).stream().filter(r -> r.name().equals(table)).findFirst()
+                .orElseThrow(() -> invalid("there is no table " + table));
     }
 
     private static ThresherException invalid(String message) {

@@ -17,24 +17,30 @@ import javax.sql.DataSource;
  *
  * @param database what the budget is for, as the log names it
  * @param perNode connections this node may open at most
- * @param nodes nodes that open as many against the same server (this one included)
+ * @param nodes nodes that open connections against the same server (this one included)
  * @param available connections the server gives to ordinary roles
+ * @param most connections all of those nodes together may open at most
  */
-public record ConnectionBudget(String database, int perNode, int nodes, int available) {
+public record ConnectionBudget(String database, int perNode, int nodes, int available, long most) {
     /** The verdict on a budget. */
     public enum Verdict { FITS, CLUSTER_DOES_NOT_FIT, NODE_DOES_NOT_FIT }
+
+    /** A budget where each of {@code nodes} opens as many as this one. */
+    public ConnectionBudget(String database, int perNode, int nodes, int available) {
+        this(database, perNode, nodes, available, (long) perNode * nodes);
+    }
 
     public Verdict verdict() {
         if (perNode > available) {
             return Verdict.NODE_DOES_NOT_FIT;
         }
-        return (long) perNode * nodes > available ? Verdict.CLUSTER_DOES_NOT_FIT : Verdict.FITS;
+        return most > available ? Verdict.CLUSTER_DOES_NOT_FIT : Verdict.FITS;
     }
 
     /** One line for the log: the figures and the verdict. */
     public String describe() {
         return database + ": this node opens at most " + perNode + " connections, " + nodes + " node(s) at most "
-                + (long) perNode * nodes + "; the server allows " + available + " (max_connections less reserved)"
+                + most + "; the server allows " + available + " (max_connections less reserved)"
                 + switch (verdict()) {
                     case FITS -> "";
                     case CLUSTER_DOES_NOT_FIT -> " — the nodes together can exhaust it: raise max_connections or lower"

@@ -26,6 +26,18 @@ class ConnectionBudgetTest {
     }
 
     @Test
+    void nodesThatOpenDifferentNumbersAreJudgedByWhatTheyOpenTogether() {
+        // 12 here, 3 nodes, 20 between them: fits 20 where 3 nodes each opening 12 would not
+        ConnectionBudget mixed = new ConnectionBudget("shard 1", 12, 3, 20, 20);
+        assertThat(mixed.verdict()).isEqualTo(ConnectionBudget.Verdict.FITS);
+        assertThat(mixed.describe()).contains("at most 12 connections, 3 node(s) at most 20;");
+        assertThat(new ConnectionBudget("shard 1", 12, 3, 19, 20).verdict())
+                .isEqualTo(ConnectionBudget.Verdict.CLUSTER_DOES_NOT_FIT);
+        assertThat(new ConnectionBudget("shard 1", 12, 3, 11, 20).verdict())
+                .isEqualTo(ConnectionBudget.Verdict.NODE_DOES_NOT_FIT);
+    }
+
+    @Test
     void theServersAllowanceIsMaxConnectionsLessTheReserved() throws Exception {
         try (HikariDataSource db = Pools.open("budget-test", TestPostgres.newDatabase(), null, null, 2);
              var c = db.getConnection(); var s = c.createStatement();

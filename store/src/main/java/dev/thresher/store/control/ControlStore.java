@@ -10,8 +10,6 @@ import dev.thresher.store.DbDeadline;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Leadership;
 import dev.thresher.topology.Partition;
-import dev.thresher.topology.Slots;
-import dev.thresher.topology.Tiling;
 import dev.thresher.topology.Topology;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,19 +28,23 @@ import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
 /**
- * The control database: catalog (tenants, packages, bindings, tables), topology (shards,
- * partitions, hosts, leadership leases) and invocation records. Every method is one short
- * transaction; callers run them off event loops.
+ * The control database: topology (hosts, leadership leases, the partitions as they move) and invocation records.
+ * Tenants, packages, manifests and binding versions are {@link BindingCatalog}'s; tables, their partitions as created
+ * and dropped, and the shard databases are {@link TableCatalog}'s; each is written only there (the methods here that
+ * write them delegate).
+ * Every method is one short transaction; callers run them off event loops.
  */
 public final class ControlStore {
     private final DataSource db;
     private final ControlSql sql;
     private final BindingCatalog bindings;
+    private final TableCatalog tables;
 
     public ControlStore(DataSource db) {
         this.db = db;
         this.sql = new ControlSql(db);
         this.bindings = new BindingCatalog(db);
+        this.tables = new TableCatalog(db);
     }
 
     /** Applies the versioned migrations in {@code db/control}; safe to call from every node at start. */
@@ -97,91 +99,32 @@ public final class ControlStore {
         return bindings.call(tenant, name, version);
     }
 
-    /** Registers a shard database as {@code shard-<id>}, or changes its URL. */
+    // The catalog of tables, partitions and shard databases is TableCatalog's; these delegate to it for the
+    // callers (the dev cluster, the node's boot, tests) that hold a ControlStore.
+
+    /** {@link TableCatalog#putShard}. */
     public void putShard(int shardId, String jdbcUrl) {
-        update("INSERT INTO shards (shard_id, jdbc_url, name) VALUES (?, ?, 'shard-' || ?) ON CONFLICT (shard_id) DO UPDATE"
-                + " SET jdbc_url = EXCLUDED.jdbc_url", shardId, jdbcUrl, shardId);
+        tables.putShard(shardId, jdbcUrl);
     }
 
-    /** The shard databases: id to JDBC URL, in id order. */
+    /** {@link TableCatalog#shardUrls}. */
     public Map<Integer, String> shardUrls() {
-        return inTransaction(c -> {
-            Map<Integer, String> out = new java.util.TreeMap<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT shard_id, jdbc_url FROM shards");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getInt(1), rs.getString(2));
-                }
-            }
-            return out;
-        });
+        return tables.shardUrls();
     }
 
+    /** {@link TableCatalog#putTable}. */
     public void putTable(String tenant, String table, String keyColumn, String keyType) {
-        update("""
-                INSERT INTO user_tables (tenant, table_name, key_column, key_type) VALUES (?, ?, ?, ?)
-                ON CONFLICT (tenant, table_name) DO NOTHING""", tenant, table, keyColumn, keyType);
+        tables.putTable(tenant, table, keyColumn, keyType);
     }
 
-    /**
-     * Writes the partitions of a table that has none yet, as one set that must tile the slot space: every
-     * slot in exactly one partition. All are written, in one transaction, or none.
-     *
-     * @throws ThresherException {@link ErrorCode#PARTITIONS_DO_NOT_TILE} naming the first gap or overlap,
-     *     or when the table already has partitions (they are moved and split, not written again);
-     *     {@link ErrorCode#INVALID_CONFIGURATION} when a partition names another table
-     */
+    /** {@link TableCatalog#putTablePartitions}. */
     public void putTablePartitions(String tenant, String table, List<Partition> partitions) {
-        for (Partition p : partitions) {
-            if (!p.tenant().equals(tenant) || !p.table().equals(table)) {
-                throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "partition " + p.id() + " belongs to "
-                        + p.tenant() + "/" + p.table() + ", not to " + tenant + "/" + table);
-            }
-        }
-        Tiling.problem(partitions).ifPresent(problem -> {
-            throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, "the partitions of " + tenant + "/" + table
-                    + " do not tile the " + Slots.COUNT + " slots: " + problem);
-        });
-        inTransaction(c -> {
-            try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
-                lock.setString(1, "partitions/" + tenant + "/" + table);
-                lock.execute();
-            }
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT count(*) FROM partitions WHERE tenant = ? AND table_name = ?")) {
-                bind(ps, tenant, table);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    if (rs.getLong(1) > 0) {
-                        throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, tenant + "/" + table + " already has "
-                                + rs.getLong(1) + " partitions; a second set would overlap them");
-                    }
-                }
-            }
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)""")) {
-                for (Partition p : partitions) {
-                    bind(ps, p.id(), p.tenant(), p.table(), p.slotLo(), p.slotHi(), p.shardId(), p.epoch());
-                    ps.addBatch();
-                }
-                ps.executeBatch();
-            }
-            return null;
-        });
+        tables.putTablePartitions(tenant, table, partitions);
     }
 
-    /**
-     * Writes one partition as is, unless its id exists. No tiling check: a table written partition by
-     * partition may have gaps meanwhile (a call over it is refused with
-     * {@link ErrorCode#PARTITIONS_DO_NOT_TILE} until it tiles); {@link #putTablePartitions} writes a
-     * checked set.
-     */
+    /** {@link TableCatalog#putPartition}. */
     public void putPartition(Partition p) {
-        update("""
-                INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch)
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (partition_id) DO NOTHING""",
-                p.id(), p.tenant(), p.table(), p.slotLo(), p.slotHi(), p.shardId(), p.epoch());
+        tables.putPartition(p);
     }
 
     // ---- topology ------------------------------------------------------------------------------
