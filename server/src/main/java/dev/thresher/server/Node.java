@@ -27,6 +27,7 @@ import dev.thresher.store.CountingDataSource;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlCache;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.TopologyStore;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Host;
 import dev.thresher.wire.WireClient;
@@ -134,20 +135,10 @@ public final class Node implements AutoCloseable {
         int otherNodesOnShard;
         String controlServer;
         String shardServer;
-        try (java.sql.Connection c = backgroundControlDb.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*), count(*) FILTER (WHERE shard_id = ?), host(inet_server_addr()) || ':' || inet_server_port()"
-                        + " FROM hosts WHERE host_id <> ?")) {
-            ps.setInt(1, config.shardId());
-            ps.setString(2, config.hostId());
-            try (java.sql.ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                otherNodes = rs.getInt(1);
-                otherNodesOnShard = rs.getInt(2);
-                controlServer = rs.getString(3);
-            }
-        } catch (java.sql.SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: " + e.getMessage(), e);
-        }
+        TopologyStore.OtherHosts others = new TopologyStore(backgroundControlDb).otherHosts(config.hostId(), config.shardId());
+        otherNodes = others.otherHosts();
+        otherNodesOnShard = others.otherHostsOnShard();
+        controlServer = others.controlServer();
         try (java.sql.Connection c = shardDb.getConnection(); java.sql.Statement s = c.createStatement();
              java.sql.ResultSet rs = s.executeQuery("SELECT host(inet_server_addr()) || ':' || inet_server_port()")) {
             rs.next();
@@ -217,7 +208,9 @@ public final class Node implements AutoCloseable {
         callPathControlDb = new CountingDataSource(Pools.bounded(controlDb));
         metrics.bindControlStatements(callPathControlDb);
         control = new ControlStore(callPathControlDb);
-        ControlStore upkeep = new ControlStore(Pools.bounded(backgroundControlDb));
+        javax.sql.DataSource upkeepDb = Pools.bounded(backgroundControlDb);
+        ControlStore upkeep = new ControlStore(upkeepDb);
+        TopologyStore topology = new TopologyStore(upkeepDb);
         catalog = ControlCache.start(upkeep, () -> DriverManager.getConnection(config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword()), limits.topologyPollMs(), config.hostId());
         failpoints = config.failpointsEnabled() ? Failpoints.enabled() : Failpoints.disabled();
@@ -235,7 +228,7 @@ public final class Node implements AutoCloseable {
         // Partition reads have their own threads, as many as the shard pool has connections.
         readExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
-        leases = new LeaseKeeper(upkeep, config.hostId(), limits.partitionLeaseMs(), failpoints);
+        leases = new LeaseKeeper(topology, config.hostId(), limits.partitionLeaseMs(), failpoints);
         ComponentCache components = new ComponentCache(control::packageBytes);
         startReplicas(limits);
         shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
@@ -287,7 +280,7 @@ public final class Node implements AutoCloseable {
         http.serveHandlers(handlers); // HTTP handler bindings' routes under /v1/http/
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
-        upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
+        topology.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
                         config.advertisedWirePort(wireServer.port())),
                 pgwireAddress(), httpAddress(), config.standbyShards());
         leasesStarted = true;
