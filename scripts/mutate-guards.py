@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 STORE = "store/src/main/java/dev/thresher/store/control/ControlStore.java"
 CATALOG = "store/src/main/java/dev/thresher/store/control/BindingCatalog.java"
+TOPOLOGY = "store/src/main/java/dev/thresher/store/control/TopologyStore.java"
 
 # id, what the guard is, file, old text, new text, maven module(s), surefire tests, failsafe tests
 GUARDS = [
@@ -33,7 +34,7 @@ GUARDS = [
     ("S3", "slot publish fence: the lease is under the slot's epoch", STORE,
      "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)",
      "AND l.host_id = ? AND true AND l.lease_until > clock_timestamp() FOR SHARE)", "store", "ControlStoreTest", None),
-    ("S4", "leadership: a live lease of another host is not taken over", STORE,
+    ("S4", "leadership: a live lease of another host is not taken over", TOPOLOGY,
      "WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()",
      "WHERE true", "store", "ControlStoreTest", None),
     ("S5", "reduce lease: a live lease of another host is not taken over", STORE,

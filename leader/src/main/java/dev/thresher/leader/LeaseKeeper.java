@@ -5,7 +5,7 @@ import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
 import dev.thresher.store.DbDeadline;
-import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.TopologyStore;
 import dev.thresher.topology.Partition;
 import java.time.Duration;
 import java.util.HashSet;
@@ -34,7 +34,7 @@ public final class LeaseKeeper implements AutoCloseable {
 
     private record Held(Partition partition, long validUntilNanos) {}
 
-    private final ControlStore control;
+    private final TopologyStore control;
     private final String hostId;
     private final long leaseMs;
     private final Map<Integer, Held> held = new ConcurrentHashMap<>();
@@ -43,7 +43,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicLong takeovers = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong drops = new java.util.concurrent.atomic.AtomicLong();
 
-    public LeaseKeeper(ControlStore control, String hostId, long leaseMs, Failpoints failpoints) {
+    public LeaseKeeper(TopologyStore control, String hostId, long leaseMs, Failpoints failpoints) {
         this.control = control;
         this.failpoints = failpoints;
         this.hostId = hostId;
@@ -90,7 +90,7 @@ public final class LeaseKeeper implements AutoCloseable {
     public synchronized List<Integer> renew() {
         failpoints.hit(Failpoint.LEASE_RENEW, Site.of(hostId));
         long sent = System.nanoTime();
-        List<ControlStore.Held> led;
+        List<TopologyStore.Held> led;
         // a renewal that cannot finish within the lease is worth nothing: it gives up then (a frozen or cut-off
         // control database does not hold the next renewal, after it heals, behind a socket timeout)
         try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(leaseMs)))) {
@@ -113,7 +113,7 @@ public final class LeaseKeeper implements AutoCloseable {
         if (!dropped.isEmpty()) {
             log.info("{} no longer leads partitions {}", hostId, dropped);
         }
-        for (ControlStore.Held h : led) {
+        for (TopologyStore.Held h : led) {
             held.put(h.partition().id(), new Held(h.partition(), validUntil));
         }
         if (!dropped.isEmpty()) {

@@ -11,6 +11,7 @@ import dev.thresher.pgwire.AuthMode;
 import dev.thresher.pgwire.TlsMode;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.TopologyStore;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
@@ -20,8 +21,6 @@ import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -227,29 +226,29 @@ public final class DevCluster implements AutoCloseable {
      * Waits (up to a minute) until every partition is led by a home node of its shard, as the nodes settle: a node
      * that started before another may have taken the other's partitions as a standby, and hands them back.
      */
-    void awaitHomeLeadership() throws SQLException, InterruptedException {
+    void awaitHomeLeadership() throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        try (Connection c = java.sql.DriverManager.getConnection(controlUrl(), USER, PASSWORD);
-             PreparedStatement ps = c.prepareStatement("""
-                     SELECT count(*) FROM partitions p WHERE NOT EXISTS (
-                       SELECT 1 FROM partition_leases l JOIN host_shards hs ON hs.host_id = l.host_id AND hs.home
-                       WHERE l.partition_id = p.partition_id AND l.epoch = p.epoch AND l.lease_until > now()
-                         AND hs.shard_id = p.shard_id)""")) {
-            while (true) {
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    long waiting = rs.getLong(1);
-                    if (waiting == 0) {
-                        return;
-                    }
-                    if (System.nanoTime() - until > 0) {
-                        log.warn("{} partitions are not led by a home node after a minute", waiting);
-                        return;
-                    }
-                }
-                Thread.sleep(100);
+        TopologyStore topology = topology();
+        while (true) {
+            long waiting = topology.partitionsNotLedFromHome();
+            if (waiting == 0) {
+                return;
             }
+            if (System.nanoTime() - until > 0) {
+                log.warn("{} partitions are not led by a home node after a minute", waiting);
+                return;
+            }
+            Thread.sleep(100);
         }
+    }
+
+    /** The cluster's topology in its control database, each statement on a connection of its own. */
+    TopologyStore topology() {
+        org.postgresql.ds.PGSimpleDataSource db = new org.postgresql.ds.PGSimpleDataSource();
+        db.setURL(controlUrl());
+        db.setUser(USER);
+        db.setPassword(PASSWORD);
+        return new TopologyStore(db);
     }
 
     /**
@@ -287,7 +286,7 @@ public final class DevCluster implements AutoCloseable {
     private void seed(ControlStore control, dev.thresher.store.control.TableCatalog catalog) throws SQLException, IOException {
         control.ensureTenant(TENANT);
         for (int i = 1; i <= options.shards(); i++) {
-            catalog.putShard(i, shardUrl(i));
+            control.putShard(i, shardUrl(i));
         }
         catalog.putTable(TENANT, "orders", "order_id", "bigint");
         int n = options.partitions();

@@ -12,8 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -196,14 +194,8 @@ public final class DevProcesses implements AutoCloseable {
                 + READY_SECONDS + " s; its log: " + logFile);
     }
 
-    private String[] registered(int i) throws SQLException {
-        try (Connection c = DriverManager.getConnection(databases.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
-             PreparedStatement ps = c.prepareStatement("SELECT pgwire_address, http_address FROM hosts WHERE host_id = ?")) {
-            ps.setString(1, id(i));
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new String[] {rs.getString(1), rs.getString(2)} : null;
-            }
-        }
+    private String[] registered(int i) {
+        return databases.topology().addresses(id(i)).map(a -> new String[] {a.pgwire(), a.http()}).orElse(null);
     }
 
     /**

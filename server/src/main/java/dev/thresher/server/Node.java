@@ -27,6 +27,7 @@ import dev.thresher.store.CountingDataSource;
 import dev.thresher.store.Pools;
 import dev.thresher.store.control.ControlCache;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.TopologyStore;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Host;
 import dev.thresher.wire.WireClient;
@@ -200,7 +201,9 @@ public final class Node implements AutoCloseable {
         callPathControlDb = new CountingDataSource(Pools.bounded(controlDb));
         metrics.bindControlStatements(callPathControlDb);
         control = new ControlStore(callPathControlDb);
-        ControlStore upkeep = new ControlStore(Pools.bounded(backgroundControlDb));
+        javax.sql.DataSource upkeepDb = Pools.bounded(backgroundControlDb);
+        ControlStore upkeep = new ControlStore(upkeepDb);
+        TopologyStore topology = new TopologyStore(upkeepDb);
         catalog = ControlCache.start(upkeep, () -> DriverManager.getConnection(config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword()), limits.topologyPollMs(), config.hostId());
         failpoints = config.failpointsEnabled() ? Failpoints.enabled() : Failpoints.disabled();
@@ -218,7 +221,7 @@ public final class Node implements AutoCloseable {
         // Partition reads have their own threads, as many as the shard pool has connections.
         readExecutor = Executors.newFixedThreadPool(limits.shardConcurrency(),
                 Thread.ofPlatform().name(config.hostId() + "-read-", 0).daemon().factory());
-        leases = new LeaseKeeper(upkeep, config.hostId(), limits.partitionLeaseMs(), failpoints);
+        leases = new LeaseKeeper(topology, config.hostId(), limits.partitionLeaseMs(), failpoints);
         ComponentCache components = new ComponentCache(control::packageBytes);
         startReplicas(limits);
         shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
@@ -270,7 +273,7 @@ public final class Node implements AutoCloseable {
         http.serveHandlers(handlers); // HTTP handler bindings' routes under /v1/http/
 
         // Other nodes connect to the advertised wire address (node.wireAdvertisedHost/Port), by default the bound one.
-        upkeep.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
+        topology.registerHost(new Host(config.hostId(), config.shardId(), config.advertisedWireHost(),
                         config.advertisedWirePort(wireServer.port())),
                 pgwireAddress(), httpAddress(), config.standbyShards());
         leasesStarted = true;

@@ -424,12 +424,12 @@ public final class TableAdmin implements AutoCloseable {
 
     /** The shard databases' names, by id. */
     public Map<Integer, String> shardNames() {
-        return catalog.shardNames();
+        return control.topology().shardNames();
     }
 
     /** The shard databases of the cluster: id to JDBC URL, by id. */
     public Map<Integer, String> shardUrls() {
-        return catalog.shardUrls();
+        return control.topology().shardUrls();
     }
 
     /** The key column and key type of a table, or a refusal naming the tables there are. */

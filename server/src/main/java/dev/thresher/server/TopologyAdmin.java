@@ -4,9 +4,13 @@ import dev.thresher.bindings.TopologyService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.control.ControlStore;
+import dev.thresher.store.control.TableCatalog;
+import dev.thresher.store.control.TopologyChanges;
+import dev.thresher.store.control.TopologyStore;
+import dev.thresher.store.control.TopologyStore.Lease;
+import dev.thresher.store.control.TopologyStore.Move;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
-import dev.thresher.topology.Tiling;
 import java.io.IOException;
 import java.io.PipedInputStream;
 import java.io.PipedOutputStream;
@@ -46,6 +50,8 @@ public final class TopologyAdmin implements TopologyService {
 
     private final TableAdmin tables;
     private final DataSource control;
+    private final TopologyStore topology;
+    private final TopologyChanges audit;
     private final long leaseMs;
     private final int partitionsPerCall;
     private final PrintStream out;
@@ -59,6 +65,8 @@ public final class TopologyAdmin implements TopologyService {
     public TopologyAdmin(TableAdmin tables, dev.thresher.limits.Limits limits, PrintStream out) {
         this.tables = tables;
         this.control = tables.controlDb();
+        this.topology = new TopologyStore(control);
+        this.audit = new TopologyChanges(control);
         this.leaseMs = limits.partitionLeaseMs();
         this.partitionsPerCall = limits.coordinationSlots();
         this.out = out;
@@ -84,22 +92,9 @@ public final class TopologyAdmin implements TopologyService {
     }
 
     private Change audited(String requestedBy, String command, boolean dryRun, Work work) {
-        long id;
-        Instant at;
-        try (Connection c = control.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                INSERT INTO topology_changes (requested_by, command, dry_run, outcome) VALUES (?, ?, ?, 'running')
-                RETURNING change_id, requested_at""")) {
-            ps.setString(1, requestedBy);
-            ps.setString(2, command);
-            ps.setBoolean(3, dryRun);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                id = rs.getLong(1);
-                at = rs.getTimestamp(2).toInstant();
-            }
-        } catch (SQLException e) {
-            throw store("control database", e);
-        }
+        TopologyChanges.Started started = audit.start(requestedBy, command, dryRun);
+        long id = started.changeId();
+        Instant at = started.requestedAt();
         Steps steps = new Steps();
         steps.changeId = id;
         String outcome = "failed";
@@ -124,37 +119,19 @@ public final class TopologyAdmin implements TopologyService {
             steps.lines.add("failed: interrupted");
             throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e);
         } finally {
-            try (Connection c = control.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                    UPDATE topology_changes SET outcome = ?, detail = ?, finished_at = now() WHERE change_id = ?""")) {
-                ps.setString(1, outcome);
-                ps.setString(2, String.join("\n", steps.lines));
-                ps.setLong(3, id);
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                out.println("could not record the outcome of change " + id + ": " + e.getMessage());
+            try {
+                audit.finish(id, outcome, String.join("\n", steps.lines));
+            } catch (ThresherException e) {
+                out.println("could not record the outcome of change " + id + ": " + e.getCause().getMessage());
             }
         }
     }
 
     @Override
     public List<Change> changes(int limit) {
-        List<Change> out = new ArrayList<>();
-        try (Connection c = control.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT change_id, command, dry_run, outcome, detail, requested_by, requested_at FROM topology_changes
-                ORDER BY change_id DESC LIMIT ?""")) {
-            ps.setInt(1, Math.max(1, Math.min(limit, 10_000)));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String detail = rs.getString(5);
-                    out.add(new Change(rs.getLong(1), rs.getString(2), rs.getBoolean(3), rs.getString(4),
-                            detail == null || detail.isEmpty() ? List.of() : List.of(detail.split("\n")), rs.getString(6),
-                            rs.getTimestamp(7).toInstant()));
-                }
-            }
-        } catch (SQLException e) {
-            throw store("control database", e);
-        }
-        return out;
+        return audit.latest(Math.max(1, Math.min(limit, 10_000))).stream().map(r -> new Change(r.changeId(),
+                r.command(), r.dryRun(), r.outcome(), r.detail() == null || r.detail().isEmpty() ? List.of()
+                : List.of(r.detail().split("\n")), r.requestedBy(), r.requestedAt())).toList();
     }
 
     // ---- leader transfer -------------------------------------------------------------------------------------
@@ -178,11 +155,7 @@ public final class TopologyAdmin implements TopologyService {
                                 + " (it stops renewing, ends its lease, and " + toHost + " takes it at a new epoch)");
                         return;
                     }
-                    update("""
-                            INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until, transfer_to)
-                            VALUES (?, ?, ?, now() - interval '1 millisecond', ?)
-                            ON CONFLICT (partition_id) DO UPDATE SET transfer_to = EXCLUDED.transfer_to""",
-                            partitionId, toHost, p.epoch(), toHost);
+                    topology.askTransfer(partitionId, toHost, p.epoch());
                     steps.add("asked: transfer of partition " + partitionId + " to " + toHost);
                     long started = System.nanoTime();
                     Lease now = awaitLease(partitionId, l -> l.live() && l.host().equals(toHost) && l.transferTo() == null,
@@ -202,17 +175,14 @@ public final class TopologyAdmin implements TopologyService {
     public Change drainNode(String requestedBy, String hostId, boolean dryRun) {
         return audited(requestedBy, "node drain " + hostId + dryRunFlag(dryRun), dryRun, steps -> {
             requireHost(hostId);
-            List<int[]> led = query("""
-                    SELECT l.partition_id, p.shard_id FROM partition_leases l JOIN partitions p USING (partition_id)
-                    WHERE l.host_id = ? AND l.lease_until > now() ORDER BY l.partition_id""",
-                    rs -> new int[] {rs.getInt(1), rs.getInt(2)}, hostId);
+            List<TopologyStore.Led> led = topology.ledBy(hostId);
             List<String> orphans = new ArrayList<>();
-            for (int[] pl : led) {
-                List<String> others = liveCandidates(pl[1], hostId);
+            for (TopologyStore.Led pl : led) {
+                List<String> others = liveCandidates(pl.shardId(), hostId);
                 if (others.isEmpty()) {
-                    orphans.add(Integer.toString(pl[0]));
+                    orphans.add(Integer.toString(pl.partitionId()));
                 } else {
-                    steps.add("partition " + pl[0] + " (shard " + pl[1] + ") passes to one of " + others);
+                    steps.add("partition " + pl.partitionId() + " (shard " + pl.shardId() + ") passes to one of " + others);
                 }
             }
             if (!orphans.isEmpty()) {
@@ -228,16 +198,13 @@ public final class TopologyAdmin implements TopologyService {
                         + " partitions pass to the candidates above");
                 return;
             }
-            update("UPDATE hosts SET draining = true WHERE host_id = ?", hostId);
+            topology.setDraining(hostId, true);
             steps.add("asked: " + hostId + " drains");
             long started = System.nanoTime();
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3 * leaseMs + 5_000);
             while (true) {
-                long still = count("SELECT count(*) FROM partition_leases WHERE host_id = ? AND lease_until > now()", hostId);
-                long leaderless = count("""
-                        SELECT count(*) FROM partitions p WHERE p.partition_id = ANY (?) AND NOT EXISTS (
-                          SELECT 1 FROM partition_leases l WHERE l.partition_id = p.partition_id AND l.epoch = p.epoch
-                            AND l.lease_until > now())""", (Object) led.stream().map(pl -> pl[0]).toArray(Integer[]::new));
+                long still = topology.liveLeaseCount(hostId);
+                long leaderless = topology.leaderless(led.stream().map(TopologyStore.Led::partitionId).toList());
                 if (still == 0 && leaderless == 0) {
                     break;
                 }
@@ -248,9 +215,9 @@ public final class TopologyAdmin implements TopologyService {
                 }
                 Thread.sleep(100);
             }
-            for (int[] pl : led) {
-                Lease l = lease(pl[0]).orElseThrow();
-                steps.add("partition " + pl[0] + " is led by " + l.host() + " at epoch " + l.epoch());
+            for (TopologyStore.Led pl : led) {
+                Lease l = topology.lease(pl.partitionId()).orElseThrow();
+                steps.add("partition " + pl.partitionId() + " is led by " + l.host() + " at epoch " + l.epoch());
             }
             steps.add(hostId + " drained in " + msSince(started) + " ms; it still coordinates calls until stopped");
         });
@@ -264,7 +231,7 @@ public final class TopologyAdmin implements TopologyService {
                 steps.add("would let " + hostId + " lead again; its home shard's partitions return to it once it is settled");
                 return;
             }
-            update("UPDATE hosts SET draining = false WHERE host_id = ?", hostId);
+            topology.setDraining(hostId, false);
             steps.add(hostId + " may lead again; its home shard's partitions return to it once it has been live for two"
                     + " leases");
         });
@@ -287,8 +254,7 @@ public final class TopologyAdmin implements TopologyService {
                         + (p.slotLo() + 1) + ".." + p.slotHi() + " for partition " + partitionId + ", was " + first);
             }
             requireNoMove(partitionId);
-            long partitions = count("SELECT count(*) FROM partitions WHERE tenant = ? AND table_name = ?", p.tenant(),
-                    p.table());
+            long partitions = topology.partitionCount(p.tenant(), p.table());
             if (partitions + 1 > partitionsPerCall) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "table " + p.table() + " has " + partitions
                         + " partitions; one more would be more than a call may cover (limits.coordinationSlots, "
@@ -302,59 +268,7 @@ public final class TopologyAdmin implements TopologyService {
                         + epoch + ", led by the same node; no row moves");
                 return;
             }
-            int newId;
-            try (Connection c = control.getConnection()) {
-                c.setAutoCommit(false);
-                try {
-                    try (Statement s = c.createStatement()) {
-                        // partition ids are allocated max + 1: one allocation at a time
-                        s.execute("LOCK TABLE partitions IN SHARE ROW EXCLUSIVE MODE");
-                    }
-                    Partition locked = lockPartition(c, partitionId);
-                    if (locked.epoch() != p.epoch() || locked.slotHi() != p.slotHi() || locked.slotLo() != p.slotLo()) {
-                        throw new ThresherException(ErrorCode.TARGET_STALE, "partition " + partitionId
-                                + " changed while the split was planned; ask again");
-                    }
-                    try (Statement s = c.createStatement();
-                         ResultSet rs = s.executeQuery("SELECT coalesce(max(partition_id), -1) + 1 FROM partitions")) {
-                        rs.next();
-                        newId = rs.getInt(1);
-                    }
-                    exec(c, "UPDATE partitions SET slot_hi = ?, epoch = ? WHERE partition_id = ?", first - 1, epoch, partitionId);
-                    exec(c, """
-                            INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch)
-                            VALUES (?, ?, ?, ?, ?, ?, ?)""", newId, p.tenant(), p.table(), first, p.slotHi(), p.shardId(), epoch);
-                    // Leadership carries over: the leader's lease moves to the new epoch and covers the new partition too.
-                    exec(c, "UPDATE partition_leases SET epoch = ? WHERE partition_id = ? AND epoch = ?", epoch, partitionId,
-                            p.epoch());
-                    exec(c, """
-                            INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until, pinned)
-                            SELECT ?, host_id, epoch, lease_until, pinned FROM partition_leases WHERE partition_id = ?""",
-                            newId, partitionId);
-                    List<Partition> after = new ArrayList<>();
-                    try (PreparedStatement ps = c.prepareStatement("""
-                            SELECT partition_id, slot_lo, slot_hi, shard_id, epoch FROM partitions
-                            WHERE tenant = ? AND table_name = ?""")) {
-                        ps.setString(1, p.tenant());
-                        ps.setString(2, p.table());
-                        try (ResultSet rs = ps.executeQuery()) {
-                            while (rs.next()) {
-                                after.add(new Partition(rs.getInt(1), p.tenant(), p.table(), rs.getInt(2), rs.getInt(3),
-                                        rs.getInt(4), rs.getLong(5)));
-                            }
-                        }
-                    }
-                    Optional<String> problem = Tiling.problem(after);
-                    if (problem.isPresent()) {
-                        throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, "the split would leave " + p.table()
-                                + " not tiling: " + problem.get());
-                    }
-                    c.commit();
-                } catch (SQLException | RuntimeException e) {
-                    c.rollback();
-                    throw e;
-                }
-            }
+            int newId = topology.split(p, first);
             steps.add("split: partition " + partitionId + " is slots " + p.slotLo() + ".." + (first - 1) + ", partition "
                     + newId + " is slots " + first + ".." + p.slotHi() + ", both on shard " + p.shardId() + " at epoch "
                     + epoch);
@@ -362,8 +276,6 @@ public final class TopologyAdmin implements TopologyService {
     }
 
     // ---- move ----------------------------------------------------------------------------------------------
-
-    private record Move(int partitionId, int fromShard, int toShard, String phase, long sourceEpoch) {}
 
     @Override
     public Change movePartition(String requestedBy, int partitionId, String toShard, boolean dryRun) {
@@ -376,7 +288,7 @@ public final class TopologyAdmin implements TopologyService {
         Partition p = partition(partitionId);
         int to = shardId(toShardArg);
         Map<Integer, String> urls = tables.shardUrls();
-        Optional<Move> recorded = recordedMove(partitionId);
+        Optional<Move> recorded = topology.move(partitionId);
         if (recorded.isPresent() && recorded.get().toShard() != to) {
             throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "partition " + partitionId
                     + " is being moved to shard " + recorded.get().toShard() + " (phase " + recorded.get().phase()
@@ -398,10 +310,8 @@ public final class TopologyAdmin implements TopologyService {
                         + " checksum, cut over to epoch " + (p.epoch() + 1) + " and remove them from shard " + p.shardId());
                 return;
             }
-            update("""
-                    INSERT INTO partition_moves (partition_id, from_shard, to_shard, phase, source_epoch, change_id)
-                    VALUES (?, ?, ?, 'copy', ?, ?)""", partitionId, p.shardId(), to, p.epoch(), steps.changeId);
-            recorded = recordedMove(partitionId);
+            topology.startMove(partitionId, p.shardId(), to, p.epoch(), steps.changeId);
+            recorded = topology.move(partitionId);
         } else {
             steps.add("resuming the move of partition " + partitionId + " from shard " + recorded.get().fromShard()
                     + " to shard " + to + " at phase " + recorded.get().phase());
@@ -410,12 +320,8 @@ public final class TopologyAdmin implements TopologyService {
                 return;
             }
             // the change that started it (or last resumed it) ended without saying so: it was interrupted
-            update("""
-                    UPDATE topology_changes SET outcome = 'failed', finished_at = now(),
-                      detail = coalesce(detail || E'\n', '') || 'interrupted; resumed by change ' || ?
-                    WHERE change_id = (SELECT change_id FROM partition_moves WHERE partition_id = ?) AND outcome = 'running'""",
-                    steps.changeId, partitionId);
-            update("UPDATE partition_moves SET change_id = ? WHERE partition_id = ?", steps.changeId, partitionId);
+            audit.interruptedMove(partitionId, steps.changeId);
+            topology.resumeMove(partitionId, steps.changeId);
         }
         Move m = recorded.orElseThrow();
         String sourceUrl = urls.get(m.fromShard());
@@ -434,7 +340,7 @@ public final class TopologyAdmin implements TopologyService {
                         case "copy" -> {
                             long copied = copy(source, targetUrl, p);
                             halt("copy");
-                            setPhase(partitionId, "verify");
+                            topology.setMovePhase(partitionId, "verify");
                             steps.add("copied " + copied + " rows of partition " + partitionId + " to shard " + m.toShard());
                             phase = "verify";
                         }
@@ -452,18 +358,18 @@ public final class TopologyAdmin implements TopologyService {
                                 }
                                 steps.add("verify: shard " + m.toShard() + " holds " + dst + ", the source " + src
                                         + "; copying again");
-                                setPhase(partitionId, "copy");
+                                topology.setMovePhase(partitionId, "copy");
                                 phase = "copy";
                                 continue;
                             }
                             halt("verify");
-                            update("UPDATE partition_moves SET phase = 'cutover', row_count = ?, checksum = ?, updated_at = now()"
-                                    + " WHERE partition_id = ?", src.rows(), src.checksum(), partitionId);
+                            topology.moveVerified(partitionId, src.rows(), src.checksum());
                             steps.add("verified: " + src.rows() + " rows, checksum " + src.checksum() + " on both shards");
                             phase = "cutover";
                         }
                         case "cutover" -> {
-                            long epoch = cutover(m);
+                            // one control-database transaction; a halt in the phase crashes before its commit
+                            long epoch = topology.cutover(m, () -> halt("cutover"));
                             steps.add("cut over: partition " + partitionId + " is on shard " + m.toShard() + " at epoch "
                                     + epoch + "; its leadership passes to a candidate of shard " + m.toShard());
                             phase = "cleanup";
@@ -483,7 +389,7 @@ public final class TopologyAdmin implements TopologyService {
             halt("cleanup");
             steps.add("removed " + removed + " rows of partition " + partitionId + " from shard " + m.fromShard());
         }
-        update("DELETE FROM partition_moves WHERE partition_id = ?", partitionId);
+        topology.endMove(partitionId);
         Lease lease = awaitLease(partitionId, l -> l.live(), 3 * leaseMs + 5_000);
         steps.add("partition " + partitionId + " moved to shard " + m.toShard()
                 + (lease == null ? "; no node leads it yet (is a node a candidate of shard " + m.toShard() + "?)"
@@ -558,26 +464,23 @@ public final class TopologyAdmin implements TopologyService {
             }
         }
         if (kind == null) {
-            List<String[]> migrations = query("""
-                    SELECT version::text, ddl, description FROM table_migrations WHERE tenant = ? AND table_name = ?
-                    ORDER BY version""", rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)},
-                    p.tenant(), p.table());
+            List<TableCatalog.TableMigration> migrations = tables.control().tables().tableMigrations(p.tenant(), p.table());
             if (migrations.isEmpty()) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "table " + p.table()
                         + " is not on the target shard and has no recorded migrations to create it there from");
             }
             try (Statement s = target.createStatement()) {
                 s.execute(TableAdmin.HISTORY_DDL);
-                for (String[] m : migrations) {
-                    s.execute(m[1]);
+                for (TableCatalog.TableMigration m : migrations) {
+                    s.execute(m.ddl());
                 }
             }
-            for (String[] m : migrations) {
+            for (TableCatalog.TableMigration m : migrations) {
                 try (PreparedStatement h = target.prepareStatement("INSERT INTO thresher_schema_history (table_name, version,"
                         + " description) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
                     h.setString(1, p.table());
-                    h.setInt(2, Integer.parseInt(m[0]));
-                    h.setString(3, m[2]);
+                    h.setInt(2, m.version());
+                    h.setString(3, m.description());
                     h.executeUpdate();
                 }
             }
@@ -647,37 +550,6 @@ public final class TopologyAdmin implements TopologyService {
         }
     }
 
-    /**
-     * The cutover, one transaction: the partition on its new shard at a new epoch, its lease ended (a candidate of
-     * the new shard takes it), the move at phase cleanup.
-     *
-     * @return the new epoch
-     */
-    private long cutover(Move m) throws SQLException {
-        try (Connection c = control.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                Partition locked = lockPartition(c, m.partitionId());
-                long epoch = locked.epoch() + 1;
-                if (locked.shardId() == m.fromShard()) {
-                    exec(c, "UPDATE partitions SET shard_id = ?, epoch = ? WHERE partition_id = ?", m.toShard(), epoch,
-                            m.partitionId());
-                    exec(c, "DELETE FROM partition_leases WHERE partition_id = ?", m.partitionId());
-                } else {
-                    epoch = locked.epoch();
-                }
-                exec(c, "UPDATE partition_moves SET phase = 'cleanup', updated_at = now() WHERE partition_id = ?",
-                        m.partitionId());
-                halt("cutover");
-                c.commit();
-                return epoch;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
-        }
-    }
-
     private static void halt(String phase) {
         if (phase.equals(System.getProperty(HALT_PROPERTY))) {
             System.out.println("halting in phase " + phase + " (" + HALT_PROPERTY + ")");
@@ -686,31 +558,18 @@ public final class TopologyAdmin implements TopologyService {
         }
     }
 
-    private void setPhase(int partitionId, String phase) {
-        update("UPDATE partition_moves SET phase = ?, updated_at = now() WHERE partition_id = ?", phase, partitionId);
-    }
-
-    private Optional<Move> recordedMove(int partitionId) {
-        return query("""
-                SELECT partition_id, from_shard, to_shard, phase, source_epoch FROM partition_moves WHERE partition_id = ?""",
-                rs -> new Move(rs.getInt(1), rs.getInt(2), rs.getInt(3), rs.getString(4), rs.getLong(5)), partitionId)
-                .stream().findFirst();
-    }
-
     private void requireNoMove(int partitionId) {
-        recordedMove(partitionId).ifPresent(m -> {
+        topology.move(partitionId).ifPresent(m -> {
             throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "partition " + partitionId
                     + " is being moved to shard " + m.toShard() + " (phase " + m.phase() + "); finish the move first");
         });
     }
 
     private void checkResidency(Partition p, int to) {
-        List<String> residency = query("""
-                SELECT array_to_string(residency, ',') FROM user_tables WHERE tenant = ? AND table_name = ?
-                  AND residency IS NOT NULL""", rs -> rs.getString(1), p.tenant(), p.table());
-        if (!residency.isEmpty() && !List.of(residency.get(0).split(",")).contains(Integer.toString(to))) {
+        Optional<String> residency = tables.control().tables().residency(p.tenant(), p.table());
+        if (residency.isPresent() && !List.of(residency.get().split(",")).contains(Integer.toString(to))) {
             throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "table " + p.table() + " is resident on shards "
-                    + residency.get(0) + " only; shard " + to + " is not among them");
+                    + residency.get() + " only; shard " + to + " is not among them");
         }
     }
 
@@ -736,12 +595,12 @@ public final class TopologyAdmin implements TopologyService {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "a shard name is a lower-case letter or '_', then"
                         + " letters, digits, '_' or '-', at most 63 characters");
             }
-            if (!query("SELECT shard_id FROM shards WHERE jdbc_url = ?", rs -> rs.getInt(1), jdbcUrl).isEmpty()) {
+            if (topology.shardWithUrl(jdbcUrl).isPresent()) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "that database is a shard already");
             }
-            int id = (int) count("SELECT coalesce(max(shard_id), 0) + 1 FROM shards");
+            int id = topology.nextShardId();
             String shardName = name.orElse("shard-" + id);
-            if (!query("SELECT shard_id FROM shards WHERE name = ?", rs -> rs.getInt(1), shardName).isEmpty()) {
+            if (topology.shardNamed(shardName).isPresent()) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "a shard is named " + shardName + " already");
             }
             tables.checkWritable(id, jdbcUrl);
@@ -750,7 +609,7 @@ public final class TopologyAdmin implements TopologyService {
                 steps.add("would register it as shard " + id + " (" + shardName + ")");
                 return;
             }
-            update("INSERT INTO shards (shard_id, jdbc_url, name) VALUES (?, ?, ?)", id, jdbcUrl, shardName);
+            topology.addShard(id, jdbcUrl, shardName);
             steps.add("registered as shard " + id + " (" + shardName + "); no node serves it yet: start one with"
                     + " node.shardId=" + id + " (its home) or list it in another node's node.standbyShards, then move"
                     + " partitions to it");
@@ -761,85 +620,43 @@ public final class TopologyAdmin implements TopologyService {
     public Change removeShard(String requestedBy, String shard, boolean dryRun) {
         return audited(requestedBy, "shard remove " + shard + dryRunFlag(dryRun), dryRun, steps -> {
             int id = shardId(shard);
-            long partitions = count("SELECT count(*) FROM partitions WHERE shard_id = ?", id);
+            long partitions = topology.partitionCountOnShard(id);
             if (partitions > 0) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "shard " + id + " holds " + partitions
                         + " partitions; move them away first (thresher partition move ID --to SHARD)");
             }
-            long moves = count("SELECT count(*) FROM partition_moves WHERE from_shard = ? OR to_shard = ?", id, id);
+            long moves = topology.movesOfShard(id);
             if (moves > 0) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "a partition move from or to shard " + id
                         + " is unfinished; finish it first");
             }
-            List<String> live = query("""
-                    SELECT host_id FROM hosts WHERE shard_id = ?
-                      AND heartbeat_at > now() - make_interval(secs => ? / 1000.0) ORDER BY host_id""",
-                    rs -> rs.getString(1), id, 2 * leaseMs);
+            List<String> live = topology.liveHomeHosts(id, 2 * leaseMs);
             if (!live.isEmpty()) {
                 throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, (live.size() == 1 ? "node " + live.get(0)
                         + " is running with shard " + id + " as its home shard; stop it first" : "nodes "
                         + String.join(", ", live) + " are running with shard " + id + " as their home shard; stop them first"));
             }
-            List<String> stopped = query("SELECT host_id FROM hosts WHERE shard_id = ? ORDER BY host_id",
-                    rs -> rs.getString(1), id);
+            List<String> stopped = topology.homeHosts(id);
             steps.add("shard " + id + " holds no partition and no running node has it as its home"
                     + (stopped.isEmpty() ? "" : "; stopped node(s) " + stopped + " had, and are forgotten with it"));
             if (dryRun) {
                 steps.add("would remove shard " + id + " (its rows stay in its database)");
                 return;
             }
-            try (Connection c = control.getConnection()) {
-                c.setAutoCommit(false);
-                try {
-                    exec(c, """
-                            DELETE FROM partition_leases WHERE lease_until < now()
-                              AND host_id IN (SELECT host_id FROM hosts WHERE shard_id = ?)""", id);
-                    exec(c, "DELETE FROM hosts WHERE shard_id = ?", id);
-                    exec(c, "DELETE FROM host_shards WHERE shard_id = ?", id);
-                    exec(c, "DELETE FROM table_migration_shards WHERE shard_id = ?", id);
-                    exec(c, "DELETE FROM shards WHERE shard_id = ?", id);
-                    c.commit();
-                } catch (SQLException | RuntimeException e) {
-                    c.rollback();
-                    throw e;
-                }
-            }
+            topology.removeShard(id);
             steps.add("removed shard " + id);
         });
     }
 
     // ---- reading the topology ----------------------------------------------------------------------------------
 
-    private record Lease(String host, long epoch, boolean live, String transferTo) {}
-
     private Partition partition(int id) {
-        return query("""
-                SELECT partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch FROM partitions
-                WHERE partition_id = ?""", rs -> new Partition(rs.getInt(1), rs.getString(2), rs.getString(3),
-                rs.getInt(4), rs.getInt(5), rs.getInt(6), rs.getLong(7)), id).stream().findFirst()
+        return topology.partition(id)
                 .orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS, "there is no partition " + id));
     }
 
-    private static Partition lockPartition(Connection c, int id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                SELECT partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch FROM partitions
-                WHERE partition_id = ? FOR UPDATE""")) {
-            ps.setInt(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "there is no partition " + id);
-                }
-                return new Partition(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5),
-                        rs.getInt(6), rs.getLong(7));
-            }
-        }
-    }
-
     private Optional<Lease> lease(int partitionId) {
-        return query("""
-                SELECT host_id, epoch, lease_until > now(), transfer_to FROM partition_leases WHERE partition_id = ?""",
-                rs -> new Lease(rs.getString(1), rs.getLong(2), rs.getBoolean(3), rs.getString(4)), partitionId)
-                .stream().findFirst();
+        return topology.lease(partitionId);
     }
 
     private Lease awaitLease(int partitionId, java.util.function.Predicate<Lease> until, long boundMs)
@@ -859,9 +676,9 @@ public final class TopologyAdmin implements TopologyService {
     }
 
     private void requireHost(String hostId) {
-        if (query("SELECT host_id FROM hosts WHERE host_id = ?", rs -> rs.getString(1), hostId).isEmpty()) {
+        if (!topology.hostExists(hostId)) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "there is no node " + hostId + "; the nodes are "
-                    + query("SELECT host_id FROM hosts ORDER BY host_id", rs -> rs.getString(1)));
+                    + topology.hostIds());
         }
     }
 
@@ -875,11 +692,7 @@ public final class TopologyAdmin implements TopologyService {
 
     /** The live, undrained candidate nodes of a shard, but {@code except}. */
     private List<String> liveCandidates(int shard, String except) {
-        return query("""
-                SELECT h.host_id FROM host_shards hs JOIN hosts h ON h.host_id = hs.host_id
-                WHERE hs.shard_id = ? AND NOT h.draining AND h.heartbeat_at > now() - make_interval(secs => ? / 1000.0)
-                  AND h.host_id IS DISTINCT FROM ?
-                ORDER BY NOT hs.home, h.host_id""", rs -> rs.getString(1), shard, leaseMs, except);
+        return topology.liveCandidates(shard, leaseMs, except);
     }
 
     /** A shard by id or name. */
@@ -887,66 +700,11 @@ public final class TopologyAdmin implements TopologyService {
         if (shard == null || shard.isBlank()) {
             throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "name a shard by its id or name");
         }
-        List<Integer> found = query("SELECT shard_id FROM shards WHERE name = ? OR shard_id::text = ?", rs -> rs.getInt(1),
-                shard, shard);
-        if (found.isEmpty()) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "there is no shard " + shard + "; the shards are "
-                    + query("SELECT shard_id || ' (' || name || ')' FROM shards ORDER BY shard_id", rs -> rs.getString(1)));
-        }
-        return found.get(0);
+        return topology.shardByNameOrId(shard).orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                "there is no shard " + shard + "; the shards are " + topology.shardLabels()));
     }
 
     // ---- plumbing ----------------------------------------------------------------------------------------------
-
-    private interface Row<T> {
-        T read(ResultSet rs) throws SQLException;
-    }
-
-    private <T> List<T> query(String sql, Row<T> row, Object... args) {
-        try (Connection c = control.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(c, ps, args);
-            List<T> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(row.read(rs));
-                }
-            }
-            return out;
-        } catch (SQLException e) {
-            throw store("control database", e);
-        }
-    }
-
-    private long count(String sql, Object... args) {
-        return query(sql, rs -> rs.getLong(1), args).get(0);
-    }
-
-    private int update(String sql, Object... args) {
-        try (Connection c = control.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(c, ps, args);
-            return ps.executeUpdate();
-        } catch (SQLException e) {
-            throw store("control database", e);
-        }
-    }
-
-    private static void exec(Connection c, String sql, Object... args) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(c, ps, args);
-            ps.executeUpdate();
-        }
-    }
-
-    private static void bind(Connection c, PreparedStatement ps, Object... args) throws SQLException {
-        for (int i = 0; i < args.length; i++) {
-            Object a = args[i];
-            if (a instanceof Integer[] ints) {
-                ps.setArray(i + 1, c.createArrayOf("integer", ints));
-            } else {
-                ps.setObject(i + 1, a);
-            }
-        }
-    }
 
     private static ThresherException store(String what, Exception e) {
         return new ThresherException(ErrorCode.STORE_UNAVAILABLE, what + ": " + e.getMessage(), e);

@@ -7,8 +7,6 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.DbDeadline;
-import dev.thresher.topology.Host;
-import dev.thresher.topology.Leadership;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
 import java.sql.Connection;
@@ -16,7 +14,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -39,12 +36,14 @@ public final class ControlStore {
     private final ControlSql sql;
     private final BindingCatalog bindings;
     private final TableCatalog tables;
+    private final TopologyStore topology;
 
     public ControlStore(DataSource db) {
         this.db = db;
         this.sql = new ControlSql(db);
         this.bindings = new BindingCatalog(db);
         this.tables = new TableCatalog(db);
+        this.topology = new TopologyStore(db);
     }
 
     /** Applies the versioned migrations in {@code db/control}; safe to call from every node at start. */
@@ -99,17 +98,27 @@ public final class ControlStore {
         return bindings.call(tenant, name, version);
     }
 
-    // The catalog of tables, partitions and shard databases is TableCatalog's; these delegate to it for the
+    // Shard databases are TopologyStore's, tables and their first partitions TableCatalog's; these delegate for the
     // callers (the dev cluster, the node's boot, tests) that hold a ControlStore.
 
-    /** {@link TableCatalog#putShard}. */
+    /** {@link TopologyStore#putShard}. */
     public void putShard(int shardId, String jdbcUrl) {
-        tables.putShard(shardId, jdbcUrl);
+        topology.putShard(shardId, jdbcUrl);
     }
 
-    /** {@link TableCatalog#shardUrls}. */
+    /** {@link TopologyStore#shardUrls}. */
     public Map<Integer, String> shardUrls() {
-        return tables.shardUrls();
+        return topology.shardUrls();
+    }
+
+    /** The table catalog: tables, their partitions as created and dropped, table migrations. */
+    public TableCatalog tables() {
+        return tables;
+    }
+
+    /** The topology: shard databases, hosts, candidates, leases, epochs and movement. */
+    public TopologyStore topology() {
+        return topology;
     }
 
     /** {@link TableCatalog#putTable}. */
@@ -129,242 +138,14 @@ public final class ControlStore {
 
     // ---- topology ------------------------------------------------------------------------------
 
-    /**
-     * Registers or re-registers a node with the shard databases it is a candidate for: its home shard
-     * ({@code h.shardId()}) and {@code standbyShards}. A re-registration replaces the standby list; a node
-     * that was draining stays draining (an operator undrains it).
-     */
-    public void registerHost(Host h, String pgwireAddress, String httpAddress, java.util.Collection<Integer> standbyShards) {
-        inTransaction(c -> {
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO hosts (host_id, shard_id, wire_host, wire_port, pgwire_address, http_address)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (host_id) DO UPDATE SET shard_id = EXCLUDED.shard_id, wire_host = EXCLUDED.wire_host,
-                      wire_port = EXCLUDED.wire_port, pgwire_address = EXCLUDED.pgwire_address,
-                      http_address = EXCLUDED.http_address, started_at = now(), heartbeat_at = now(), live_since = now()""")) {
-                bind(ps, h.hostId(), h.shardId(), h.wireHost(), h.wirePort(), pgwireAddress, httpAddress);
-                ps.executeUpdate();
-            }
-            java.util.Set<Integer> standby = new java.util.TreeSet<>(standbyShards);
-            standby.remove(h.shardId());
-            Integer[] all = java.util.stream.Stream.concat(java.util.stream.Stream.of(h.shardId()), standby.stream())
-                    .toArray(Integer[]::new);
-            try (PreparedStatement ps = c.prepareStatement(
-                    "DELETE FROM host_shards WHERE host_id = ? AND NOT (shard_id = ANY (?))")) {
-                ps.setString(1, h.hostId());
-                ps.setArray(2, c.createArrayOf("integer", all));
-                ps.executeUpdate();
-            }
-            try (PreparedStatement ps = c.prepareStatement("""
-                    INSERT INTO host_shards (host_id, shard_id, home) VALUES (?, ?, ?)
-                    ON CONFLICT (host_id, shard_id) DO UPDATE SET home = EXCLUDED.home
-                      WHERE host_shards.home IS DISTINCT FROM EXCLUDED.home""")) {
-                for (Integer shard : all) {
-                    bind(ps, h.hostId(), shard, shard == h.shardId());
-                    ps.addBatch();
-                }
-                ps.executeBatch();
-            }
-            return null;
-        });
-    }
-
-    /** Registers or re-registers a node that is a candidate for its home shard only. */
-    public void registerHost(Host h, String pgwireAddress, String httpAddress) {
-        registerHost(h, pgwireAddress, httpAddress, List.of());
-    }
-
-    /**
-     * One partition lease this host holds after {@link #acquireLeadership}.
-     *
-     * @param partition the partition as of the statement, with the epoch the lease was taken or renewed under
-     */
-    public record Held(Partition partition) {}
-
-    /**
-     * Takes or renews, in one statement (no lock is held across a round trip), the leadership of the
-     * partitions on the shard databases this host is a candidate for, and refreshes its heartbeat:
-     * <ul>
-     *   <li>its own lease under the partition's current epoch is renewed, unless the host is draining, the
-     *       lease is being transferred, or the host is a standby and a home candidate of the shard has been live
-     *       for two leases without a gap (failback: leadership returns home once the home node has settled, not
-     *       to a node that keeps freezing) and the lease was not taken through a transfer (an operator's placement
-     *       stays);</li>
-     *   <li>a lease that is free (none, ended, or its own of an older epoch) is taken by a home candidate, by the
-     *       host a transfer names, or by a standby while no home candidate of the shard is live and not
-     *       draining, once the standby itself has been live for a lease without a gap (after an outage of the
-     *       control database every heartbeat is stale: the home nodes renew their own leases first instead of
-     *       standbys taking them and handing them back) and, for a partition never led, once it is two leases old
-     *       (a home node starting a moment later keeps its own); a draining host takes none;</li>
-     *   <li>taking a lease whose last holder was another host bumps the partition's epoch, so the old
-     *       holder's runs can never publish.</li>
-     * </ul>
-     * A partition whose row another transaction holds (a cutover, a split, a table drop) is skipped this
-     * time, not waited for.
-     *
-     * @return the partitions the host leads afterwards, each at the epoch of its lease
-     */
-    public List<Held> acquireLeadership(String hostId, long leaseMs) {
-        return autoCommit(c -> {
-            try (PreparedStatement ps = c.prepareStatement("""
-                    WITH me AS (
-                      UPDATE hosts SET heartbeat_at = now(),
-                        live_since = CASE WHEN heartbeat_at > now() - make_interval(secs => ? / 1000.0) THEN live_since
-                                          ELSE now() END
-                      WHERE host_id = ? RETURNING draining, live_since),
-                    homes AS (
-                      SELECT o.shard_id, o.host_id, oh.live_since < now() - make_interval(secs => ? / 1000.0) AS settled
-                      FROM host_shards o JOIN hosts oh ON oh.host_id = o.host_id
-                      WHERE o.home AND NOT oh.draining AND oh.heartbeat_at > now() - make_interval(secs => ? / 1000.0)),
-                    eligible AS (
-                      SELECT p.partition_id, p.epoch, l.host_id AS holder,
-                        coalesce(l.transfer_to = hs.host_id OR (l.pinned AND l.host_id = hs.host_id), false) AS pinned
-                      FROM partitions p
-                      JOIN host_shards hs ON hs.host_id = ? AND hs.shard_id = p.shard_id
-                      JOIN me ON NOT me.draining
-                      LEFT JOIN partition_leases l ON l.partition_id = p.partition_id
-                      WHERE (l.host_id = hs.host_id AND l.epoch = p.epoch AND l.transfer_to IS NULL
-                             AND (hs.home OR l.pinned OR NOT EXISTS (SELECT 1 FROM homes h WHERE h.shard_id = p.shard_id
-                                                           AND h.host_id <> hs.host_id AND h.settled)))
-                         OR ((l.partition_id IS NULL OR l.lease_until < now() OR (l.epoch <> p.epoch AND l.host_id = hs.host_id))
-                             AND (l.transfer_to = hs.host_id
-                                  OR ((l.transfer_to IS NULL OR NOT EXISTS (
-                                         SELECT 1 FROM hosts t JOIN host_shards ts ON ts.host_id = t.host_id
-                                         WHERE t.host_id = l.transfer_to AND ts.shard_id = p.shard_id
-                                           AND NOT t.draining AND t.heartbeat_at > now() - make_interval(secs => ? / 1000.0)))
-                                      AND (hs.home
-                                           OR (NOT EXISTS (SELECT 1 FROM homes h WHERE h.shard_id = p.shard_id
-                                                             AND h.host_id <> hs.host_id)
-                                               AND (l.partition_id IS NOT NULL
-                                                    OR p.created_at < now() - make_interval(secs => ? / 1000.0))
-                                               AND me.live_since < now() - make_interval(secs => ? / 1000.0))))))
-                      ORDER BY p.partition_id
-                      FOR NO KEY UPDATE OF p SKIP LOCKED),
-                    bumped AS (
-                      UPDATE partitions p SET epoch = p.epoch + 1 FROM eligible e
-                      WHERE p.partition_id = e.partition_id AND e.holder IS NOT NULL AND e.holder <> ?
-                      RETURNING p.partition_id, p.epoch),
-                    taken AS (
-                      INSERT INTO partition_leases (partition_id, host_id, epoch, lease_until, transfer_to, pinned)
-                      SELECT e.partition_id, ?, coalesce(b.epoch, e.epoch), now() + make_interval(secs => ? / 1000.0), NULL,
-                        e.pinned
-                      FROM eligible e LEFT JOIN bumped b ON b.partition_id = e.partition_id
-                      ORDER BY e.partition_id
-                      ON CONFLICT (partition_id) DO UPDATE
-                        SET host_id = EXCLUDED.host_id, epoch = EXCLUDED.epoch, lease_until = EXCLUDED.lease_until,
-                            -- a transfer asked for since this statement's snapshot stays asked for
-                            transfer_to = CASE WHEN partition_leases.host_id = EXCLUDED.host_id
-                                               THEN partition_leases.transfer_to END,
-                            pinned = EXCLUDED.pinned
-                        WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()
-                      RETURNING partition_id, epoch)
-                    SELECT p.partition_id, p.tenant, p.table_name, p.slot_lo, p.slot_hi, p.shard_id, t.epoch
-                    FROM taken t JOIN partitions p ON p.partition_id = t.partition_id""")) {
-                bind(ps, leaseMs, hostId, 2 * leaseMs, leaseMs, hostId, leaseMs, 2 * leaseMs, leaseMs, hostId, hostId,
-                        leaseMs);
-                List<Held> held = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        held.add(new Held(new Partition(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getInt(4),
-                                rs.getInt(5), rs.getInt(6), rs.getLong(7))));
-                    }
-                }
-                return held;
-            }
-        });
-    }
-
-    /**
-     * Ends the host's leases of {@code partitionIds} now, after it stopped leading them locally (a transfer, a drain,
-     * a failback): the next holder takes them at its next renewal instead of a lease later.
-     */
-    public void releaseLeases(String hostId, java.util.Collection<Integer> partitionIds) {
-        if (partitionIds.isEmpty()) {
-            return;
-        }
-        autoCommit(c -> {
-            try (PreparedStatement ps = c.prepareStatement("""
-                    UPDATE partition_leases SET lease_until = now() - interval '1 millisecond'
-                    WHERE host_id = ? AND partition_id = ANY (?) AND lease_until > now()""")) {
-                ps.setString(1, hostId);
-                ps.setArray(2, c.createArrayOf("integer", partitionIds.toArray()));
-                return ps.executeUpdate();
-            }
-        });
-    }
-
-    /** {@link #acquireLeadership(String, long)}, answering the ids of the partitions led afterwards. */
-    public List<Integer> acquireLeadership(String hostId, int shardId, long leaseMs) {
-        return acquireLeadership(hostId, leaseMs).stream().map(h -> h.partition().id()).toList();
-    }
-
-    /**
-     * Ends every lease the host holds (clean shutdown) so a successor need not wait for expiry. The rows
-     * stay, naming the host as last holder: whoever takes a lease over bumps the partition's epoch.
-     */
-    public void releaseLeadership(String hostId) {
-        // One statement: the leases end, and the host no longer counts as a live home candidate, so a standby takes
-        // its partitions at once instead of a lease later.
-        update("""
-                WITH gone AS (UPDATE hosts SET heartbeat_at = now() - interval '1 day' WHERE host_id = ? RETURNING host_id)
-                UPDATE partition_leases SET lease_until = now() - interval '1 millisecond'
-                WHERE host_id = ? AND lease_until > now() - interval '1 millisecond'""", hostId, hostId);
-    }
-
-    /** Reads partitions, live and expired leases and hosts in one snapshot, stamped with the database clock. */
+    /** Reads partitions, live and expired leases and hosts in one snapshot ({@link TopologyStore#readTopology}). */
     public Topology readTopology() {
-        return inTransaction(c -> {
-            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-            Instant now;
-            try (PreparedStatement ps = c.prepareStatement("SELECT now()"); ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                now = rs.getTimestamp(1).toInstant();
-            }
-            List<Partition> partitions = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch FROM partitions");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    partitions.add(new Partition(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getInt(4),
-                            rs.getInt(5), rs.getInt(6), rs.getLong(7)));
-                }
-            }
-            List<Leadership> leaders = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT partition_id, host_id, epoch, lease_until FROM partition_leases");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    leaders.add(new Leadership(rs.getInt(1), rs.getString(2), rs.getLong(3), rs.getTimestamp(4).toInstant()));
-                }
-            }
-            List<Host> hosts = new ArrayList<>();
-            java.util.Set<String> draining = new java.util.HashSet<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT host_id, shard_id, wire_host, wire_port, draining FROM hosts");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    hosts.add(new Host(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getInt(4)));
-                    if (rs.getBoolean(5)) {
-                        draining.add(rs.getString(1));
-                    }
-                }
-            }
-            List<dev.thresher.topology.Candidate> candidates = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT host_id, shard_id, home FROM host_shards");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    candidates.add(new dev.thresher.topology.Candidate(rs.getString(1), rs.getInt(2), rs.getBoolean(3)));
-                }
-            }
-            return Topology.of(partitions, leaders, hosts, candidates, draining, now);
-        });
+        return topology.readTopology();
     }
 
-    /**
-     * The topology version (migration V4): bumped by every change to partitions and by every host
-     * added, removed or moved (shard, wire address); heartbeats and lease renewals leave it.
-     */
+    /** The topology version ({@link TopologyStore#readTopologyVersion}). */
     public long readTopologyVersion() {
-        return queryOne("SELECT version FROM topology_version", rs -> rs.getLong(1)).orElse(0L);
+        return topology.readTopologyVersion();
     }
 
     // ---- invocations ------------------------------------------------------------------------------

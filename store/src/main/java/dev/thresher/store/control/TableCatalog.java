@@ -10,12 +10,13 @@ import java.sql.PreparedStatement;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
  * The control database's catalog of distributed tables, its one writer: the tables ({@code user_tables}: key and
- * residency), their partitions as table admin creates and drops them, the shard databases' names and URLs, and each
+ * residency), their partitions as table admin creates and drops them, and each
  * table's schema migrations with what every shard database did with them ({@code table_migrations},
  * {@code table_migration_shards}). The tables on the shard databases themselves are the table admin's; this class
  * holds only the control database's record of them. Each method is one auto-commit statement or one transaction.
@@ -54,6 +55,24 @@ public final class TableCatalog {
                 ON CONFLICT (tenant, table_name) DO NOTHING""", tenant, table, keyColumn, keyType);
     }
 
+    /** The shards a table is resident on ({@code CREATE TABLE ... WITH (shards = ...)}), comma-separated; empty: any. */
+    public Optional<String> residency(String tenant, String table) {
+        return sql.queryOne("""
+                SELECT array_to_string(residency, ',') FROM user_tables WHERE tenant = ? AND table_name = ?
+                  AND residency IS NOT NULL""", rs -> rs.getString(1), tenant, table);
+    }
+
+    /** One recorded migration of a table, as a shard database's schema history holds it. */
+    public record TableMigration(int version, String ddl, String description) {}
+
+    /** A table's recorded migrations, in version order: what creates it on a shard database it is not on yet. */
+    public List<TableMigration> tableMigrations(String tenant, String table) {
+        return sql.queryList("""
+                SELECT version, ddl, description FROM table_migrations WHERE tenant = ? AND table_name = ?
+                ORDER BY version""", rs -> new TableMigration(rs.getInt(1), rs.getString(2), rs.getString(3)),
+                tenant, table);
+    }
+
     /** Pins a table's partitions to {@code shards} (its residency): a move elsewhere is refused. */
     public void setResidency(String tenant, String table, List<Integer> shards) {
         sql.autoCommit(c -> {
@@ -84,9 +103,7 @@ public final class TableCatalog {
         sql.inTransaction(c -> {
             ControlSql.queryList(c, "SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ? FOR UPDATE",
                     rs -> null, tenant, table);
-            ControlSql.update(c, """
-                    DELETE FROM partition_leases WHERE partition_id IN
-                      (SELECT partition_id FROM partitions WHERE tenant = ? AND table_name = ?)""", tenant, table);
+            TopologyStore.endLeasesOfTable(c, tenant, table);
             ControlSql.update(c, "DELETE FROM partitions WHERE tenant = ? AND table_name = ?", tenant, table);
             ControlSql.update(c, "DELETE FROM user_tables WHERE tenant = ? AND table_name = ?", tenant, table);
             return null;
@@ -151,30 +168,6 @@ public final class TableCatalog {
                 INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id, epoch)
                 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (partition_id) DO NOTHING""",
                 p.id(), p.tenant(), p.table(), p.slotLo(), p.slotHi(), p.shardId(), p.epoch());
-    }
-
-    // ---- shard databases ---------------------------------------------------------------------
-
-    /** Registers a shard database as {@code shard-<id>}, or changes its URL. */
-    public void putShard(int shardId, String jdbcUrl) {
-        sql.update("INSERT INTO shards (shard_id, jdbc_url, name) VALUES (?, ?, 'shard-' || ?) ON CONFLICT (shard_id) DO UPDATE"
-                + " SET jdbc_url = EXCLUDED.jdbc_url", shardId, jdbcUrl, shardId);
-    }
-
-    /** The shard databases: id to JDBC URL, in id order. */
-    public Map<Integer, String> shardUrls() {
-        return byShard("SELECT shard_id, jdbc_url FROM shards ORDER BY shard_id");
-    }
-
-    /** The shard databases' names, by id in id order. */
-    public Map<Integer, String> shardNames() {
-        return byShard("SELECT shard_id, name FROM shards ORDER BY shard_id");
-    }
-
-    private Map<Integer, String> byShard(String query) {
-        Map<Integer, String> out = new TreeMap<>();
-        sql.queryList(query, rs -> Map.entry(rs.getInt(1), rs.getString(2))).forEach(e -> out.put(e.getKey(), e.getValue()));
-        return out;
     }
 
     // ---- migrations --------------------------------------------------------------------------

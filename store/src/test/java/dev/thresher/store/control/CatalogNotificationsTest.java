@@ -60,23 +60,23 @@ class CatalogNotificationsTest {
     @Test
     void hostsBumpTheVersionWhenAddedRemovedOrMovedButNotOnHeartbeats() {
         long v = f.topologyVersion();
-        f.control.registerHost(new Host("h1", 1, "127.0.0.1", 7001), "127.0.0.1:5433", null); // same placement
+        f.topology.registerHost(new Host("h1", 1, "127.0.0.1", 7001), "127.0.0.1:5433", null); // same placement
         f.update("UPDATE hosts SET heartbeat_at = now()");
-        f.control.acquireLeadership("h1", 1, 30_000); // a heartbeat, and leases
+        f.topology.acquireLeadership("h1", 1, 30_000); // a heartbeat, and leases
         assertThat(f.topologyVersion()).isEqualTo(v);
 
-        f.control.registerHost(new Host("h1", 1, "127.0.0.1", 7101), null, null); // new wire port
+        f.topology.registerHost(new Host("h1", 1, "127.0.0.1", 7101), null, null); // new wire port
         assertThat(f.topologyVersion()).isEqualTo(v + 1);
         // another shard: the host row and its candidacy (home shard 1 out, home shard 2 in)
-        f.control.registerHost(new Host("h1", 2, "127.0.0.1", 7101), null, null);
+        f.topology.registerHost(new Host("h1", 2, "127.0.0.1", 7101), null, null);
         assertThat(f.topologyVersion()).isEqualTo(v + 4);
-        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null); // another address
+        f.topology.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null); // another address
         assertThat(f.topologyVersion()).isEqualTo(v + 5);
-        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null, List.of(1)); // a standby shard
+        f.topology.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null, List.of(1)); // a standby shard
         assertThat(f.topologyVersion()).isEqualTo(v + 6);
-        f.control.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null, List.of(1)); // the same again
+        f.topology.registerHost(new Host("h1", 2, "10.0.0.1", 7101), null, null, List.of(1)); // the same again
         assertThat(f.topologyVersion()).isEqualTo(v + 6);
-        f.control.registerHost(new Host("h3", 2, "127.0.0.1", 7003), null, null); // the host and its candidacy
+        f.topology.registerHost(new Host("h3", 2, "127.0.0.1", 7003), null, null); // the host and its candidacy
         assertThat(f.topologyVersion()).isEqualTo(v + 8);
         f.update("DELETE FROM hosts WHERE host_id = 'h3'");
         assertThat(f.topologyVersion()).isEqualTo(v + 10);
@@ -100,12 +100,12 @@ class CatalogNotificationsTest {
     void partitionsAndHostsNotifyTopologyAndHeartbeatsDoNot() {
         ControlFixture.RawListener l = f.listen();
         f.update("UPDATE hosts SET heartbeat_at = now()");
-        f.control.registerHost(new Host("h2", 1, "127.0.0.1", 7002), "127.0.0.1:5434", "127.0.0.1:8080");
+        f.topology.registerHost(new Host("h2", 1, "127.0.0.1", 7002), "127.0.0.1:5434", "127.0.0.1:8080");
         assertThat(l.drain()).isEmpty();
 
         f.control.putPartition(new Partition(3, TENANT, "orders", 0, 10, 2, 1));
         assertThat(l.drain()).containsExactly("topology");
-        f.control.registerHost(new Host("h2", 1, "127.0.0.1", 7102), null, null);
+        f.topology.registerHost(new Host("h2", 1, "127.0.0.1", 7102), null, null);
         assertThat(l.drain()).containsExactly("topology");
         // Identical payloads of one transaction arrive once.
         f.update("UPDATE partitions SET epoch = epoch + 1");
@@ -116,21 +116,21 @@ class CatalogNotificationsTest {
     void leaseTakeoverNotifiesAndSameHostRenewalDoesNot() {
         ControlFixture.RawListener l = f.listen();
         long v = f.topologyVersion();
-        assertThat(f.control.acquireLeadership("h1", 1, 200)).containsExactlyInAnyOrder(1, 2);
+        assertThat(f.topology.acquireLeadership("h1", 1, 200)).containsExactlyInAnyOrder(1, 2);
         assertThat(l.drain()).containsExactly("topology"); // two leases taken, one transaction
 
         // h2 cannot take a live lease: nothing changes, nothing is notified.
-        assertThat(f.control.acquireLeadership("h2", 1, 30_000)).isEmpty();
+        assertThat(f.topology.acquireLeadership("h2", 1, 30_000)).isEmpty();
         assertThat(l.drain()).isEmpty();
 
         // Once h1's lease ended, h2 takes over: notified.
         TestPostgres.await(Duration.ofSeconds(10), "h2 to take over the expired leases",
-                () -> f.control.acquireLeadership("h2", 1, 30_000).size() == 2);
+                () -> f.topology.acquireLeadership("h2", 1, 30_000).size() == 2);
         assertThat(l.drain()).containsExactly("topology");
 
         // h2 renews every third of its lease: every lease row is updated, nothing is notified.
         for (int i = 0; i < 3; i++) {
-            assertThat(f.control.acquireLeadership("h2", 1, 30_000)).hasSize(2);
+            assertThat(f.topology.acquireLeadership("h2", 1, 30_000)).hasSize(2);
         }
         assertThat(l.drain()).isEmpty();
 
@@ -139,7 +139,7 @@ class CatalogNotificationsTest {
         assertThat(l.drain()).containsExactly("topology");
 
         // Releasing the leases (clean shutdown) is one too.
-        f.control.releaseLeadership("h2");
+        f.topology.releaseLeadership("h2");
         assertThat(l.drain()).containsExactly("topology");
         // Renewals and releases leave the version; a takeover by another host moves each partition to a new epoch.
         assertThat(f.topologyVersion()).as("only the takeover's epochs move the topology version").isEqualTo(v + 2);
@@ -148,9 +148,9 @@ class CatalogNotificationsTest {
     @Test
     void leadershipNeverBumpsTheTopologyVersion() {
         long v = f.topologyVersion();
-        f.control.acquireLeadership("h1", 1, 30_000);
-        f.control.acquireLeadership("h1", 1, 30_000);
-        f.control.releaseLeadership("h1");
+        f.topology.acquireLeadership("h1", 1, 30_000);
+        f.topology.acquireLeadership("h1", 1, 30_000);
+        f.topology.releaseLeadership("h1");
         assertThat(f.topologyVersion()).isEqualTo(v);
         assertThat(f.control.readTopologyVersion()).isEqualTo(v);
     }

@@ -112,18 +112,18 @@ class ControlCacheTest {
     void aLeaseTakeoverIsPushedAndASameHostRenewalIsNot() {
         ControlCache cache = f.cache(NO_POLL);
         assertThat(leader(cache, 1)).isEmpty();
-        f.control.acquireLeadership("h1", 1, 1_000);
+        f.topology.acquireLeadership("h1", 1, 1_000);
         await(WAIT, "h1 to lead partition 1 in the cache", () -> leader(cache, 1).equals(Optional.of("h1")));
 
         long beforeTakeover = cache.notifications();
-        await(WAIT, "h2 to take over", () -> f.control.acquireLeadership("h2", 1, 30_000).size() == 2);
+        await(WAIT, "h2 to take over", () -> f.topology.acquireLeadership("h2", 1, 30_000).size() == 2);
         await(WAIT, "h2 to lead partition 1 in the cache", () -> leader(cache, 1).equals(Optional.of("h2")));
         assertThat(cache.notifications()).isGreaterThan(beforeTakeover);
 
         // Notifications arrive in commit order: once the sentinel is in, a renewal's would have been too.
         long beforeRenewals = cache.notifications();
         for (int i = 0; i < 3; i++) {
-            f.control.acquireLeadership("h2", 1, 30_000);
+            f.topology.acquireLeadership("h2", 1, 30_000);
         }
         String sentinel = f.notifySentinel();
         await(WAIT, "the sentinel", () -> sentinel.equals(cache.lastNotification()));
@@ -226,7 +226,7 @@ class ControlCacheTest {
     @Test
     void anExpiredLeaseLosesItsLeaderAsOfNowWithoutAReread() {
         ControlCache cache = f.cache(NO_POLL);
-        f.control.acquireLeadership("h1", 1, 1_500);
+        f.topology.acquireLeadership("h1", 1, 1_500);
         await(WAIT, "h1 to lead partition 2 in the cache", () -> leader(cache, 2).equals(Optional.of("h1")));
         long reads = cache.topologyReads();
         await(WAIT, "the lease to end in the cached topology", () -> leader(cache, 2).isEmpty());

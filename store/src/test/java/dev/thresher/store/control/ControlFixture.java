@@ -31,6 +31,7 @@ final class ControlFixture implements AutoCloseable {
     final String url;
     final HikariDataSource pool;
     final ControlStore control;
+    final TopologyStore topology;
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private int sentinels;
 
@@ -39,6 +40,7 @@ final class ControlFixture implements AutoCloseable {
         this.pool = Pools.open("store-test", url, null, null, 6);
         ControlStore.migrate(pool);
         this.control = new ControlStore(pool);
+        this.topology = new TopologyStore(pool);
     }
 
     static ControlFixture create() {
@@ -51,8 +53,8 @@ final class ControlFixture implements AutoCloseable {
         c.putTable(TENANT, "orders", "id", "bigint");
         c.putPartition(new Partition(1, TENANT, "orders", 0, 8191, 1, 1));
         c.putPartition(new Partition(2, TENANT, "orders", 8192, 16383, 1, 1));
-        c.registerHost(new Host("h1", 1, "127.0.0.1", 7001), null, null);
-        c.registerHost(new Host("h2", 1, "127.0.0.1", 7002), null, null);
+        f.topology.registerHost(new Host("h1", 1, "127.0.0.1", 7001), null, null);
+        f.topology.registerHost(new Host("h2", 1, "127.0.0.1", 7002), null, null);
         return f;
     }
 

@@ -77,6 +77,7 @@ class ControlStoreTest {
 
     private static HikariDataSource pool;
     private static ControlStore store;
+    private static TopologyStore topology;
 
     /** This test's shard, with hosts {@link #hostA} and {@link #hostB} registered on it. */
     private final int shard = fresh();
@@ -88,6 +89,7 @@ class ControlStoreTest {
         pool = Pools.open("control-store-test", TestPostgres.newDatabase(), null, null, 4);
         ControlStore.migrate(pool);
         store = new ControlStore(pool);
+        topology = new TopologyStore(pool);
         store.ensureTenant(TENANT);
         store.putPackage(DIGEST, new byte[] {0, 'a', 's', 'm'});
         store.putTable(TENANT, TABLE, "id", "bigint");
@@ -101,8 +103,8 @@ class ControlStoreTest {
     @BeforeEach
     void registerHosts() {
         store.putShard(shard, "jdbc:postgresql://shard-" + shard + "/db");
-        store.registerHost(new Host(hostA, shard, "127.0.0.1", 7001), null, null);
-        store.registerHost(new Host(hostB, shard, "127.0.0.1", 7002), null, null);
+        topology.registerHost(new Host(hostA, shard, "127.0.0.1", 7001), null, null);
+        topology.registerHost(new Host(hostB, shard, "127.0.0.1", 7002), null, null);
     }
 
     // ---- plans -------------------------------------------------------------------------------------
@@ -194,13 +196,13 @@ class ControlStoreTest {
         assertThat(store.readTopology().partitionsOf(TENANT, table)).hasSize(3);
     }
 
-    // ---- leadership ---------------------------------------------------------------------------------
+    // ---- leadership (TopologyStore) ----------------------------------------------------------------
 
     @Test
     void aFreePartitionIsTaken() {
         // kills: the INSERT branch of acquireLeadership (a partition without a lease row gets one)
         Partition p = partition();
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).containsExactly(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).containsExactly(p.id());
     }
 
     @Test
@@ -218,7 +220,7 @@ class ControlStoreTest {
             }
             // bounded: a keeper that waited for the locked row would hang here until the drop ends
             java.util.concurrent.CompletableFuture<List<Integer>> taken =
-                    java.util.concurrent.CompletableFuture.supplyAsync(() -> store.acquireLeadership(hostA, shard, LEASE_MS));
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> topology.acquireLeadership(hostA, shard, LEASE_MS));
             try {
                 assertThat(taken.get(10, java.util.concurrent.TimeUnit.SECONDS)).containsExactly(kept.id());
             } catch (java.util.concurrent.TimeoutException e) {
@@ -231,15 +233,15 @@ class ControlStoreTest {
             }
             drop.commit();
         }
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).containsExactly(kept.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).containsExactly(kept.id());
     }
 
     @Test
     void aLiveLeaseOfAnotherHostIsLeftAlone() {
         // kills: acquireLeadership's ON CONFLICT ... WHERE (without it any host takes a live lease)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
-        List<Integer> ledByB = store.acquireLeadership(hostB, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
+        List<Integer> ledByB = topology.acquireLeadership(hostB, shard, LEASE_MS);
         assertThat(tuple(ledByB, lease(p))).isEqualTo(tuple(List.of(), Optional.of(new Lease(hostA, 1))));
     }
 
@@ -248,10 +250,10 @@ class ControlStoreTest {
         // kills: acquireLeadership's "OR partition_leases.lease_until < now()" and the bumped CTE (a takeover from
         // another holder moves the partition to a new epoch, so the old holder's runs can never publish)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         bumpEpoch(p);
         expirePartitionLease(p);
-        store.acquireLeadership(hostB, shard, LEASE_MS);
+        topology.acquireLeadership(hostB, shard, LEASE_MS);
         assertThat(lease(p)).contains(new Lease(hostB, 3));
         assertThat(store.readTopology().partition(p.id()).orElseThrow().epoch()).isEqualTo(3);
     }
@@ -260,9 +262,9 @@ class ControlStoreTest {
     void theSameHolderRetakingItsExpiredLeaseKeepsTheEpoch() {
         // kills: the bumped CTE's "e.holder <> ?" (every renewal would move the epoch)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         expirePartitionLease(p);
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         assertThat(lease(p)).contains(new Lease(hostA, 1));
     }
 
@@ -272,13 +274,13 @@ class ControlStoreTest {
         // node for every new partition) and its heartbeat window (a dead home would keep its partitions leaderless)
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
-        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        topology.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
         liveForAnHour(standby);
         Partition p = partition();
         exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
     }
 
     @Test
@@ -287,13 +289,13 @@ class ControlStoreTest {
         // heartbeat is stale: a standby renewing first would take its home nodes' partitions, then hand them back)
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
-        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        topology.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
         Partition p = partition();
         exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?, ?)", hostA, hostB, standby);
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).as("back after a gap").doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).as("back after a gap").doesNotContain(p.id());
         liveForAnHour(standby);
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).as("live for a lease").contains(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).as("live for a lease").contains(p.id());
     }
 
     /** Makes {@code host} live without a gap for the last hour (a standby that has run all along). */
@@ -307,13 +309,13 @@ class ControlStoreTest {
         // partition of a home node that starts a moment later)
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
-        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        topology.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
         liveForAnHour(standby);
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
         Partition p = partition();
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
         exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
     }
 
     @Test
@@ -322,18 +324,18 @@ class ControlStoreTest {
         // came back would take leadership at once, and flap with it)
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
-        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        topology.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
         liveForAnHour(standby);
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id IN (?, ?)", hostA, hostB);
         Partition p = partition();
         exec("UPDATE partitions SET created_at = now() - interval '1 hour' WHERE partition_id = ?", p.id());
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
         exec("UPDATE hosts SET heartbeat_at = now(), live_since = now() WHERE host_id = ?", hostA); // just back
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
         exec("UPDATE hosts SET live_since = now() - interval '1 hour' WHERE host_id = ?", hostA); // settled
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).doesNotContain(p.id());
         expirePartitionLease(p);
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
         assertThat(lease(p)).contains(new Lease(hostA, 2));
     }
 
@@ -342,16 +344,16 @@ class ControlStoreTest {
         // kills: acquireLeadership's "NOT me.draining" and the home check's "NOT oh.draining"
         int otherShard = newShard();
         String standby = "standby-" + otherShard;
-        store.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
+        topology.registerHost(new Host(standby, otherShard, "127.0.0.1", 7003), null, null, List.of(shard));
         liveForAnHour(standby);
         exec("UPDATE hosts SET heartbeat_at = now() - interval '1 hour' WHERE host_id = ?", hostB);
         Partition p = partition();
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).contains(p.id());
         exec("UPDATE hosts SET draining = true WHERE host_id = ?", hostA);
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
         expirePartitionLease(p);
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).isEmpty();
-        assertThat(store.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).isEmpty();
+        assertThat(topology.acquireLeadership(standby, shard, LEASE_MS)).contains(p.id());
         assertThat(lease(p)).contains(new Lease(standby, 2));
     }
 
@@ -359,12 +361,12 @@ class ControlStoreTest {
     void aTransferStopsTheHoldersRenewalsAndOnlyTheNamedHostTakesTheEndedLease() {
         // kills: acquireLeadership's "l.transfer_to IS NULL" on renewal and "l.transfer_to = ?" on taking
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         exec("UPDATE partition_leases SET transfer_to = ? WHERE partition_id = ?", hostB, p.id());
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
         expirePartitionLease(p);
-        assertThat(store.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
-        assertThat(store.acquireLeadership(hostB, shard, LEASE_MS)).contains(p.id());
+        assertThat(topology.acquireLeadership(hostA, shard, LEASE_MS)).doesNotContain(p.id());
+        assertThat(topology.acquireLeadership(hostB, shard, LEASE_MS)).contains(p.id());
         assertThat(lease(p)).contains(new Lease(hostB, 2));
     }
 
@@ -372,9 +374,9 @@ class ControlStoreTest {
     void theHolderRenewsItsOwnLease() {
         // kills: acquireLeadership's "partition_leases.host_id = EXCLUDED.host_id" (the holder could not renew)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, 60_000);
+        topology.acquireLeadership(hostA, shard, 60_000);
         Timestamp before = partitionLeaseUntil(p);
-        store.acquireLeadership(hostA, shard, 600_000);
+        topology.acquireLeadership(hostA, shard, 600_000);
         assertThat(partitionLeaseUntil(p)).isAfter(before);
     }
 
@@ -382,9 +384,9 @@ class ControlStoreTest {
     void releaseFreesTheHostsLeasesForAnotherHostAtOnce() {
         // kills: releaseLeadership's DELETE (the successor would have to wait for expiry)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
-        store.releaseLeadership(hostA);
-        assertThat(store.acquireLeadership(hostB, shard, LEASE_MS)).containsExactly(p.id());
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.releaseLeadership(hostA);
+        assertThat(topology.acquireLeadership(hostB, shard, LEASE_MS)).containsExactly(p.id());
     }
 
     @Test
@@ -393,10 +395,10 @@ class ControlStoreTest {
         Partition mine = partition();
         int otherShard = newShard();
         Partition theirs = partitionOn(otherShard);
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         candidate(hostB, otherShard);
-        store.acquireLeadership(hostB, otherShard, LEASE_MS);
-        store.releaseLeadership(hostA);
+        topology.acquireLeadership(hostB, otherShard, LEASE_MS);
+        topology.releaseLeadership(hostA);
         Timestamp now = new Timestamp(System.currentTimeMillis());
         assertThat(tuple(partitionLeaseUntil(mine).before(now), partitionLeaseUntil(theirs).after(now)))
                 .isEqualTo(tuple(true, true));
@@ -406,7 +408,7 @@ class ControlStoreTest {
     void theTopologySeesALiveLeaderUnderTheCurrentEpoch() {
         // kills: readTopology's partition_leases read (no leader would be seen)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         assertThat(leaderOf(p)).contains(hostA);
     }
 
@@ -414,7 +416,7 @@ class ControlStoreTest {
     void theTopologySeesNoLeaderWhoseLeaseIsUnderAnEarlierEpoch() {
         // kills: Topology.leaderOf's "l.epoch() != p.epoch()" over readTopology's epochs (partitions.epoch, lease epoch)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         bumpEpoch(p);
         assertThat(leaderOf(p)).isEmpty();
     }
@@ -423,7 +425,7 @@ class ControlStoreTest {
     void theTopologySeesNoLeaderWhoseLeaseEnded() {
         // kills: Topology.leaderOf's "!l.leaseUntil().isAfter(readAt)" over readTopology's now() stamp
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, 1);
+        topology.acquireLeadership(hostA, shard, 1);
         awaitDbClockPast(partitionLeaseUntil(p));
         assertThat(leaderOf(p)).isEmpty();
     }
@@ -434,7 +436,7 @@ class ControlStoreTest {
     void aSlotIsPublishedWhileTheHostHoldsALiveLeaseUnderTheOutcomesEpoch() {
         // kills: the shard_slots INSERT of publishShardOutcomes (or a fence that refuses a true leader)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
                 .isEqualTo(new Publication(SlotFence.PUBLISHED, true));
@@ -444,7 +446,7 @@ class ControlStoreTest {
     void aSlotIsNotPublishedUnderAnotherHostsLease() {
         // kills: the fence's "l.host_id = ?"
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostB, 3, new Partial("eu", 1.5)), 0, hostB))
                 .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
@@ -454,7 +456,7 @@ class ControlStoreTest {
     void aSlotIsNotPublishedUnderAnExpiredLease() {
         // kills: the fence's "l.lease_until > clock_timestamp()"
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         expirePartitionLease(p);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
@@ -465,9 +467,9 @@ class ControlStoreTest {
     void aSlotIsNotPublishedUnderALeaseOfAnotherEpoch() {
         // kills: the fence's "l.epoch = ?" (the partition moved on to epoch 2 and the host holds its lease under 2)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         bumpEpoch(p);
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
                 .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
@@ -479,9 +481,9 @@ class ControlStoreTest {
         Partition led = partition();
         int otherShard = newShard();
         Partition notLed = partitionOn(otherShard);
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         candidate(hostB, otherShard);
-        store.acquireLeadership(hostB, otherShard, LEASE_MS);
+        topology.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, notLed, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
                 .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
@@ -500,7 +502,7 @@ class ControlStoreTest {
     void aFailedOutcomeIsJournaled() {
         // kills: the journal INSERT of publishShardOutcomes for a failed outcome
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry failed = failedShard(call, 0, p, hostA);
         store.publishShardOutcomes(List.of(new SlotPublication(failed, 0)), hostA, LEASE_MS);
@@ -513,7 +515,7 @@ class ControlStoreTest {
     void aFailedOutcomeIsNotPublished() {
         // kills: publishShardOutcomes' "if (standing...succeeded())" (a failed outcome would fill a slot)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(failedShard(call, 0, p, hostA), 0, hostA))
                 .isEqualTo(new Publication(SlotFence.PUBLISHED, false));
@@ -523,7 +525,7 @@ class ControlStoreTest {
     void theFirstWriterWinsInTheJournal() {
         // kills: the journal's "ON CONFLICT (tenant, wire_id) DO NOTHING" and the read-back of the earlier writer
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
@@ -536,7 +538,7 @@ class ControlStoreTest {
     void aSecondPublicationOfAWireIdLeavesTheSlotTheFirsts() {
         // kills: the journal's first-writer rule as the slot sees it (its counts and the partials it names)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
@@ -551,7 +553,7 @@ class ControlStoreTest {
     void aSlotPublishedByARedeliveryHoldsTheJournaledOutcome() {
         // kills: publishShardOutcomes building the slot from the standing entry, not from the redelivered one
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         store.journal(first);
@@ -566,7 +568,7 @@ class ControlStoreTest {
     void aRePublicationByTheSameWireIdRenewsTheSlotsLease() {
         // kills: the slot upsert's "DO UPDATE SET lease_until = EXCLUDED.lease_until" (a DO NOTHING would keep the old lease)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         store.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
@@ -579,7 +581,7 @@ class ControlStoreTest {
     void anotherWireIdForAFilledSlotDoesNotRenewIt() {
         // kills: the slot upsert's "WHERE shard_slots.wire_id = EXCLUDED.wire_id"
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         store.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
@@ -596,9 +598,9 @@ class ControlStoreTest {
         Partition led = partition();
         int otherShard = newShard();
         Partition notLed = partitionOn(otherShard);
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         candidate(hostB, otherShard);
-        store.acquireLeadership(hostB, otherShard, LEASE_MS);
+        topology.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry published = shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1));
         JournalEntry fencedOut = shardOutcome(call, 1, notLed, 1, hostA, 4, new Partial("b", 2));
@@ -624,9 +626,9 @@ class ControlStoreTest {
         Partition led = partition();
         int otherShard = newShard();
         Partition notLed = partitionOn(otherShard);
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         candidate(hostB, otherShard);
-        store.acquireLeadership(hostB, otherShard, LEASE_MS);
+        topology.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         store.publishShardOutcomes(List.of(
                 new SlotPublication(shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1)), 0),
@@ -732,7 +734,7 @@ class ControlStoreTest {
     void aSlotIsNotPublishedOnceItsCallsDeadlinePassedOnTheDatabasesClock() {
         // kills: the slot publication's "late" fence (a leader that ran past the deadline still publishing)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = running(binding());
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
         JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
@@ -744,7 +746,7 @@ class ControlStoreTest {
     void aJournaledOutcomeIsNotPublishedAgainOnceItsCallsDeadlinePassed() {
         // kills: publishStanding's deadline fence (a redelivery after the deadline publishing the first outcome)
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = running(binding());
         JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         store.journal(outcome);
@@ -756,7 +758,7 @@ class ControlStoreTest {
     void aShardRunsGuestStartIsJournaledOnTheDatabasesClock() {
         // kills: the journal insert's guest_started_at
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = running(binding());
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         long startedAt = 1_700_000_000_123_456L;
@@ -808,7 +810,7 @@ class ControlStoreTest {
         // kills: reconcileInvocations' "h.started_at > i.created_at"
         UUID call = running(binding());
         exec("UPDATE invocations SET created_at = clock_timestamp() - interval '1 minute' WHERE call_id = ?", call);
-        store.registerHost(new Host(hostA, shard, "127.0.0.1", 7001), null, null); // the coordinator starts again
+        topology.registerHost(new Host(hostA, shard, "127.0.0.1", 7001), null, null); // the coordinator starts again
         store.reconcileInvocations("host-r", 2_000);
         assertThat(invocation(call).map(Invocation::errorCode)).contains(ErrorCode.COORDINATOR_LOST.code());
     }
@@ -819,7 +821,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         store.failInvocation(call, ErrorCode.GUEST_REPORTED_FAILURE, "bad\u0000key \uD800!", 1);
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID other = running(binding());
         JournalEntry failed = new JournalEntry(TENANT, other + "/shard/0", other, JournalEntry.SHARD, hostA, p.id(), 1,
                 false, ErrorCode.GUEST_REPORTED_FAILURE.code(), "key a\u0000b", 0, 0, null, 10);
@@ -851,7 +853,7 @@ class ControlStoreTest {
         // kills: TAKE_REDUCE_LEASE's ON CONFLICT ... WHERE as a whole (and startReduce's "if (!held)" early return)
         UUID call = running(binding());
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         store.journal(reduction(call, hostA, "{}"));
@@ -884,7 +886,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         UUID otherCall = UUID.randomUUID();
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         JournalEntry s1 = shardOutcome(call, 1, p, 1, hostA, 4, new Partial("b", 2), new Partial("c", 3));
         JournalEntry s0 = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1));
         store.publishShardOutcomes(List.of(new SlotPublication(s1, 1), new SlotPublication(s0, 0),
@@ -899,7 +901,7 @@ class ControlStoreTest {
         // kills: startReduce's "s.lease_until > clock_timestamp()" (an ended slot lease read as live)
         UUID call = running(binding());
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, 1);
         awaitDbClockPast(slotLeaseUntil(call, 0));
@@ -911,7 +913,7 @@ class ControlStoreTest {
         // kills: startReduce's "LEFT JOIN partitions p ... coalesce(p.epoch, -1)" (the epoch moved on after publication)
         UUID call = running(binding());
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         bumpEpoch(p);
@@ -924,7 +926,7 @@ class ControlStoreTest {
         // kills: startReduce's LEFT (not inner) JOIN on partitions and its coalesce(p.epoch, -1)
         UUID call = running(binding());
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         exec("DELETE FROM partition_leases WHERE partition_id = ?", p.id());
@@ -947,7 +949,7 @@ class ControlStoreTest {
         // kills: startReduce's lookup keyed by the reduce wire id (a journaled shard of the call is no reduction)
         UUID call = running(binding());
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         assertThat(startReduce(call, hostA).journaledReduce()).isEmpty();
@@ -1172,7 +1174,10 @@ class ControlStoreTest {
                 .hasCauseInstanceOf(SQLException.class);
     }
 
-    /** Every public statement of ControlStore but {@code migrate} (Flyway's, reported as Flyway's own exception). */
+    /**
+     * Every public statement of ControlStore but {@code migrate} (Flyway's, reported as Flyway's own exception); the
+     * topology's writes are TopologyStore's (TopologyStoreTest).
+     */
     static Stream<Named<Consumer<ControlStore>>> everyStatement() {
         UUID call = UUID.fromString("00000000-0000-0000-0000-00000000c0de");
         Binding b = new Binding(TENANT, "sum", 1, DIGEST, Selector.parse(SELECTOR));
@@ -1190,9 +1195,6 @@ class ControlStoreTest {
                 Named.of("putShard", s -> s.putShard(1, "jdbc:postgresql://x/db")),
                 Named.of("putTable", s -> s.putTable(TENANT, TABLE, "id", "bigint")),
                 Named.of("putPartition", s -> s.putPartition(p)),
-                Named.of("registerHost", s -> s.registerHost(new Host("h", 1, "127.0.0.1", 1), null, null)),
-                Named.of("acquireLeadership", s -> s.acquireLeadership("h", 1, LEASE_MS)),
-                Named.of("releaseLeadership", s -> s.releaseLeadership("h")),
                 Named.of("readTopology", ControlStore::readTopology),
                 Named.of("readTopologyVersion", ControlStore::readTopologyVersion),
                 Named.of("insertInvocation", s -> s.insertInvocation(call, b, "alice", "h", 1, deadline, 30_000)),
@@ -1286,7 +1288,7 @@ class ControlStoreTest {
     private UUID runningCallWithState() {
         UUID call = running(binding());
         Partition p = partition();
-        store.acquireLeadership(hostA, shard, LEASE_MS);
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
         store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         startReduce(call, hostA);

@@ -20,9 +20,9 @@ class OtherNodesTest {
             ControlStore store = new ControlStore(pool);
             store.putShard(1, "jdbc:postgresql://one/db");
             store.putShard(2, "jdbc:postgresql://two/db");
-            store.registerHost(new Host("n1", 1, "127.0.0.1", 7001), null, null, List.of(2));
-            store.registerHost(new Host("n2", 2, "127.0.0.1", 7002), null, null, List.of());
-            store.registerHost(new Host("n3", 2, "127.0.0.1", 7003), null, null, List.of(1));
+            store.topology().registerHost(new Host("n1", 1, "127.0.0.1", 7001), null, null, List.of(2));
+            store.topology().registerHost(new Host("n2", 2, "127.0.0.1", 7002), null, null, List.of());
+            store.topology().registerHost(new Host("n3", 2, "127.0.0.1", 7003), null, null, List.of(1));
 
             OtherNodes others = OtherNodes.besides(pool, "n1");
             assertThat(others.count()).isEqualTo(2);

@@ -58,8 +58,8 @@ class TableCatalogTest {
     @BeforeEach
     void shardsAndTenant() {
         store.ensureTenant(tenant);
-        catalog.putShard(shardB, "jdbc:postgresql://b-" + n + "/db");
-        catalog.putShard(shardA, "jdbc:postgresql://a-" + n + "/db");
+        store.topology().putShard(shardB, "jdbc:postgresql://b-" + n + "/db");
+        store.topology().putShard(shardA, "jdbc:postgresql://a-" + n + "/db");
     }
 
     private static List<Partition> halves(int firstId, String tenant, String table, int lowShard, int highShard) {
@@ -128,8 +128,8 @@ class TableCatalogTest {
         catalog.putTablePartitions(tenant, "kept", halves(first + 2, tenant, "kept", shardA, shardA));
         catalog.recordMigration(tenant, "gone", 1, "create table", "CREATE TABLE gone ()", List.of(shardA, shardB), "applied");
         String host = "host-" + n;
-        store.registerHost(new Host(host, shardA, "127.0.0.1", 7000 + n), null, null);
-        assertThat(store.acquireLeadership(host, 30_000)).hasSize(4);
+        store.topology().registerHost(new Host(host, shardA, "127.0.0.1", 7000 + n), null, null);
+        assertThat(store.topology().acquireLeadership(host, 30_000)).hasSize(4);
 
         catalog.dropTable(tenant, "gone");
 
@@ -141,7 +141,7 @@ class TableCatalogTest {
                 + ")")).isZero();
         assertThat(count("SELECT count(*) FROM partition_leases WHERE partition_id IN (" + (first + 2) + ", "
                 + (first + 3) + ")")).isEqualTo(2);
-        store.releaseLeadership(host);
+        store.topology().releaseLeadership(host);
     }
 
     // ---- partitions --------------------------------------------------------------------------
@@ -179,12 +179,12 @@ class TableCatalogTest {
     @Test
     void shardDatabasesAreReadByIdWithTheirURLsAndNamesAndAURLChangeKeepsTheName() {
         // kills: the DO UPDATE of putShard (a second registration must change the URL, not fail), reading names as URLs
-        catalog.putShard(shardB, "jdbc:postgresql://b2-" + n + "/db");
-        Map<Integer, String> urls = catalog.shardUrls();
+        store.topology().putShard(shardB, "jdbc:postgresql://b2-" + n + "/db");
+        Map<Integer, String> urls = store.topology().shardUrls();
         assertThat(urls).containsEntry(shardA, "jdbc:postgresql://a-" + n + "/db")
                 .containsEntry(shardB, "jdbc:postgresql://b2-" + n + "/db");
         assertThat(List.copyOf(urls.keySet())).isSorted();
-        assertThat(catalog.shardNames()).containsEntry(shardA, "shard-" + shardA).containsEntry(shardB, "shard-" + shardB);
+        assertThat(store.topology().shardNames()).containsEntry(shardA, "shard-" + shardA).containsEntry(shardB, "shard-" + shardB);
         assertThat(store.shardUrls()).isEqualTo(urls);
     }
 
