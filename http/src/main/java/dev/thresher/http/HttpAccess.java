@@ -50,7 +50,7 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
 
     /**
      * No authentication at all: every request runs as an admin of the front's tenant. Only for a front door started
-     * on its own, without users, by the short {@link HttpFront#start} overloads (protocol tests); a node never uses it.
+     * on its own, without users: the default of {@link HttpFront#builder} (protocol tests); a node never uses it.
      */
     public static final HttpAccess UNAUTHENTICATED = new HttpAccess(Optional.empty(), OpenEndpoints.ANYWHERE, null, true);
 

@@ -145,97 +145,156 @@ public final class HttpFront implements AutoCloseable {
         this.connections = connections;
     }
 
-    /**
-     * Binds and serves.
-     *
-     * @param tenant the tenant requests run in (no authentication: {@link HttpAccess#UNAUTHENTICATED})
-     */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  BooleanSupplier ready) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, ready, null, null);
+    /** A front door to start: what it serves, named; {@link Builder#start} binds it. */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /**
-     * Binds and serves, {@code /admin/tables} too when {@code tables} is given (its blocking work runs on
-     * {@value #ADMIN_THREADS} threads of the front's own).
-     *
-     * @param tenant the tenant requests run in (no authentication: {@link HttpAccess#UNAUTHENTICATED})
+     * What a front door serves. {@code host}, {@code port}, {@code tenant}, {@code limits} and {@code calls} are
+     * needed; the rest has defaults: always ready, no authentication ({@link HttpAccess#UNAUTHENTICATED}: a front door
+     * of its own, for protocol tests), and no table, binding, topology or journal administration, no
+     * {@code Idempotency-Key} journal (such calls are refused), plain HTTP.
      */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  BooleanSupplier ready, TableService tables, BindingService bindings) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, ready, tables, bindings, null);
+    public static final class Builder {
+        private String host;
+        private int port;
+        private String tenant;
+        private Limits limits;
+        private CallService calls;
+        private java.util.function.Supplier<Optional<String>> readiness = Optional::empty;
+        private TableService tables;
+        private BindingService bindings;
+        private java.util.function.Supplier<String> topology;
+        private dev.thresher.bindings.TopologyService topologyChanges;
+        private HttpAccess access = HttpAccess.UNAUTHENTICATED;
+        private IdempotentRequests idempotency;
+        private CallOutcomes outcomes;
+        private dev.thresher.bindings.JournalService journal;
+        private SslContext tls;
+
+        private Builder() {
+        }
+
+        /** The address to listen on; port 0 picks a free one ({@link HttpFront#port}). */
+        public Builder listen(String host, int port) {
+            this.host = host;
+            this.port = port;
+            return this;
+        }
+
+        /** The tenant requests run in when no user's token says otherwise: the admin token's. */
+        public Builder tenant(String tenant) {
+            this.tenant = tenant;
+            return this;
+        }
+
+        public Builder limits(Limits limits) {
+            this.limits = limits;
+            return this;
+        }
+
+        /** What {@code POST /v1/bindings/{name}/call} calls. */
+        public Builder calls(CallService calls) {
+            this.calls = calls;
+            return this;
+        }
+
+        /** Why the node is not ready, empty when it is: {@code /readyz} answers 503 with that reason. Ready by default. */
+        public Builder readiness(java.util.function.Supplier<Optional<String>> readiness) {
+            this.readiness = readiness;
+            return this;
+        }
+
+        /**
+         * Serves {@code /admin/tables} (its blocking work on {@value #ADMIN_THREADS} threads of the front's own); the
+         * other admin services below are served only with it.
+         */
+        public Builder tables(TableService tables) {
+            this.tables = tables;
+            return this;
+        }
+
+        /** Serves {@code /admin/bindings} (with {@link #tables}). */
+        public Builder bindings(BindingService bindings) {
+            this.bindings = bindings;
+            return this;
+        }
+
+        /** Serves {@code GET /admin/topology}: the node's view of the topology as a byte-stable JSON document. */
+        public Builder topology(java.util.function.Supplier<String> topology) {
+            this.topology = topology;
+            return this;
+        }
+
+        /**
+         * Serves the topology changes (with {@link #tables}): {@code /admin/partitions/...}, {@code /admin/nodes/...},
+         * {@code /admin/shards}, {@code GET /admin/topology/changes} and {@code GET /admin/topology/replicas}.
+         */
+        public Builder topologyChanges(dev.thresher.bindings.TopologyService topologyChanges) {
+            this.topologyChanges = topologyChanges;
+            return this;
+        }
+
+        /** Who may use which route ({@link HttpAccess}: the admin token, users' tokens, the open endpoints). */
+        public Builder access(HttpAccess access) {
+            this.access = access;
+            return this;
+        }
+
+        /**
+         * Journals direct calls that carry an {@code Idempotency-Key} in {@code idempotency}, a request taking over the
+         * key of one that died answering from its call's outcome in {@code outcomes}.
+         */
+        public Builder idempotency(IdempotentRequests idempotency, CallOutcomes outcomes) {
+            this.idempotency = idempotency;
+            this.outcomes = outcomes;
+            return this;
+        }
+
+        /** Serves the journal ({@code GET /admin/invocations}, {@link JournalRoutes}; with {@link #tables}). */
+        public Builder journal(dev.thresher.bindings.JournalService journal) {
+            this.journal = journal;
+            return this;
+        }
+
+        /**
+         * Speaks HTTPS only: every connection starts with a TLS handshake with this server context (HTTP/1.1 inside);
+         * null, the default, serves plain HTTP.
+         */
+        public Builder tls(SslContext tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /** Binds and serves. */
+        public HttpFront start() throws InterruptedException {
+            java.util.Objects.requireNonNull(host, "host");
+            java.util.Objects.requireNonNull(tenant, "tenant");
+            java.util.Objects.requireNonNull(limits, "limits");
+            java.util.Objects.requireNonNull(calls, "calls");
+            java.util.Objects.requireNonNull(readiness, "readiness");
+            java.util.Objects.requireNonNull(access, "access");
+            return HttpFront.start(this);
+        }
     }
 
-    /**
-     * As above, serving {@code GET /admin/topology} too when {@code topology} is given: the node's view of the
-     * topology as a byte-stable JSON document.
-     */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  BooleanSupplier ready, TableService tables, BindingService bindings,
-                                  java.util.function.Supplier<String> topology) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, () -> ready.getAsBoolean() ? Optional.empty()
-                : Optional.of("not ready"), tables, bindings, topology, null);
-    }
-
-    /**
-     * As above, serving the topology changes of {@code topologyChanges} too ({@code /admin/partitions/...},
-     * {@code /admin/nodes/...}, {@code /admin/shards}, {@code GET /admin/topology/changes}); {@code readiness} says
-     * why the node is not ready (empty when it is), and {@code /readyz} answers 503 with that reason. These shorter
-     * overloads authenticate no one ({@link HttpAccess#UNAUTHENTICATED}): a front door of its own, for protocol tests.
-     */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
-                                  BindingService bindings, java.util.function.Supplier<String> topology,
-                                  dev.thresher.bindings.TopologyService topologyChanges) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges,
-                HttpAccess.UNAUTHENTICATED);
-    }
-
-    /** As above, with who may use which route ({@link HttpAccess}: the admin token, the open endpoints). */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
-                                  BindingService bindings, java.util.function.Supplier<String> topology,
-                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access)
-            throws InterruptedException {
-        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges, access,
-                null, null);
-    }
-
-    /**
-     * As above, journaling direct calls that carry an {@code Idempotency-Key} in {@code idempotency} (without it such
-     * calls are refused), a request taking over the key of one that died answering from its call's outcome in
-     * {@code outcomes}.
-     */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
-                                  BindingService bindings, java.util.function.Supplier<String> topology,
-                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
-                                  IdempotentRequests idempotency, CallOutcomes outcomes) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges, access,
-                idempotency, outcomes, null);
-    }
-
-    /** As above, serving the journal too when {@code journal} is given ({@code GET /admin/invocations}, {@link JournalRoutes}). */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
-                                  BindingService bindings, java.util.function.Supplier<String> topology,
-                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
-                                  IdempotentRequests idempotency, CallOutcomes outcomes,
-                                  dev.thresher.bindings.JournalService journal) throws InterruptedException {
-        return start(host, port, tenant, limits, calls, readiness, tables, bindings, topology, topologyChanges, access,
-                idempotency, outcomes, journal, null);
-    }
-
-    /**
-     * As above, speaking HTTPS only when {@code tls} is given: every connection starts with a TLS handshake with that
-     * server context (HTTP/1.1 inside); null serves plain HTTP.
-     */
-    public static HttpFront start(String host, int port, String tenant, Limits limits, CallService calls,
-                                  java.util.function.Supplier<Optional<String>> readiness, TableService tables,
-                                  BindingService bindings, java.util.function.Supplier<String> topology,
-                                  dev.thresher.bindings.TopologyService topologyChanges, HttpAccess access,
-                                  IdempotentRequests idempotency, CallOutcomes outcomes,
-                                  dev.thresher.bindings.JournalService journal, SslContext tls) throws InterruptedException {
+    private static HttpFront start(Builder b) throws InterruptedException {
+        String host = b.host;
+        int port = b.port;
+        String tenant = b.tenant;
+        Limits limits = b.limits;
+        CallService calls = b.calls;
+        java.util.function.Supplier<Optional<String>> readiness = b.readiness;
+        TableService tables = b.tables;
+        BindingService bindings = b.bindings;
+        java.util.function.Supplier<String> topology = b.topology;
+        dev.thresher.bindings.TopologyService topologyChanges = b.topologyChanges;
+        HttpAccess access = b.access;
+        IdempotentRequests idempotency = b.idempotency;
+        CallOutcomes outcomes = b.outcomes;
+        dev.thresher.bindings.JournalService journal = b.journal;
+        SslContext tls = b.tls;
         if (tls != null && tls.isClient()) {
             throw new IllegalArgumentException("HTTPS needs a server SslContext");
         }

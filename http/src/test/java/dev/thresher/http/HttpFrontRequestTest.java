@@ -28,7 +28,7 @@ class HttpFrontRequestTest {
     private HttpFront front;
 
     private HttpFront start(Limits limits) throws InterruptedException {
-        front = HttpFront.start("127.0.0.1", 0, "t1", limits, calls, () -> true);
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(limits).calls(calls).start();
         return front;
     }
 
