@@ -192,7 +192,7 @@ class HttpFrontConnectionTest {
     @Test
     void anExceptionInThePipelineClosesTheConnection() {
         EmbeddedChannel ch = new EmbeddedChannel(
-                new HttpFront.Handler("t1", Limits.DEFAULTS, calls, () -> true, new AtomicInteger()));
+                HttpFront.builder().tenant("t1").limits(Limits.DEFAULTS).calls(calls).connection(new AtomicInteger()));
         assertThat(ch.isOpen()).isTrue();
         ch.pipeline().fireExceptionCaught(new IOException("Connection reset by peer"));
         ch.runPendingTasks();
