@@ -10,16 +10,13 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import java.nio.charset.StandardCharsets;
 import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,11 +24,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP routes of HTTP handler bindings: {@code <METHOD> /v1/http/<binding><route path>?<query>}, served by every
@@ -49,21 +43,14 @@ import org.slf4j.LoggerFactory;
  */
 final class HandlerRoutes {
     static final String PREFIX = "/v1/http/";
-    private static final Logger log = LoggerFactory.getLogger(HandlerRoutes.class);
     private static final Pattern BINDING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
-    private final String tenant;
     private final Limits limits;
     /** Journals requests with an Idempotency-Key; null: such requests are refused. */
     private final IdempotentRequests idempotency;
     private volatile HandlerService service;
 
-    HandlerRoutes(String tenant, Limits limits) {
-        this(tenant, limits, null);
-    }
-
-    HandlerRoutes(String tenant, Limits limits, IdempotentRequests idempotency) {
-        this.tenant = tenant;
+    HandlerRoutes(Limits limits, IdempotentRequests idempotency) {
         this.limits = limits;
         this.idempotency = idempotency;
     }
@@ -73,17 +60,14 @@ final class HandlerRoutes {
         return path.startsWith(PREFIX) || path.equals("/v1/http");
     }
 
+    /** Registers every method on {@code /v1/http} and every path under {@code /v1/http/}: the handler service routes them. */
+    void register(RouteTable<Exchange.Route> routes) {
+        routes.addAnyMethod("/v1/http", this::handle).addAnyMethod(PREFIX + "{rest...}", this::handle);
+    }
+
     /** Serves handler routes through {@code handlers} from now on. */
     void serve(HandlerService handlers) {
         this.service = handlers;
-    }
-
-    /**
-     * Answers one request on the connection's event loop, now or once the handler completes: {@code write} is called
-     * exactly once, on the loop, unless the connection closed meanwhile.
-     */
-    void handle(ChannelHandlerContext ctx, FullHttpRequest req, String path, Consumer<FullHttpResponse> write) {
-        handle(ctx, req, path, tenant, "http", write);
     }
 
     /** The binding a handler path names ({@code /v1/http/<binding>/...}), if any. */
@@ -94,9 +78,15 @@ final class HandlerRoutes {
         return binding.isEmpty() ? Optional.empty() : Optional.of(binding);
     }
 
-    /** As above, for a request of {@code user} in {@code tenant}: the handler and its nested call run as them. */
-    void handle(ChannelHandlerContext ctx, FullHttpRequest req, String path, String tenant, String user,
-                Consumer<FullHttpResponse> write) {
+    /**
+     * Answers one request, now or once the handler completes; the handler and its nested call run as the request's
+     * user in its tenant.
+     */
+    private void handle(Exchange x) {
+        FullHttpRequest req = x.request();
+        String path = x.path();
+        String tenant = x.tenant();
+        Consumer<FullHttpResponse> write = x::write;
         HandlerService handlers = service;
         String rest = path.length() > PREFIX.length() ? path.substring(PREFIX.length()) : "";
         int slash = rest.indexOf('/');
@@ -117,8 +107,8 @@ final class HandlerRoutes {
                     + Quoted.of(binding) + "': a name is a letter or '_', then letters, digits or '_'"), null, null));
             return;
         }
-        if (binding.length() > HttpFront.MAX_NAME_BYTES) { // the pattern admits ASCII only: a character is a byte
-            write.accept(error(HttpFront.nameTooLong(binding), null, null));
+        if (binding.length() > CallRoutes.MAX_NAME_BYTES) { // the pattern admits ASCII only: a character is a byte
+            write.accept(error(CallRoutes.nameTooLong(binding), null, null));
             return;
         }
         if (req.content().readableBytes() > limits.directCallPayloadBytes()) {
@@ -128,7 +118,7 @@ final class HandlerRoutes {
         }
         Optional<Long> deadline;
         try {
-            deadline = HttpFront.deadlineHeader(req);
+            deadline = CallRoutes.deadlineHeader(req);
         } catch (ThresherException e) {
             write.accept(error(e, null, null));
             return;
@@ -140,27 +130,15 @@ final class HandlerRoutes {
         for (Map.Entry<String, String> h : req.headers()) {
             headers.add(new AbstractMap.SimpleImmutableEntry<>(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
         }
-        HandlerRequest request = new HandlerRequest(tenant, user, binding, req.method().name(), below, rawQuery, headers,
+        HandlerRequest request = new HandlerRequest(tenant, x.caller(), binding, req.method().name(), below, rawQuery, headers,
                 ByteBufUtil.getBytes(req.content()), deadline);
-        String key = req.headers().get(HttpFront.IDEMPOTENCY_KEY);
+        String key = req.headers().get(CallRoutes.IDEMPOTENCY_KEY);
         if (key != null) {
-            once(ctx, req, tenant, binding, key, deadline, () -> run(handlers, request), write);
+            once(x, binding, key, deadline, () -> run(handlers, request));
             return;
         }
-        CompletableFuture<HandlerResponse> future = run(handlers, request);
-        future.whenComplete((response, failure) -> {
-            try {
-                ctx.executor().execute(() -> {
-                    if (!ctx.channel().isActive()) {
-                        log.debug("{} closed before its handler answered; dropping the answer", ctx.channel());
-                        return;
-                    }
-                    write.accept(failure == null && response != null ? response(response) : refusal(failure));
-                });
-            } catch (RejectedExecutionException e) {
-                log.debug("event loop shut down; dropping the answer of handler {}", binding);
-            }
-        });
+        x.finish(run(handlers, request), "handler " + binding,
+                (response, failure) -> x.write(failure == null && response != null ? response(response) : refusal(failure)));
     }
 
     private static CompletableFuture<HandlerResponse> run(HandlerService handlers, HandlerRequest request) {
@@ -176,55 +154,45 @@ final class HandlerRoutes {
     /**
      * A request with an {@code Idempotency-Key}: the handler runs once per (tenant, key) and its outer response
      * (status, headers, body) is journaled with a fingerprint of method, path, query and body; a repeat is answered it
-     * with {@code Idempotent-Replayed: true}. A response under 500 is kept, a failure as {@code HttpFront} keeps a
+     * with {@code Idempotent-Replayed: true}. A response under 500 is kept, a failure as {@link CallRoutes#keeps} keeps a
      * direct call's; anything else releases the key.
      */
-    private void once(ChannelHandlerContext ctx, FullHttpRequest req, String tenant, String binding, String key,
-                      Optional<Long> deadline,
-                      java.util.function.Supplier<CompletableFuture<HandlerResponse>> execute,
-                      Consumer<FullHttpResponse> write) {
+    private void once(Exchange x, String binding, String key, Optional<Long> deadline,
+                      java.util.function.Supplier<CompletableFuture<HandlerResponse>> execute) {
+        FullHttpRequest req = x.request();
+        Consumer<FullHttpResponse> write = x::write;
         if (idempotency == null) {
             write.accept(error(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                     "this node does not journal Idempotency-Keys"), null, null));
             return;
         }
-        byte[] fingerprint = HttpFront.Handler.fingerprint(req.method().name() + " " + req.uri(), req.content());
+        byte[] fingerprint = CallRoutes.fingerprint(req.method().name() + " " + req.uri(), req.content());
         long waitMs = Math.min(deadline.filter(d -> d > 0).orElse(limits.callDeadlineMs()), limits.maxCallDeadlineMs());
         CompletableFuture<IdempotentRequests.Answer> answer;
         try {
-            answer = idempotency.once(tenant, key, fingerprint, waitMs, run -> execute.get().handle((response, failure) -> {
+            answer = idempotency.once(x.tenant(), key, fingerprint, waitMs, run -> execute.get().handle((response, failure) -> {
                 if (failure == null && response != null) {
                     return new IdempotentRequests.Outcome(stored(response(response)), response.status() < 500);
                 }
                 ThresherException e = failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
                         "the handler service completed with no response") : ThresherException.of(failure);
                 return new IdempotentRequests.Outcome(stored(refusal(failure == null ? e : failure)),
-                        HttpFront.Handler.keeps(e));
+                        CallRoutes.keeps(e));
             }));
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
-        answer.whenComplete((a, failure) -> {
-            try {
-                ctx.executor().execute(() -> {
-                    if (!ctx.channel().isActive()) {
-                        log.debug("{} closed before its handler answered; dropping the answer", ctx.channel());
-                        return;
-                    }
-                    if (failure != null || a == null) {
-                        write.accept(error(failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
-                                "the idempotency journal completed with no answer") : ThresherException.of(failure), null, null));
-                        return;
-                    }
-                    FullHttpResponse res = restored(a.response());
-                    if (a.replayed()) {
-                        res.headers().set(HttpFront.IDEMPOTENT_REPLAYED, "true");
-                    }
-                    write.accept(res);
-                });
-            } catch (RejectedExecutionException e) {
-                log.debug("event loop shut down; dropping the answer of handler {}", binding);
+        x.finish(answer, "handler " + binding, (a, failure) -> {
+            if (failure != null || a == null) {
+                write.accept(error(failure == null ? new ThresherException(ErrorCode.INTERNAL_ERROR,
+                        "the idempotency journal completed with no answer") : ThresherException.of(failure), null, null));
+                return;
             }
+            FullHttpResponse res = restored(a.response());
+            if (a.replayed()) {
+                res.headers().set(CallRoutes.IDEMPOTENT_REPLAYED, "true");
+            }
+            write.accept(res);
         });
     }
 
@@ -290,13 +258,6 @@ final class HandlerRoutes {
 
     /** The error JSON of {@code e}, with {@code status} or the code's own, and an Allow header when given. */
     private static FullHttpResponse error(ThresherException e, HttpResponseStatus status, String allow) {
-        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status != null ? status : HttpStatuses.of(e.code()),
-                Unpooled.copiedBuffer(ErrorJson.of(e), StandardCharsets.UTF_8));
-        res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
-        if (allow != null) {
-            res.headers().set(HttpHeaderNames.ALLOW, allow);
-        }
-        HttpUtil.setContentLength(res, res.content().readableBytes());
-        return res;
+        return Responses.failure(e, status, allow);
     }
 }

@@ -50,7 +50,7 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
 
     /**
      * No authentication at all: every request runs as an admin of the front's tenant. Only for a front door started
-     * on its own, without users, by the short {@link HttpFront#start} overloads (protocol tests); a node never uses it.
+     * on its own, without users: the default of {@link HttpFront#builder} (protocol tests); a node never uses it.
      */
     public static final HttpAccess UNAUTHENTICATED = new HttpAccess(Optional.empty(), OpenEndpoints.ANYWHERE, null, true);
 
@@ -156,6 +156,34 @@ public record HttpAccess(Optional<String> adminToken, OpenEndpoints openEndpoint
         throw new ThresherException(ErrorCode.AUTHENTICATION_FAILED, "authentication required: send"
                 + " 'Authorization: Bearer <token>' with a user's token (thresher user token NAME)"
                 + (adminToken.isPresent() ? " or this node's admin token (http.adminToken)" : ""));
+    }
+
+    /**
+     * What the request's user may do, by route: the admin routes need {@code admin} (the topology routes an admin of
+     * the node's tenant), a call and a handler route {@code call} on their binding — checked before the binding is
+     * looked up, so the answer is the same whether it exists.
+     *
+     * @param principal who {@link #authenticate} found, null for no one (nothing is checked)
+     * @param directCall the binding of the direct call route, when the path is that route
+     * @throws ThresherException {@code PERMISSION_DENIED}
+     */
+    static void authorize(Principal principal, String path, Optional<String> directCall, String nodeTenant) {
+        if (principal == null) {
+            return;
+        }
+        if (path.equals("/admin") || path.startsWith("/admin/")) {
+            principal.checkAdmin("use the admin routes");
+            if ((path.equals("/admin/topology") || path.startsWith("/admin/topology/") || path.startsWith("/admin/shards")
+                    || path.startsWith("/admin/partitions") || path.startsWith("/admin/nodes")
+                    || path.startsWith("/admin/leaders")) && !principal.tenant().equals(nodeTenant)) {
+                throw new ThresherException(ErrorCode.PERMISSION_DENIED, "permission denied: the topology is the"
+                        + " cluster's; only admins of tenant '" + nodeTenant + "' change or read it here");
+            }
+        } else if (directCall.isPresent()) {
+            principal.checkCall(directCall.get());
+        } else if (HandlerRoutes.claims(path)) {
+            HandlerRoutes.bindingOf(path).ifPresent(principal::checkCall);
+        }
     }
 
     /** The user name requests made with the node's admin token run as. */

@@ -60,15 +60,20 @@ final class JournalRoutes {
     private JournalRoutes() {
     }
 
-    /** Whether {@code path} is under the journal's prefix. */
-    static boolean serves(String path) {
-        return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
-    }
-
-    /** Whether {@code path} is a route of the journal: the list, or one call. */
-    static boolean routable(String path) {
-        return path.equals(PREFIX) || path.equals(PREFIX + "/")
-                || path.startsWith(PREFIX + "/") && path.indexOf('/', PREFIX.length() + 1) < 0;
+    /**
+     * Registers {@code GET} of the list ({@value #PREFIX}, with or without a last {@code /}) and of one call
+     * ({@value #PREFIX}{@code /{id}}), run on the admin threads; none when {@code journal} or {@code admin} is null
+     * (the paths are then no route).
+     */
+    static void register(RouteTable<Exchange.Route> routes, JournalService journal, AdminWork admin) {
+        if (journal == null || admin == null) {
+            return;
+        }
+        Exchange.Route route = x -> admin.run(x, io.netty.handler.codec.http.HttpResponseStatus.OK,
+                route(journal, x.tenant(), x.uri()));
+        routes.add(io.netty.handler.codec.http.HttpMethod.GET, PREFIX, route)
+                .add(io.netty.handler.codec.http.HttpMethod.GET, PREFIX + "/", route)
+                .add(io.netty.handler.codec.http.HttpMethod.GET, PREFIX + "/{id}", route);
     }
 
     /**

@@ -45,6 +45,12 @@ public final class MetricsRoute {
         return scrape != null;
     }
 
+    /** Registers {@code GET /metrics}, a route once a scrape is served (until then the path is no route). */
+    void register(RouteTable<Exchange.Route> routes) {
+        routes.add(io.netty.handler.codec.http.HttpMethod.GET, PATH, this::served,
+                x -> x.write(answer(x.request().headers().get(HttpHeaderNames.ACCEPT))));
+    }
+
     /** The answer to {@code GET /metrics} with this {@code Accept} header (null when absent). */
     FullHttpResponse answer(String accept) {
         String type = contentType(accept);

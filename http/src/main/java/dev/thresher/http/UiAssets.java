@@ -34,8 +34,12 @@ final class UiAssets {
 
     private UiAssets() {}
 
-    static boolean isUiPath(String path) {
-        return path.equals("/") || path.equals("/ui") || path.startsWith("/ui/");
+    /** Registers {@code GET} of {@code /}, {@code /ui} (both redirected to {@code /ui/}) and every path under {@code /ui/}. */
+    static void register(RouteTable<Exchange.Route> routes) {
+        Exchange.Route route = x -> get(x.path()).ifPresentOrElse(x::write, x::noRoute);
+        routes.add(io.netty.handler.codec.http.HttpMethod.GET, "/", route)
+                .add(io.netty.handler.codec.http.HttpMethod.GET, "/ui", route)
+                .add(io.netty.handler.codec.http.HttpMethod.GET, "/ui/{file...}", route);
     }
 
     /** The answer to a GET of {@code path}, or empty when no such file exists (a 404). */

@@ -37,8 +37,8 @@ class HandlerRoutesTest {
 
     private void start(Limits limits, Function<HandlerRequest, CompletableFuture<HandlerResponse>> behaviour)
             throws InterruptedException {
-        front = HttpFront.start("127.0.0.1", 0, "t1", limits, Wire.StubCalls.echo(), java.util.Optional::empty, null, null,
-                null, null, HttpAccess.withToken(TOKEN));
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(limits).calls(Wire.StubCalls.echo())
+                .access(HttpAccess.withToken(TOKEN)).start();
         front.serveHandlers(r -> {
             requests.add(r);
             return behaviour.apply(r);
@@ -129,8 +129,8 @@ class HandlerRoutesTest {
 
     @Test
     void withoutHandlersTheRoutesAreNotServed() throws Exception {
-        front = HttpFront.start("127.0.0.1", 0, "t1", Limits.DEFAULTS, Wire.StubCalls.echo(), java.util.Optional::empty,
-                null, null, null, null, HttpAccess.withToken(TOKEN));
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(Limits.DEFAULTS)
+                .calls(Wire.StubCalls.echo()).access(HttpAccess.withToken(TOKEN)).start();
         try (Socket s = connect(front)) {
             send(s, get("/v1/http/h/x"));
             Wire.Response res = read(s);

@@ -89,8 +89,8 @@ class HttpAccessTest {
 
     @Test
     void overHttpAGuardedRouteAnswers401WithABearerChallengeAndTheRightTokenPassesTheGuard() throws Exception {
-        front = HttpFront.start("127.0.0.1", 0, "t1", Limits.DEFAULTS, calls, java.util.Optional::empty, null, null,
-                () -> "{\"topology\":1}", null, HttpAccess.withToken(TOKEN));
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(Limits.DEFAULTS).calls(calls)
+                .topology(() -> "{\"topology\":1}").access(HttpAccess.withToken(TOKEN)).start();
         HttpClient client = HttpClient.newHttpClient();
         URI topology = URI.create("http://127.0.0.1:" + front.port() + "/admin/topology");
         HttpResponse<String> refused = client.send(HttpRequest.newBuilder(topology).timeout(Duration.ofMillis(Wire.WAIT_MS))

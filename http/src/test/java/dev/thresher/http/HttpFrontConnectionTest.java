@@ -35,7 +35,7 @@ class HttpFrontConnectionTest {
     private HttpFront front;
 
     private void start(Limits limits) throws InterruptedException {
-        front = HttpFront.start("127.0.0.1", 0, "t1", limits, calls, () -> true);
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(limits).calls(calls).start();
     }
 
     @AfterEach
@@ -102,8 +102,8 @@ class HttpFrontConnectionTest {
     void aClientThatDoesNotReadItsResponseLosesTheConnection() throws Exception {
         String big = "\"" + "x".repeat(8 << 20) + "\"";
         Wire.StubCalls bigResults = new Wire.StubCalls(r -> CompletableFuture.completedFuture(new CallResult("c", big)));
-        front = HttpFront.start("127.0.0.1", 0, "t1", Wire.limits(Map.of("httpRequestTimeoutMs", "200")), bigResults,
-                () -> true);
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1")
+                .limits(Wire.limits(Map.of("httpRequestTimeoutMs", "200"))).calls(bigResults).start();
         try (Socket s = new Socket()) {
             s.setReceiveBufferSize(4096);
             s.connect(new java.net.InetSocketAddress("127.0.0.1", front.port()));
@@ -192,7 +192,7 @@ class HttpFrontConnectionTest {
     @Test
     void anExceptionInThePipelineClosesTheConnection() {
         EmbeddedChannel ch = new EmbeddedChannel(
-                new HttpFront.Handler("t1", Limits.DEFAULTS, calls, () -> true, new AtomicInteger()));
+                HttpFront.builder().tenant("t1").limits(Limits.DEFAULTS).calls(calls).connection(new AtomicInteger()));
         assertThat(ch.isOpen()).isTrue();
         ch.pipeline().fireExceptionCaught(new IOException("Connection reset by peer"));
         ch.runPendingTasks();

@@ -10,7 +10,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -28,9 +27,8 @@ class HttpFrontContinueTest {
     private final EmbeddedChannel channel = new EmbeddedChannel(new ChannelInitializer<Channel>() {
         @Override
         protected void initChannel(Channel ch) {
-            HttpFront.configure(ch.pipeline(), Limits.DEFAULTS, new HttpFront.Handler("t1", Limits.DEFAULTS, calls,
-                    Optional::empty, new AtomicInteger(), null, null, HttpAccess.withToken(TOKEN), null, null,
-                    new MetricsRoute(), null));
+            HttpFront.configure(ch.pipeline(), Limits.DEFAULTS, HttpFront.builder().tenant("t1").limits(Limits.DEFAULTS)
+                    .calls(calls).access(HttpAccess.withToken(TOKEN)).connection(new AtomicInteger()));
         }
     });
 

@@ -45,7 +45,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Whatever bytes a client sends, the HTTP front (its own pipeline, {@link HttpFront#configure}: Netty's HTTP/1.1 codec,
- * the aggregator, {@link HttpFront.Handler} with every route served) answers with well-formed HTTP responses only,
+ * the aggregator, an {@link HttpConnection} with every route served) answers with well-formed HTTP responses only,
  * none of them an internal error, lets no exception out of the pipeline, sends a bounded amount, and closes the
  * connection only after a response that says so; the same bytes give the same responses whether they come at once or
  * in pieces. Services answer at once and always the same way, so one input always gives one output. Regression
@@ -104,11 +104,13 @@ class HttpFrontFuzzTest {
         final ByteArrayOutputStream sent = new ByteArrayOutputStream();
 
         Connection() {
-            HttpFront.Handler handler = new HttpFront.Handler(TENANT, LIMITS, CALLS, Optional::empty,
-                    new AtomicInteger(), new HttpFront.Admin(service(TableService.class), service(BindingService.class),
-                    service(TopologyService.class), Runnable::run, (tenant, select) -> new JournalRows(
-                    select.resolvedColumns(), List.of(), false)), () -> "{\"partitions\":[]}",
-                    new HttpAccess(Optional.of(TOKEN), HttpAccess.OpenEndpoints.ANYWHERE), null, null, metrics(), handlers());
+            HttpConnection handler = HttpFront.builder().tenant(TENANT).limits(LIMITS).calls(CALLS)
+                    .tables(service(TableService.class)).bindings(service(BindingService.class))
+                    .topologyChanges(service(TopologyService.class)).adminExecutor(Runnable::run)
+                    .journal((tenant, select) -> new JournalRows(select.resolvedColumns(), List.of(), false))
+                    .topology(() -> "{\"partitions\":[]}")
+                    .access(new HttpAccess(Optional.of(TOKEN), HttpAccess.OpenEndpoints.ANYWHERE))
+                    .connection(new AtomicInteger(), metrics(), handlers());
             channel = new EmbeddedChannel(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {
@@ -307,7 +309,7 @@ class HttpFrontFuzzTest {
 
     /** Handler {@code echo} answers the request's body; any other handler is not there. */
     private static HandlerRoutes handlers() {
-        HandlerRoutes routes = new HandlerRoutes(TENANT, LIMITS, null);
+        HandlerRoutes routes = new HandlerRoutes(LIMITS, null);
         HandlerService service = request -> request.binding().equals("echo")
                 ? CompletableFuture.completedFuture(new HandlerResponse(200, List.of(Map.entry("content-type",
                         "text/plain")), request.body()))

@@ -28,7 +28,7 @@ class HttpFrontRequestTest {
     private HttpFront front;
 
     private HttpFront start(Limits limits) throws InterruptedException {
-        front = HttpFront.start("127.0.0.1", 0, "t1", limits, calls, () -> true);
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(limits).calls(calls).start();
         return front;
     }
 
@@ -204,6 +204,47 @@ class HttpFrontRequestTest {
             assertThat(badName.status()).isEqualTo(404);
             assertThat(badName.errorCode()).as("the status is the code's").isEqualTo(ErrorCode.UNKNOWN_BINDING.code());
             assertThat(HttpStatuses.of(ErrorCode.UNKNOWN_BINDING).code()).isEqualTo(404);
+        }
+        assertThat(calls.requests).isEmpty();
+    }
+
+    @Test
+    void aPathOfSeveralMethodsAnswersAWrongMethod405NamingEachAndAPathNoRouteHas404() throws Exception {
+        dev.thresher.bindings.TableService tables = (dev.thresher.bindings.TableService) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {dev.thresher.bindings.TableService.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("list")) {
+                        return java.util.List.of();
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(Limits.DEFAULTS).calls(calls).tables(tables)
+                .start();
+        try (Socket s = connect(front)) {
+            send(s, "PUT /admin/tables HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+            Wire.Response put = read(s);
+            assertThat(put.status()).isEqualTo(405);
+            assertThat(put.header("allow")).isEqualTo("GET, POST");
+            assertThat(put.errorCode()).isEqualTo(ErrorCode.UNSUPPORTED_STATEMENT.code());
+            assertThat(put.json().at("/error/message").asText()).isEqualTo("/admin/tables serves GET or POST, not PUT");
+
+            send(s, post("/admin/tables/t", "{}"));
+            Wire.Response postOne = read(s);
+            assertThat(postOne.status()).isEqualTo(405);
+            assertThat(postOne.header("allow")).isEqualTo("GET, DELETE");
+
+            send(s, get("/admin/tables"));
+            Wire.Response list = read(s);
+            assertThat(list.status()).isEqualTo(200);
+            assertThat(list.body()).isEqualTo("[]");
+
+            for (String path : new String[] {"/admin/tables/", "/admin/tables/t/", "/admin/tables/t/migrate/x",
+                    "/admin/tables/a%2Fb/migrate/x", "/livez/", "/v1/bindings/sum/call/"}) {
+                send(s, get(path));
+                Wire.Response none = read(s);
+                assertThat(none.status()).as(path).isEqualTo(404);
+                assertThat(none.header("allow")).as(path).isNull();
+                assertThat(none.json().at("/error/message").asText()).as(path).isEqualTo("no route for GET " + path);
+            }
         }
         assertThat(calls.requests).isEmpty();
     }

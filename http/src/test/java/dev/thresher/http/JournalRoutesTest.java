@@ -11,6 +11,7 @@ import dev.thresher.bindings.JournalService;
 import dev.thresher.bindings.JournalView;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import io.netty.handler.codec.http.HttpMethod;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -135,8 +136,19 @@ class JournalRoutesTest {
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS));
         assertThatThrownBy(() -> get(j, "/admin/invocations/" + ID + "?limit=3")).isInstanceOfSatisfying(ThresherException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS));
-        assertThat(JournalRoutes.routable("/admin/invocations")).isTrue();
-        assertThat(JournalRoutes.routable("/admin/invocations/" + ID)).isTrue();
-        assertThat(JournalRoutes.routable("/admin/invocations/" + ID + "/slots")).isFalse();
+        RouteTable<Exchange.Route> routes = new RouteTable<>();
+        JournalRoutes.register(routes, j, new AdminWork(Runnable::run));
+        assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations")).isInstanceOf(RouteTable.Lookup.Found.class);
+        assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations/")).isInstanceOf(RouteTable.Lookup.Found.class);
+        assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations/" + ID)).isInstanceOf(RouteTable.Lookup.Found.class);
+        assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations/" + ID + "/slots"))
+                .isInstanceOf(RouteTable.Lookup.NotFound.class);
+        assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations//")).isInstanceOf(RouteTable.Lookup.NotFound.class);
+        assertThat(routes.lookup(HttpMethod.POST, "/admin/invocations/" + ID))
+                .isEqualTo(new RouteTable.Lookup.WrongMethod<>(java.util.List.of(HttpMethod.GET)));
+        RouteTable<Exchange.Route> none = new RouteTable<>();
+        JournalRoutes.register(none, null, new AdminWork(Runnable::run));
+        assertThat(none.lookup(HttpMethod.GET, "/admin/invocations")).as("no journal: no route")
+                .isInstanceOf(RouteTable.Lookup.NotFound.class);
     }
 }

@@ -49,7 +49,8 @@ class MetricsRouteTest {
 
     @Test
     void theRouteAnswersTheNodesScrapeInTheNegotiatedFormatOnceServed() throws Exception {
-        front = HttpFront.start("127.0.0.1", 0, "t1", Limits.DEFAULTS, Wire.StubCalls.echo(), () -> true);
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(Limits.DEFAULTS)
+                .calls(Wire.StubCalls.echo()).start();
         assertThat(get(null).statusCode()).as("no scrape served yet: no route").isEqualTo(404);
 
         front.serveMetrics(type -> "# format " + type + "\nup 1\n");
@@ -72,7 +73,8 @@ class MetricsRouteTest {
 
     @Test
     void aScrapeThatFailsIsAnswered500AndTheConnectionGoesOn() throws Exception {
-        front = HttpFront.start("127.0.0.1", 0, "t1", Limits.DEFAULTS, Wire.StubCalls.echo(), () -> true);
+        front = HttpFront.builder().listen("127.0.0.1", 0).tenant("t1").limits(Limits.DEFAULTS)
+                .calls(Wire.StubCalls.echo()).start();
         front.serveMetrics(type -> {
             throw new IllegalStateException("broken gauge");
         });

@@ -262,11 +262,12 @@ public final class Node implements AutoCloseable {
                 new dev.thresher.store.control.InvocationLookup(controlDb), journal, access);
         metrics.bindPgwire(pgwire);
         tableService.replicaStatus(this::replicaStatus);
-        http = HttpFront.start(config.bindHost(), config.httpPort(), config.tenant(), limits, frontDoorCalls,
-                this::unreadiness, tableService, tableService.bindings(),
-                () -> TopologyView.render(catalog.topologyVersion(), catalog.topology()), tableService.topologyChanges(),
-                config.httpAccess().withUsers(access), idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb),
-                journal, tls.http());
+        http = HttpFront.builder().listen(config.bindHost(), config.httpPort()).tenant(config.tenant()).limits(limits)
+                .calls(frontDoorCalls).readiness(this::unreadiness).tables(tableService).bindings(tableService.bindings())
+                .topology(() -> TopologyView.render(catalog.topologyVersion(), catalog.topology()))
+                .topologyChanges(tableService.topologyChanges()).access(config.httpAccess().withUsers(access))
+                .idempotency(idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb)).journal(journal)
+                .tls(tls.http()).start();
         http.serveMetrics(metrics::scrape);
         handlers = new HttpHandlers(config.hostId(), Pools.bounded(controlDb), components, cells, frontDoorCalls, limits,
                 access);

@@ -1,0 +1,97 @@
+package dev.thresher.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.thresher.bindings.TableService;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Table administration, answered with the tables as JSON:
+ *
+ * <pre>
+ * GET    /admin/tables                         the tenant's tables
+ * POST   /admin/tables                         creates one: {"name", "key", "columns", "partitions", "shards"}; 201
+ * GET    /admin/tables/{name}                  one table
+ * DELETE /admin/tables/{name}                  drops it: {"dropped": name}
+ * POST   /admin/tables/{name}/migrations       alters it: {"addColumn": "name type"} or {"dropColumn": "name"}
+ * POST   /admin/tables/{name}/migrate          applies pending and failed migrations again
+ * </pre>
+ *
+ * A node without table administration answers every method on these paths 404.
+ */
+final class TableRoutes {
+    private final TableService tables;
+    private final AdminWork admin;
+
+    private TableRoutes(TableService tables, AdminWork admin) {
+        this.tables = tables;
+        this.admin = admin;
+    }
+
+    static void register(RouteTable<Exchange.Route> routes, TableService tables, AdminWork admin) {
+        if (tables == null || admin == null) {
+            AdminWork.notServed(routes, "this node serves no table administration", "/admin/tables",
+                    "/admin/tables/{rest...}");
+            return;
+        }
+        TableRoutes r = new TableRoutes(tables, admin);
+        routes.add(HttpMethod.GET, "/admin/tables", r::list)
+                .add(HttpMethod.POST, "/admin/tables", r::create)
+                .add(HttpMethod.GET, "/admin/tables/{name}", r::show)
+                .add(HttpMethod.DELETE, "/admin/tables/{name}", r::drop)
+                .add(HttpMethod.POST, "/admin/tables/{name}/migrations", r::alter)
+                .add(HttpMethod.POST, "/admin/tables/{name}/migrate", r::migrate);
+    }
+
+    private void list(Exchange x) {
+        admin.withBody(x, HttpResponseStatus.OK, body -> tables.list(x.tenant()));
+    }
+
+    private void create(Exchange x) {
+        admin.withBody(x, HttpResponseStatus.CREATED, body -> {
+            JsonNode spec = AdminWork.json(body);
+            List<Integer> shards = new ArrayList<>();
+            spec.path("shards").forEach(n -> shards.add(n.asInt()));
+            return tables.create(x.tenant(), new TableService.TableSpec(AdminWork.text(spec, "name"),
+                    AdminWork.text(spec, "key"), AdminWork.text(spec, "columns"), spec.path("partitions").asInt(16),
+                    shards));
+        });
+    }
+
+    private void show(Exchange x) {
+        String name = x.capture("name");
+        admin.withBody(x, HttpResponseStatus.OK, body -> tables.show(x.tenant(), name));
+    }
+
+    private void drop(Exchange x) {
+        String name = x.capture("name");
+        admin.withBody(x, HttpResponseStatus.OK, body -> {
+            tables.drop(x.tenant(), name);
+            return Map.of("dropped", name);
+        });
+    }
+
+    private void alter(Exchange x) {
+        String name = x.capture("name");
+        admin.withBody(x, HttpResponseStatus.OK, body -> {
+            JsonNode change = AdminWork.json(body);
+            if (change.hasNonNull("addColumn") == change.hasNonNull("dropColumn")) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                        "a migration is {\"addColumn\": \"name type\"} or {\"dropColumn\": \"name\"}");
+            }
+            return tables.alter(x.tenant(), name, change.hasNonNull("addColumn")
+                    ? new TableService.Change.AddColumn(change.get("addColumn").asText())
+                    : new TableService.Change.DropColumn(change.get("dropColumn").asText()));
+        });
+    }
+
+    private void migrate(Exchange x) {
+        String name = x.capture("name");
+        admin.withBody(x, HttpResponseStatus.OK, body -> tables.migrate(x.tenant(), name));
+    }
+}
