@@ -26,11 +26,10 @@ import java.util.function.Supplier;
  * POST /admin/partitions/{id}/leader          {"to": "node"}: a leader transfer
  * POST /admin/nodes/{id}/drain                and .../undrain
  * POST /admin/shards                          {"url", "name"}
+ * POST /admin/shards/{id}/remove              {"dryRun": true} optional
  * </pre>
  *
- * {@code POST /admin/shards/{id}/remove} (docs/operations.md) is not routed: the front has always answered it 404
- * {@code no route}, and still does ({@code thresher shard remove} does not go through HTTP). A node without topology
- * administration answers every method on the paths of changes 404.
+ * A node without topology administration answers every method on the paths of changes 404.
  */
 final class TopologyRoutes {
     /** Who the audit says made a change made here. */
@@ -70,7 +69,9 @@ final class TopologyRoutes {
                     .add(HttpMethod.POST, "/admin/nodes/{id}/undrain", r.change(x -> d -> changes.undrainNode(BY,
                             x.capture("id"), dryRun(d))))
                     .add(HttpMethod.POST, "/admin/shards", r.change(x -> d -> changes.addShard(BY, AdminWork.text(d, "url"),
-                            Optional.ofNullable(d.path("name").isTextual() ? d.path("name").asText() : null), dryRun(d))));
+                            Optional.ofNullable(d.path("name").isTextual() ? d.path("name").asText() : null), dryRun(d))))
+                    .add(HttpMethod.POST, "/admin/shards/{id}/remove", r.change(x -> d -> changes.removeShard(BY,
+                            x.capture("id"), dryRun(d))));
         }
         if (view != null) {
             routes.add(HttpMethod.GET, "/admin/topology", x -> x.send(HttpResponseStatus.OK, view.get()));

@@ -247,6 +247,11 @@ class TopologyChangesIT {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(409);
         assertThat(JSON.readTree(r.body()).path("error").path("name").asText()).isEqualTo("TOPOLOGY_CHANGE_REFUSED");
+        r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/shards/shard-1/remove")).header("Authorization",
+                "Bearer " + cluster.adminToken()).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(409);
+        assertThat(JSON.readTree(r.body()).path("error").path("message").asText()).contains("holds");
         r = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/partitions/" + partition + "/split")).header("Authorization", "Bearer " + cluster.adminToken())
                 .POST(HttpRequest.BodyPublishers.ofString("{\"dryRun\": true}")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
