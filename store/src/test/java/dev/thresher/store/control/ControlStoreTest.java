@@ -246,6 +246,48 @@ class ControlStoreTest {
     }
 
     @Test
+    void aLeaseTakenWhileARenewalWaitedForItsRowIsLeftToItsNewHolder() throws Exception {
+        // kills: acquireLeadership's ON CONFLICT ... WHERE: the renewal's snapshot saw its own lease, but another host
+        // took the row meanwhile (locked until that commit); without the check on the row it waited for, the renewal
+        // overwrites a live lease of another host
+        Partition p = partition();
+        topology.acquireLeadership(hostA, shard, LEASE_MS);
+        java.util.concurrent.ExecutorService renewal = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (Connection other = pool.getConnection(); Connection watch = pool.getConnection()) {
+            other.setAutoCommit(false);
+            try (PreparedStatement take = other.prepareStatement("UPDATE partition_leases SET host_id = ?,"
+                    + " lease_until = now() + interval '1 hour' WHERE partition_id = ?")) {
+                take.setString(1, hostB);
+                take.setInt(2, p.id());
+                assertThat(take.executeUpdate()).isEqualTo(1);
+            }
+            java.util.concurrent.Future<List<Integer>> renewed =
+                    renewal.submit(() -> topology.acquireLeadership(hostA, shard, LEASE_MS));
+            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (!waitingForARow(watch)) {
+                assertThat(renewed.isDone()).as("the renewal ended without waiting for the row another host holds").isFalse();
+                assertThat(System.nanoTime()).as("the renewal waiting for the lease's row within 10 s").isLessThan(until);
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            }
+            other.commit();
+            assertThat(renewed.get(10, java.util.concurrent.TimeUnit.SECONDS)).doesNotContain(p.id());
+        } finally {
+            renewal.shutdownNow();
+        }
+        assertThat(lease(p)).contains(new Lease(hostB, 1));
+    }
+
+    /** Whether a session of the database waits for another transaction (a row it holds). */
+    private static boolean waitingForARow(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1) > 0;
+        }
+    }
+
+    @Test
     void anExpiredLeaseIsTakenOverByTheNewHolderUnderANewEpoch() {
         // kills: acquireLeadership's "OR partition_leases.lease_until < now()" and the bumped CTE (a takeover from
         // another holder moves the partition to a new epoch, so the old holder's runs can never publish)
