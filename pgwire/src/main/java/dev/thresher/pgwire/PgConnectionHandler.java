@@ -7,9 +7,6 @@ import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.bindings.access.AccessService;
-import dev.thresher.bindings.access.Account;
-import dev.thresher.bindings.access.Scram;
-import dev.thresher.bindings.access.ScramExchange;
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.Quoted;
@@ -46,8 +43,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pgwire connection: the startup and authentication phases, the simple and extended query
- * protocols, and the hand-off of calls to the {@link CallService}. All state is touched on the
+ * One pgwire connection: its session once {@link PgAuthentication} has authenticated it, the simple and extended
+ * query protocols, and the hand-off of calls to the {@link CallService}. All state is touched on the
  * connection's event loop only.
  *
  * <p>Ordering: messages are queued and handled one at a time; while a call is in flight nothing else is
@@ -92,7 +89,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** How long a COPY waits for the client's next data before it fails. */
     static final long COPY_IDLE_TIMEOUT_MS = 60_000;
 
-    private enum Phase { STARTUP, PASSWORD, SASL, READY, CLOSED }
+    /** Authenticating ({@link PgAuthentication}), serving queries, or closed. */
+    private enum Phase { AUTHENTICATING, READY, CLOSED }
 
     /**
      * A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs; {@code bytes} what it
@@ -124,16 +122,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private final Map<String, Portal> portals = new HashMap<>();
 
     private ChannelHandlerContext ctx;
-    private Phase phase = Phase.STARTUP;
+    private Phase phase = Phase.AUTHENTICATING;
+    /** The startup and authentication phases, from {@link #handlerAdded} on. */
+    private PgAuthentication authentication;
     private String user;
     /** Who checks logins and grants. */
     private final AccessService access;
     private final AuthThrottle throttle;
-    /** The account being authenticated (empty: an unknown name, failed at the end like a wrong password). */
-    private Optional<Account> account = Optional.empty();
-    /** The SCRAM exchange in progress in the SASL phase. */
-    private ScramExchange scram;
-    private boolean saslStarted;
     /** The authenticated user's tenant: every call, table and journal query of the session happens in it. */
     private String tenant;
     /** The database named in the startup packet (the user name when none was); only reported back. */
@@ -168,7 +163,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     };
     /** The caller's deadline for this connection's calls, or empty for the configured default. */
     private Optional<Long> callDeadlineMs = Optional.empty();
-    private String pendingApplicationName = "";
     private String applicationName = "";
     /** UTF8, or SQL_ASCII (no conversion); text is decoded as strict UTF-8 either way. */
     private String clientEncoding = "UTF8";
@@ -191,9 +185,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private final PgWireServer.Writes writes;
     /** Where SHOW CALL looks calls up; null when this server cannot. */
     private final PgWireServer.Lookups lookups;
-    private ScheduledFuture<?> authTimeout;
-    /** Whether this connection sent its SSLRequest (there may be one only). */
-    private boolean sslRequested;
     /** {@code SET thresher.call_id_notice}: tell the caller each call's id in a NoticeResponse once it is recorded. */
     private boolean callIdNotice = true;
     /** Counts the calls started on this connection; the number of the one in flight, 0 when none is. */
@@ -236,13 +227,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        // A connection that has not authenticated in time is closed, as PostgreSQL's authentication_timeout does.
-        authTimeout = ctx.executor().schedule(() -> {
-            if (phase == Phase.STARTUP || phase == Phase.PASSWORD || phase == Phase.SASL) {
-                fatal(PgError.fatal(ErrorCode.AUTHENTICATION_TIMEOUT, "authentication did not finish within "
-                        + config.limits().pgwireAuthTimeoutMs() + " ms (limits.pgwireAuthTimeoutMs)"));
-            }
-        }, config.limits().pgwireAuthTimeoutMs(), TimeUnit.MILLISECONDS);
+        authentication = new PgAuthentication(config, access, throttle, ctx, authenticating);
     }
 
     @Override
@@ -287,8 +272,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             copyIn.fail("the connection closed");
             copyIn = null;
         }
-        if (authTimeout != null) {
-            authTimeout.cancel(false);
+        if (authentication != null) {
+            authentication.closed();
         }
         if (idleTimer != null) {
             idleTimer.cancel(false);
@@ -366,9 +351,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void handle(FrontendMessage message) {
         switch (phase) {
-            case STARTUP -> startupPhase(message);
-            case PASSWORD -> passwordPhase(message);
-            case SASL -> saslPhase(message);
+            case AUTHENTICATING -> authentication.handle(message);
             case READY -> readyPhase(message);
             case CLOSED -> { }
         }
@@ -376,231 +359,44 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---- startup and authentication
 
-    private void startupPhase(FrontendMessage message) {
-        switch (message) {
-            case FrontendMessage.SslRequest r -> sslRequest();
-            case FrontendMessage.GssEncRequest r -> ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
-            case FrontendMessage.CancelRequest r -> {
-                // The call contract has no caller cancellation: accepted, ignored, and the connection closed.
-                log.debug("{} ignoring CancelRequest for process {}", ctx.channel(), r.processId());
-                phase = Phase.CLOSED;
-                ctx.close();
-            }
-            case FrontendMessage.Startup s -> startup(s);
-            default -> fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected a startup message, got " + message.getClass().getSimpleName()));
+    /** What {@link PgAuthentication} reads and ends of this connection. */
+    private final PgAuthentication.Connection authenticating = new PgAuthentication.Connection() {
+        @Override
+        public void startupSettings(Map<String, String> parameters) {
+            PgConnectionHandler.this.startupSettings(parameters);
         }
-    }
 
-    /**
-     * {@code 'N'} without TLS; with it {@code 'S'}, then the TLS handler takes the head of the pipeline and the
-     * handshake follows ({@link PgTls}). One SSLRequest per connection, as in PostgreSQL.
-     */
-    private void sslRequest() {
-        if (sslRequested || PgTls.startedTls(ctx.channel())) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unexpected SSLRequest: this connection already negotiated"
-                    + " encryption"));
-            return;
+        @Override
+        public void authenticated(PgAuthentication.Authenticated who) {
+            completeStartup(who);
         }
-        sslRequested = true;
-        if (config.tls() == null) {
-            ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
-            return;
-        }
-        if (!pending.isEmpty()) {
-            // What the client sent before the answer was not encrypted (the startup decoder refuses it when it
-            // arrives with the SSLRequest; this is for bytes that arrived while the request waited).
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "received unencrypted data after SSL request"));
-            return;
-        }
-        ctx.writeAndFlush(new BackendMessage.EncryptionAccepted());
-        config.tls().startTls(ctx);
-    }
 
-    private void startup(FrontendMessage.Startup s) {
-        if (config.tlsMode() == TlsMode.REQUIRED && !PgTls.isEncrypted(ctx.channel())) {
-            // As PostgreSQL refuses a connection only hostssl lines of pg_hba.conf would admit: 28000, not 28P01.
-            String name = s.parameters().getOrDefault("user", "");
-            fatal(new PgError(true, ErrorCode.AUTHENTICATION_FAILED, SqlStates.INVALID_AUTHORIZATION_SPECIFICATION,
-                    "connection without TLS refused for user \"" + name + "\": this server requires TLS"
-                            + " (connect with sslmode=require or stronger)"));
-            return;
+        @Override
+        public void fatal(PgError error) {
+            PgConnectionHandler.this.fatal(error);
         }
-        if (s.majorVersion() != 3) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unsupported frontend protocol " + s.majorVersion()
-                    + "." + s.minorVersion() + ": server supports 3.0"));
-            return;
-        }
-        List<String> unrecognized = s.parameters().keySet().stream().filter(k -> k.startsWith("_pq_.")).sorted().toList();
-        if (s.minorVersion() > 0 || !unrecognized.isEmpty()) {
-            ctx.write(new BackendMessage.NegotiateProtocolVersion(0, unrecognized));
-        }
-        user = s.parameters().get("user");
-        if (user == null || user.isEmpty()) {
-            fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "no user name specified in startup packet"));
-            return;
-        }
-        database = s.parameters().getOrDefault("database", "");
-        if (database.isEmpty()) {
-            database = user;
-        }
-        try {
-            startupSettings(s.parameters());
-        } catch (ThresherException e) {
-            fatal(PgError.fatal(e.code(), e.getMessage()));
-            return;
-        }
-        pendingApplicationName = this.applicationName; // as the startup packet's settings left it
-        long waitMs = throttle.admit(clientAddress(), user);
-        if (waitMs >= config.limits().pgwireAuthTimeoutMs()) {
-            throttle.failed(clientAddress(), user);
-            fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "too many failed authentication attempts from this"
-                    + " address or for this user; try again later"));
-            return;
-        }
-        phase = Phase.PASSWORD; // authenticating: an early password message is checked against no request yet
-        if (waitMs > 0) {
-            // the throttle's wait runs on the event loop's timer; the connection takes nothing meanwhile
-            phase = Phase.SASL;
-            saslStarted = true; // anything the client sends before it is asked is refused
-            ctx.executor().schedule(this::authenticate, waitMs, TimeUnit.MILLISECONDS);
-        } else {
-            authenticate();
-        }
-    }
 
-    /** Looks the user up and starts the configured method (after the throttle's wait, if any). */
-    private void authenticate() {
-        if (phase == Phase.CLOSED) {
-            return;
+        @Override
+        public void closeQuietly() {
+            phase = Phase.CLOSED;
+            ctx.close();
         }
-        saslStarted = false;
-        try {
-            account = access.account(user);
-        } catch (ThresherException e) {
-            fatal(PgError.fatal(e.code(), "cannot authenticate now: " + e.getMessage()));
-            return;
+
+        @Override
+        public boolean closed() {
+            return phase == Phase.CLOSED;
         }
-        switch (config.authMode()) {
-            // Trust admits an existing user without a password, as PostgreSQL's trust method does; for loopback.
-            case TRUST -> {
-                if (account.isEmpty()) {
-                    authenticationFailedLater();
-                    return;
-                }
-                completeStartup(pendingApplicationName);
-            }
-            case PASSWORD -> {
-                // The user name is checked with the password, so a wrong name is not told apart from a wrong password.
-                phase = Phase.PASSWORD;
-                ctx.writeAndFlush(new BackendMessage.AuthenticationCleartextPassword());
-            }
-            case SCRAM -> {
-                byte[] binding = channelBindingData();
-                scram = new ScramExchange(account.map(Account::verifier)
-                        .orElseGet(() -> ScramExchange.mockVerifier(user, MOCK_SECRET)), account.isPresent(), binding);
-                phase = Phase.SASL;
-                ctx.writeAndFlush(new BackendMessage.AuthenticationSasl(ScramExchange.mechanisms(binding != null)));
-            }
+
+        @Override
+        public boolean queued() {
+            return !pending.isEmpty();
         }
-    }
+    };
 
-    /** A per-process secret for unknown users' mock SCRAM salts: stable while the process runs, unknown outside it. */
-    private static final byte[] MOCK_SECRET = new java.security.SecureRandom().generateSeed(32);
-
-    /**
-     * The connection's {@code tls-server-end-point} channel-binding data (RFC 5929), or null when it is not TLS:
-     * SCRAM-SHA-256-PLUS is offered only with it.
-     */
-    private byte[] channelBindingData() {
-        return config.tls() == null ? null : config.tls().tlsServerEndPoint(ctx.channel()).orElse(null);
-    }
-
-    private String clientAddress() {
-        java.net.SocketAddress remote = ctx.channel().remoteAddress();
-        return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
-                ? inet.getAddress().getHostAddress() : String.valueOf(remote);
-    }
-
-    private void passwordPhase(FrontendMessage message) {
-        if (!(message instanceof FrontendMessage.AuthResponse p) || config.authMode() != AuthMode.PASSWORD) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected a password message in answer to the server's request, got "
-                            + message.getClass().getSimpleName()));
-            return;
-        }
-        byte[] body = p.body();
-        if (body.length == 0 || body[body.length - 1] != 0) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "invalid password packet: no terminator"));
-            return;
-        }
-        String password = new String(body, 0, body.length - 1, StandardCharsets.UTF_8);
-        boolean matches = Scram.matches(account.map(Account::verifier)
-                .orElseGet(() -> ScramExchange.mockVerifier(user, MOCK_SECRET)), password);
-        if (!matches || account.isEmpty()) {
-            authenticationFailedLater();
-            return;
-        }
-        completeStartup(pendingApplicationName);
-    }
-
-    /** SASLInitialResponse, then SASLResponse: SCRAM-SHA-256's two client messages. */
-    private void saslPhase(FrontendMessage message) {
-        if (!(message instanceof FrontendMessage.AuthResponse r) || scram == null) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected SASL response, got " + message.getClass().getSimpleName()));
-            return;
-        }
-        try {
-            byte[] body = r.body();
-            if (!saslStarted) {
-                saslStarted = true;
-                int nul = -1;
-                for (int i = 0; i < body.length; i++) {
-                    if (body[i] == 0) {
-                        nul = i;
-                        break;
-                    }
-                }
-                if (nul < 0 || body.length < nul + 5
-                        || ByteBuffer.wrap(body).getInt(nul + 1) != body.length - nul - 5) {
-                    throw new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "malformed SASLInitialResponse message");
-                }
-                String mechanism = new String(body, 0, nul, StandardCharsets.UTF_8);
-                byte[] data = java.util.Arrays.copyOfRange(body, nul + 5, body.length);
-                ctx.writeAndFlush(new BackendMessage.AuthenticationSaslContinue(scram.first(mechanism, data)));
-                return;
-            }
-            byte[] serverFinal = scram.last(body);
-            ctx.write(new BackendMessage.AuthenticationSaslFinal(serverFinal));
-            completeStartup(pendingApplicationName);
-        } catch (ThresherException e) {
-            if (e.code() == ErrorCode.AUTHENTICATION_FAILED) {
-                authenticationFailedLater();
-            } else {
-                throttle.failed(clientAddress(), user);
-                fatal(PgError.fatal(e.code(), e.getMessage()));
-            }
-        }
-    }
-
-    /**
-     * A failed authentication: counted against the address and the user, and answered with the same message
-     * whatever failed (an unknown user, a wrong password or proof, a channel binding that does not match).
-     */
-    private void authenticationFailedLater() {
-        throttle.failed(clientAddress(), user);
-        fatal(authenticationFailed());
-    }
-
-    private PgError authenticationFailed() {
-        return PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \""
-                + Quoted.of(user) + "\"");
-    }
-
-    private void completeStartup(String applicationName) {
-        tenant = account.map(a -> a.principal().tenant()).orElse(config.tenant());
-        authTimeout.cancel(false);
+    private void completeStartup(PgAuthentication.Authenticated who) {
+        user = who.user();
+        database = who.database();
+        tenant = who.tenant();
         if (!counts.admitSession(user)) {
             // PostgreSQL's role connection limit, checked once the user is known to be who it says
             fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(user)
@@ -612,7 +408,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         idleSinceNanos = System.nanoTime();
         armIdleTimer(TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs()));
         ctx.write(new BackendMessage.AuthenticationOk());
-        this.applicationName = applicationName;
         reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
         processId = PROCESS_IDS.incrementAndGet();
         ctx.write(new BackendMessage.BackendKeyData(processId, ThreadLocalRandom.current().nextInt()));
