@@ -27,7 +27,6 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -125,52 +124,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private Phase phase = Phase.AUTHENTICATING;
     /** The startup and authentication phases, from {@link #handlerAdded} on. */
     private PgAuthentication authentication;
-    private String user;
     /** Who checks logins and grants. */
     private final AccessService access;
     private final AuthThrottle throttle;
-    /** The authenticated user's tenant: every call, table and journal query of the session happens in it. */
-    private String tenant;
-    /** The database named in the startup packet (the user name when none was); only reported back. */
-    private String database;
-    private int processId;
-    /** The settings this connection acts on, with their transaction semantics; the fields below follow them. */
-    private final SessionSettings sessionSettings = new SessionSettings(Map.of(APPLICATION_NAME_SETTING, "",
-            CLIENT_ENCODING_SETTING, "UTF8", CALL_DEADLINE_SETTING, "default", CALL_ID_NOTICE_SETTING, "on"));
-    /** A simple query of several statements runs in one implicit transaction block, as in PostgreSQL. */
-    private boolean implicitBlock;
-    /** What SessionQueries' answers read of this connection. */
-    private final SessionQueries.Session session = new SessionQueries.Session() {
-        @Override
-        public String user() {
-            return user;
-        }
-
-        @Override
-        public String database() {
-            return database;
-        }
-
-        @Override
-        public int processId() {
-            return processId;
-        }
-
-        @Override
-        public String setting(String name) {
-            return PgConnectionHandler.this.setting(name).getValue();
-        }
-    };
-    /** The caller's deadline for this connection's calls, or empty for the configured default. */
-    private Optional<Long> callDeadlineMs = Optional.empty();
-    private String applicationName = "";
-    /** UTF8, or SQL_ASCII (no conversion); text is decoded as strict UTF-8 either way. */
-    private String clientEncoding = "UTF8";
-    /**
-     * The transaction status of ReadyForQuery, as PostgreSQL tracks it: {@code 'I'} idle, {@code 'T'} in a
-     * block after BEGIN, {@code 'E'} in a block that failed, where only COMMIT and ROLLBACK are served.
-     */
-    private char transactionStatus = 'I';
+    /** Who the session is, its settings and its transaction state. */
+    private final PgSession session;
     private boolean callInFlight;
     private boolean skipUntilSync;
     /**
@@ -185,8 +143,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private final PgWireServer.Writes writes;
     /** Where SHOW CALL looks calls up; null when this server cannot. */
     private final PgWireServer.Lookups lookups;
-    /** {@code SET thresher.call_id_notice}: tell the caller each call's id in a NoticeResponse once it is recorded. */
-    private boolean callIdNotice = true;
     /** Counts the calls started on this connection; the number of the one in flight, 0 when none is. */
     private long callsStarted;
     private long activeCall;
@@ -194,7 +150,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private String recordedCallId;
     /** While a failed call's failure is reported: its id, for the ErrorResponse's detail; null otherwise. */
     private String failedCallId;
-    /** The server's connection counts; this session is counted under {@link #user} once {@link #sessionCounted}. */
+    /** The server's connection counts; this session is counted under its user once {@link #sessionCounted}. */
     private final PgConnections counts;
     private boolean sessionCounted;
     /** Checks {@code limits.pgwireIdleSessionTimeoutMs} from authentication on; see {@link #idleCheck}. */
@@ -218,6 +174,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         this.throttle = throttle;
         this.counts = counts;
         this.config = config;
+        this.session = new PgSession(config.limits());
         this.calls = calls;
         this.readPauses = readPauses;
         this.writes = writes;
@@ -280,7 +237,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (sessionCounted) {
             sessionCounted = false;
-            counts.sessionClosed(user);
+            counts.sessionClosed(session.user());
         }
         ctx.fireChannelInactive();
     }
@@ -363,7 +320,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private final PgAuthentication.Connection authenticating = new PgAuthentication.Connection() {
         @Override
         public void startupSettings(Map<String, String> parameters) {
-            PgConnectionHandler.this.startupSettings(parameters);
+            session.startupSettings(parameters, name -> log.debug("{} ignoring the startup parameter {}", ctx.channel(),
+                    name));
         }
 
         @Override
@@ -394,12 +352,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     };
 
     private void completeStartup(PgAuthentication.Authenticated who) {
-        user = who.user();
-        database = who.database();
-        tenant = who.tenant();
-        if (!counts.admitSession(user)) {
+        session.authenticated(who);
+        if (!counts.admitSession(session.user())) {
             // PostgreSQL's role connection limit, checked once the user is known to be who it says
-            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(user)
+            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(session.user())
                     + "\" (limits.pgwireConnectionsPerUser is " + counts.perUser() + ")"));
             return;
         }
@@ -408,11 +364,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         idleSinceNanos = System.nanoTime();
         armIdleTimer(TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs()));
         ctx.write(new BackendMessage.AuthenticationOk());
-        reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
-        processId = PROCESS_IDS.incrementAndGet();
-        ctx.write(new BackendMessage.BackendKeyData(processId, ThreadLocalRandom.current().nextInt()));
+        session.reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
+        session.processId(PROCESS_IDS.incrementAndGet());
+        ctx.write(new BackendMessage.BackendKeyData(session.processId(), ThreadLocalRandom.current().nextInt()));
         readyForQuery();
-        log.debug("{} authenticated user {} ({})", ctx.channel(), user, config.authMode());
+        log.debug("{} authenticated user {} ({})", ctx.channel(), session.user(), config.authMode());
     }
 
     private void armIdleTimer(long delayNanos) {
@@ -453,55 +409,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 + " (limits.pgwireIdleSessionTimeoutMs is " + config.limits().pgwireIdleSessionTimeoutMs() + ")"));
     }
 
-    /** The parameters reported in ParameterStatus at startup, with their current values, in report order. */
-    private Map<String, String> reportedParameters() {
-        Map<String, String> parameters = new LinkedHashMap<>();
-        parameters.put("server_version", SERVER_VERSION);
-        parameters.put("server_encoding", "UTF8");
-        parameters.put("client_encoding", clientEncoding);
-        parameters.put("DateStyle", "ISO, MDY");
-        parameters.put("IntervalStyle", "postgres");
-        parameters.put("integer_datetimes", "on");
-        parameters.put("standard_conforming_strings", "on");
-        parameters.put("TimeZone", "UTC");
-        parameters.put("is_superuser", "off");
-        parameters.put("session_authorization", user);
-        parameters.put("application_name", applicationName);
-        // libpq's target_session_attrs and pgjdbc's targetServerType read these two without a query.
-        parameters.put("default_transaction_read_only", "off");
-        parameters.put("in_hot_standby", "off");
-        return parameters;
-    }
-
-    /**
-     * What {@code SHOW name} answers: the parameter's canonical name (the column name, as PostgreSQL
-     * names it) and its value. Names are matched without regard to case.
-     *
-     * @throws ThresherException {@link ErrorCode#UNKNOWN_SETTING} for a parameter this server does not have,
-     *     {@link ErrorCode#UNSUPPORTED_STATEMENT} for {@code SHOW ALL}
-     */
-    private Map.Entry<String, String> setting(String name) {
-        if (name.equalsIgnoreCase("all")) {
-            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "SHOW ALL is not supported; SHOW one parameter");
-        }
-        Map<String, String> settings = reportedParameters();
-        settings.put("transaction_isolation", "read committed");
-        settings.put("transaction_read_only", "off");
-        settings.put("default_transaction_isolation", "read committed");
-        settings.put("server_version_num", SERVER_VERSION_NUM);
-        settings.put("search_path", "\"$user\", public");
-        settings.put(CALL_DEADLINE_SETTING,
-                Long.toString(callDeadlineMs.orElse(config.limits().callDeadlineMs())));
-        settings.put(CALL_ID_NOTICE_SETTING, callIdNotice ? "on" : "off");
-        for (var setting : settings.entrySet()) {
-            if (setting.getKey().equalsIgnoreCase(name)) {
-                return setting;
-            }
-        }
-        throw new ThresherException(ErrorCode.UNKNOWN_SETTING, "unrecognized configuration parameter \""
-                + Quoted.of(name) + "\"");
-    }
-
     // ---- query protocols
 
     private void readyPhase(FrontendMessage message) {
@@ -531,7 +438,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case FrontendMessage.Close c -> close(c);
             case FrontendMessage.Sync s -> {
                 skipUntilSync = false;
-                if (transactionStatus == 'I') {
+                if (session.status() == PgSession.TransactionStatus.IDLE) {
                     portals.clear(); // Sync ends the implicit transaction, and portals with it
                 }
                 readyForQuery();
@@ -582,7 +489,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             readyForQuery();
             return;
         }
-        implicitBlock = statements.size() > 1;
+        session.queryStarts(statements.size());
         runScript(statements, 0);
     }
 
@@ -606,7 +513,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     private boolean runStatement(List<ParsedStatement> statements, int index) {
         if (index == statements.size()) {
-            endImplicitBlock(true);
+            session.queryEnds(true, ctx::write);
             readyForQuery();
             return false;
         }
@@ -616,9 +523,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             queryFailed(refused);
             return false;
         }
-        if (implicitBlock) {
-            sessionSettings.begin(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
-        }
+        session.statementStarts(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
         try {
             if (statement instanceof ParsedStatement.SessionCommand command) {
                 PgError error = sessionCommand(command);
@@ -676,7 +581,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             if (!(statement instanceof ParsedStatement.Call c)) {
                 if (statement instanceof ParsedStatement.Show show) {
-                    ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
+                    ctx.write(showDescription(session.shown(show.name()).getKey(), (short) 0));
                 }
                 if (!(statement instanceof ParsedStatement.Empty)) {
                     runLocal(statement);
@@ -709,7 +614,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case ParsedStatement.Empty e -> ctx.write(new BackendMessage.EmptyQueryResponse());
             case ParsedStatement.Set s -> set(s);
             case ParsedStatement.Show s -> {
-                ctx.write(new BackendMessage.DataRow(List.of(bytes(setting(s.name()).getValue()))));
+                ctx.write(new BackendMessage.DataRow(List.of(bytes(session.setting(s.name())))));
                 ctx.write(new BackendMessage.CommandComplete("SHOW"));
             }
             case ParsedStatement.Transaction t -> transaction(t);
@@ -727,51 +632,26 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * A simple query of several statements ends its implicit transaction block, as PostgreSQL does: committed when
-     * it ran to its end, rolled back (its SETs undone) when it failed. Nothing happens for a query of one statement
-     * or inside an explicit block.
-     */
-    private void endImplicitBlock(boolean commit) {
-        if (implicitBlock && transactionStatus == 'I' && sessionSettings.inTransaction()) {
-            if (commit) {
-                sessionSettings.commit();
-            } else {
-                sessionSettings.rollback();
-            }
-            settingsChanged();
-        }
-        implicitBlock = false;
-    }
-
-    /**
      * DISCARD ALL, RESET, DEALLOCATE, CLOSE ALL, UNLISTEN: answered, or the error to answer (DISCARD ALL inside a
      * transaction block, DEALLOCATE of a statement that does not exist), as in PostgreSQL.
      */
     private PgError sessionCommand(ParsedStatement.SessionCommand command) {
         switch (command.kind()) {
             case DISCARD_ALL -> {
-                if (transactionStatus != 'I' || sessionSettings.inTransaction()) {
+                if (session.inTransaction()) {
                     return PgError.protocol(SqlStates.ACTIVE_SQL_TRANSACTION,
                             "DISCARD ALL cannot run inside a transaction block");
                 }
                 statements.clear();
                 portals.clear();
-                sessionSettings.resetAll();
-                settingsChanged();
+                session.resetAll(ctx::write);
             }
             case RESET -> {
-                String name = keptSetting(command.name());
-                if (name != null) {
-                    sessionSettings.reset(name);
-                    settingsChanged();
-                } else {
+                if (!session.reset(command.name(), ctx::write)) {
                     log.debug("{} ignoring RESET {}", ctx.channel(), command.name());
                 }
             }
-            case RESET_ALL -> {
-                sessionSettings.resetAll();
-                settingsChanged();
-            }
+            case RESET_ALL -> session.resetAll(ctx::write);
             case DEALLOCATE -> {
                 Prepared closed = statements.remove(command.name());
                 if (closed == null) {
@@ -798,22 +678,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void transaction(ParsedStatement.Transaction t) {
         String tag = switch (t.kind()) {
             case BEGIN -> {
-                transactionStatus = 'T'; // BEGIN inside a block only warns in PostgreSQL; the block goes on
-                sessionSettings.begin();
+                session.begin();
                 yield "BEGIN";
             }
-            case COMMIT -> transactionStatus == 'E' ? "ROLLBACK" : "COMMIT"; // a failed block rolls back
-            case ROLLBACK -> "ROLLBACK";
+            case COMMIT -> session.commit(ctx::write); // a failed block rolls back
+            case ROLLBACK -> {
+                session.rollback(ctx::write);
+                yield "ROLLBACK";
+            }
         };
         if (t.kind() != ParsedStatement.Transaction.Kind.BEGIN) {
-            // the block's SETs stay when it commits and are undone when it rolls back; its SET LOCALs end either way
-            if (tag.equals("COMMIT")) {
-                sessionSettings.commit();
-            } else {
-                sessionSettings.rollback();
-            }
-            settingsChanged();
-            transactionStatus = 'I';
             portals.clear(); // the end of a transaction closes its portals
         }
         ctx.write(new BackendMessage.CommandComplete(tag));
@@ -824,7 +698,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * the error for {@code statement}, or null when it may run.
      */
     private PgError failedBlockError(ParsedStatement statement) {
-        if (transactionStatus == 'E' && !(statement instanceof ParsedStatement.Transaction t
+        if (session.status() == PgSession.TransactionStatus.FAILED && !(statement instanceof ParsedStatement.Transaction t
                 && t.kind() != ParsedStatement.Transaction.Kind.BEGIN)) {
             return PgError.protocol(SqlStates.IN_FAILED_SQL_TRANSACTION,
                     "current transaction is aborted, commands ignored until end of transaction block");
@@ -836,7 +710,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         logFailure(error);
         blockFailed();
         ctx.write(new BackendMessage.ErrorResponse(error, failedCallId));
-        endImplicitBlock(false);
+        session.queryEnds(false, ctx::write);
         readyForQuery();
     }
 
@@ -1136,177 +1010,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.write(new BackendMessage.CloseComplete());
     }
 
-    /** The session setting that bounds this connection's calls: {@code SET thresher.call_deadline_ms = 5000}. */
-    static final String CALL_DEADLINE_SETTING = "thresher.call_deadline_ms";
-    /** The session setting that turns the call id notice on (the default) or off: {@code SET thresher.call_id_notice = off}. */
-    static final String CALL_ID_NOTICE_SETTING = "thresher.call_id_notice";
-
-    /**
-     * A boolean setting's value as PostgreSQL spells booleans ({@code on}, {@code off}, {@code true}, {@code false},
-     * {@code yes}, {@code no}, {@code 1}, {@code 0}, any case), or {@code DEFAULT}.
-     *
-     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} for anything else
-     */
-    private static boolean parseOnOff(String setting, String value, boolean defaultValue) {
-        return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
-            case "default" -> defaultValue;
-            case "on", "true", "yes", "1" -> true;
-            case "off", "false", "no", "0" -> false;
-            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter \"" + setting
-                    + "\" requires a Boolean value (on or off), not '" + Quoted.of(value) + "'");
-        };
-    }
-
-    /**
-     * SET: a setting this connection acts on is checked and kept (until the end of the transaction for SET LOCAL,
-     * which outside a transaction block only warns, as in PostgreSQL); any other is accepted and ignored.
-     */
+    /** SET: see {@link PgSession#set}; a setting it does not keep is accepted and ignored. */
     private void set(ParsedStatement.Set s) {
-        if (s.local() && !sessionSettings.inTransaction()) {
-            ctx.write(new BackendMessage.NoticeResponse("WARNING", SqlStates.NO_ACTIVE_SQL_TRANSACTION,
-                    "SET LOCAL can only be used in transaction blocks", null));
-        }
-        String name = keptSetting(s.name());
-        if (name == null) {
+        if (!session.set(s, ctx::write)) {
             log.debug("{} ignoring SET {}", ctx.channel(), s.name());
-        } else {
-            String value = s.value().equalsIgnoreCase("default") ? null : settingValue(name, s.value());
-            if (s.local()) {
-                sessionSettings.setLocal(name, value != null ? value : sessionSettings.initial(name));
-            } else if (value == null) {
-                sessionSettings.reset(name);
-            } else {
-                sessionSettings.set(name, value);
-            }
-            settingsChanged();
         }
         ctx.write(new BackendMessage.CommandComplete("SET"));
-    }
-
-    static final String APPLICATION_NAME_SETTING = "application_name";
-    static final String CLIENT_ENCODING_SETTING = "client_encoding";
-
-    /** The name under which {@code name} is kept in {@link #sessionSettings} (SET NAMES sets client_encoding), or null. */
-    private String keptSetting(String name) {
-        String n = name.toLowerCase(java.util.Locale.ROOT);
-        if (n.equals("names")) {
-            return CLIENT_ENCODING_SETTING;
-        }
-        return sessionSettings.has(n) ? n : null;
-    }
-
-    /**
-     * A kept setting's value in its canonical text.
-     *
-     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} or {@link ErrorCode#INVALID_DEADLINE} for a value
-     *     the setting does not take
-     */
-    private String settingValue(String name, String value) {
-        return switch (name) {
-            case CLIENT_ENCODING_SETTING -> {
-                String served = servedEncoding(value);
-                if (served == null) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(value));
-                }
-                yield served;
-            }
-            case CALL_DEADLINE_SETTING -> parseDeadline(value).map(String::valueOf).orElse("default");
-            case CALL_ID_NOTICE_SETTING -> parseOnOff(CALL_ID_NOTICE_SETTING, value, true) ? "on" : "off";
-            default -> value;
-        };
-    }
-
-    /**
-     * The fields the connection reads follow the settings in effect; once the connection is ready, a change of
-     * application_name or client_encoding is reported to the client in a ParameterStatus, as PostgreSQL does.
-     */
-    private void settingsChanged() {
-        callDeadlineMs = parseDeadline(sessionSettings.get(CALL_DEADLINE_SETTING));
-        callIdNotice = sessionSettings.get(CALL_ID_NOTICE_SETTING).equals("on");
-        String name = sessionSettings.get(APPLICATION_NAME_SETTING);
-        if (!name.equals(applicationName) && phase == Phase.READY) {
-            ctx.write(new BackendMessage.ParameterStatus(APPLICATION_NAME_SETTING, name));
-        }
-        applicationName = name;
-        String encoding = sessionSettings.get(CLIENT_ENCODING_SETTING);
-        if (!encoding.equals(clientEncoding) && phase == Phase.READY) {
-            ctx.write(new BackendMessage.ParameterStatus(CLIENT_ENCODING_SETTING, encoding));
-        }
-        clientEncoding = encoding;
-    }
-
-    /**
-     * The startup packet's settings, as PostgreSQL takes them: every parameter but {@code user}, {@code database},
-     * {@code replication}, {@code options} and the protocol's {@code _pq_.*} names a setting, and {@code options}
-     * holds {@code -c name=value} and {@code --name=value} (spaces escaped with a backslash). Those this connection
-     * acts on are checked and kept as the values RESET goes back to; the others (DateStyle, TimeZone,
-     * extra_float_digits, search_path, ...) are accepted and ignored.
-     *
-     * @throws ThresherException for a value a kept setting does not take, or malformed options
-     */
-    private void startupSettings(Map<String, String> parameters) {
-        for (var p : parameters.entrySet()) {
-            switch (p.getKey()) {
-                case "user", "database", "replication" -> { }
-                case "options" -> {
-                    for (var option : StartupOptions.parse(p.getValue()).entrySet()) {
-                        startupSetting(option.getKey(), option.getValue());
-                    }
-                }
-                default -> {
-                    if (!p.getKey().startsWith("_pq_.")) {
-                        startupSetting(p.getKey(), p.getValue());
-                    }
-                }
-            }
-        }
-        settingsChanged();
-        sessionSettings.startupDone();
-    }
-
-    private void startupSetting(String name, String value) {
-        String kept = keptSetting(name);
-        if (kept != null) {
-            sessionSettings.set(kept, settingValue(kept, value));
-        } else {
-            log.debug("{} ignoring the startup parameter {}", ctx.channel(), name);
-        }
-    }
-
-    /**
-     * The client encoding served for a requested one, or null: UTF8 (under PostgreSQL's names for
-     * it), and SQL_ASCII, which an interactive psql in a C locale asks for and which, as in
-     * PostgreSQL, means no conversion: the bytes must still be valid UTF-8.
-     */
-    private static String servedEncoding(String encoding) {
-        // PostgreSQL compares encoding names by their letters and digits only: 'utf-8' (as asyncpg sends it) is UTF8
-        String e = encoding.replaceAll("[^A-Za-z0-9]", "").toLowerCase(java.util.Locale.ROOT);
-        if (e.equals("utf8") || e.equals("unicode")) {
-            return "UTF8";
-        }
-        return e.equals("sqlascii") ? "SQL_ASCII" : null;
-    }
-
-    private static String unsupportedEncoding(String encoding) {
-        return "invalid value for parameter \"client_encoding\": \"" + Quoted.of(encoding)
-                + "\"; Thresher serves the UTF8 client encoding (and SQL_ASCII, unconverted) only";
-    }
-
-    private Optional<Long> parseDeadline(String value) {
-        if (value.equalsIgnoreCase("default")) {
-            return Optional.empty();
-        }
-        long max = config.limits().maxCallDeadlineMs();
-        try {
-            long ms = Long.parseLong(value.trim());
-            if (ms > 0 && ms <= max) {
-                return Optional.of(ms);
-            }
-        } catch (NumberFormatException e) {
-            // refused below
-        }
-        throw new ThresherException(ErrorCode.INVALID_DEADLINE, CALL_DEADLINE_SETTING + " is 1.." + max
-                + " milliseconds or DEFAULT, not '" + Quoted.of(value) + "'");
     }
 
     // ---- writes: COPY FROM STDIN and INSERT
@@ -1326,7 +1035,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 c.nullString());
         CopyInStream stream = new CopyInStream(COPY_LOW_WATER_BYTES, COPY_IDLE_TIMEOUT_MS,
                 () -> ctx.executor().execute(this::copyDrained));
-        startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(tenant, user, spec,
+        startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(session.tenant(), session.user(), spec,
                 columns -> ctx.executor().execute(() -> copyReady(stream, columns)), stream), rows -> {
             ctx.write(new BackendMessage.CommandComplete("COPY " + rows));
             next.run();
@@ -1388,7 +1097,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (!allowed(p -> p.checkDeploy("insert rows"), onFailure)) {
             return;
         }
-        startWrite("INSERT", () -> writes.tables().insert(tenant, user, i.sql()), rows -> {
+        startWrite("INSERT", () -> writes.tables().insert(session.tenant(), session.user(), i.sql()), rows -> {
             ctx.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
             next.run();
         }, onFailure);
@@ -1400,7 +1109,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String[] tag = new String[1];
         startWrite("table statement", () -> {
-            tag[0] = writes.tables().execute(tenant, user, t.sql());
+            tag[0] = writes.tables().execute(session.tenant(), session.user(), t.sql());
             return 0;
         }, rows -> {
             ctx.write(new BackendMessage.CommandComplete(tag[0]));
@@ -1419,7 +1128,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String[] tag = new String[1];
         startWrite("binding statement", () -> {
-            tag[0] = writes.bindings().execute(tenant, user, statement.sql());
+            tag[0] = writes.bindings().execute(session.tenant(), session.user(), statement.sql());
             return 0;
         }, rows -> {
             ctx.write(new BackendMessage.CommandComplete(tag[0]));
@@ -1461,8 +1170,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * @throws ThresherException {@link ErrorCode#PERMISSION_DENIED} when the user was dropped meanwhile
      */
     private dev.thresher.bindings.access.Principal principal() {
-        return access.principal(user).orElseThrow(() -> new ThresherException(ErrorCode.PERMISSION_DENIED,
-                "permission denied: user " + dev.thresher.bindings.access.Identifiers.quoted(user) + " no longer exists"));
+        return access.principal(session.user()).orElseThrow(() -> new ThresherException(ErrorCode.PERMISSION_DENIED,
+                "permission denied: user " + dev.thresher.bindings.access.Identifiers.quoted(session.user()) + " no longer exists"));
     }
 
     /** Runs {@code check} on the session's principal; on refusal reports it through {@code onFailure}. */
@@ -1546,10 +1255,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         long call = ++callsStarted;
         activeCall = call;
         recordedCallId = null;
-        boolean notice = callIdNotice;
+        boolean notice = session.callIdNotice();
         CompletableFuture<CallResult> future;
         try {
-            future = calls.call(new CallRequest(tenant, user, bindingName, argumentsJson, callDeadlineMs)
+            future = calls.call(new CallRequest(session.tenant(), session.user(), bindingName, argumentsJson,
+                    session.callDeadlineMs())
                     .onRecorded(id -> recorded(call, id, notice)));
         } catch (RuntimeException e) {
             future = CompletableFuture.failedFuture(e);
@@ -1667,7 +1377,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         pauseReading();
         CompletableFuture<Optional<CallOutcome>> future;
         try {
-            future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(tenant, show.callId()),
+            future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(session.tenant(), show.callId()),
                     lookups.executor());
         } catch (RejectedExecutionException e) {
             future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
@@ -1693,7 +1403,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 ? failure.getCause() : failure;
         if (cause == null && (outcome == null || outcome.isEmpty())) {
             cause = new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '"
-                    + tenant + "' (finished calls are kept limits.coordinationRetentionMs, "
+                    + session.tenant() + "' (finished calls are kept limits.coordinationRetentionMs, "
                     + config.limits().coordinationRetentionMs() + " ms)");
         }
         if (cause == null) {
@@ -1773,7 +1483,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         pauseReading();
         CompletableFuture<dev.thresher.bindings.JournalRows> future;
         try {
-            future = CompletableFuture.supplyAsync(() -> lookups.journal().select(tenant, cursor.select()),
+            future = CompletableFuture.supplyAsync(() -> lookups.journal().select(session.tenant(), cursor.select()),
                     lookups.executor());
         } catch (RejectedExecutionException e) {
             future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
@@ -1830,7 +1540,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private BackendMessage description(ParsedStatement statement, short format) {
         return switch (statement) {
             case ParsedStatement.Call c -> rowDescription(format);
-            case ParsedStatement.Show s -> showDescription(setting(s.name()).getKey(), format);
+            case ParsedStatement.Show s -> showDescription(session.shown(s.name()).getKey(), format);
             case ParsedStatement.ShowCall s -> showCallDescription(format);
             case ParsedStatement.Select s -> JournalResults.description(s.select().resolvedColumns(),
                     JournalResults.formats(List.of(format), s.select().columns().size()));
@@ -1865,7 +1575,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void readyForQuery() {
         idleSinceNanos = System.nanoTime();
-        ctx.writeAndFlush(new BackendMessage.ReadyForQuery(transactionStatus));
+        ctx.writeAndFlush(new BackendMessage.ReadyForQuery(session.status().letter));
     }
 
     /**
@@ -1882,9 +1592,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** An error inside a transaction block fails the block, as in PostgreSQL. */
     private void blockFailed() {
-        if (transactionStatus == 'T') {
-            transactionStatus = 'E';
-        }
+        session.fail();
     }
 
     private void fatal(PgError error) {
