@@ -26,7 +26,6 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -91,34 +90,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Authenticating ({@link PgAuthentication}), serving queries, or closed. */
     private enum Phase { AUTHENTICATING, READY, CLOSED }
 
-    /**
-     * A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs; {@code bytes} what it
-     * holds against {@code limits.pgwireStatementBytesPerConnection} (its name and SQL text in UTF-8).
-     */
-    private record Prepared(ParsedStatement statement, List<Integer> parameterTypes, long bytes) {
-    }
-
-    /**
-     * A bound statement; {@code bound} is a call's JSON arguments when it takes {@code $1}, an INSERT's text
-     * with its parameters written in as literals when it takes any, else null; {@code bytes} what it holds against
-     * {@code limits.pgwireStatementBytesPerConnection} (its name and bound values).
-     */
-    private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed,
-                          JournalResults.Cursor cursor, SessionQueries.Answer answer, long bytes) {
-        /** The same portal, run once. */
-        Portal ran() {
-            return new Portal(prepared, bound, resultFormat, true, cursor, answer, bytes);
-        }
-    }
-
     private final PgWireConfig config;
     private final CallService calls;
     private final LongAdder readPauses;
     /** Handling stopped because the client is not reading its output; cleared when the channel is writable again. */
     private boolean pausedForWrites;
     private final ArrayDeque<FrontendMessage> pending = new ArrayDeque<>();
-    private final Map<String, Prepared> statements = new HashMap<>();
-    private final Map<String, Portal> portals = new HashMap<>();
+    /** The session's prepared statements and portals. */
+    private final PgStatements statementStore;
 
     private ChannelHandlerContext ctx;
     private Phase phase = Phase.AUTHENTICATING;
@@ -175,6 +154,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         this.counts = counts;
         this.config = config;
         this.session = new PgSession(config.limits());
+        this.statementStore = new PgStatements(config.limits());
         this.calls = calls;
         this.readPauses = readPauses;
         this.writes = writes;
@@ -439,7 +419,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             case FrontendMessage.Sync s -> {
                 skipUntilSync = false;
                 if (session.status() == PgSession.TransactionStatus.IDLE) {
-                    portals.clear(); // Sync ends the implicit transaction, and portals with it
+                    statementStore.closePortals(); // Sync ends the implicit transaction, and portals with it
                 }
                 readyForQuery();
             }
@@ -642,8 +622,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     return PgError.protocol(SqlStates.ACTIVE_SQL_TRANSACTION,
                             "DISCARD ALL cannot run inside a transaction block");
                 }
-                statements.clear();
-                portals.clear();
+                statementStore.closeAll();
                 session.resetAll(ctx::write);
             }
             case RESET -> {
@@ -653,18 +632,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             case RESET_ALL -> session.resetAll(ctx::write);
             case DEALLOCATE -> {
-                Prepared closed = statements.remove(command.name());
-                if (closed == null) {
+                if (!statementStore.closeStatement(command.name())) {
                     return PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
                             "prepared statement \"" + command.name() + "\" does not exist");
                 }
-                portals.values().removeIf(portal -> portal.prepared() == closed);
             }
-            case DEALLOCATE_ALL -> {
-                statements.clear();
-                portals.clear();
-            }
-            case CLOSE_ALL -> portals.clear();
+            case DEALLOCATE_ALL -> statementStore.closeAll();
+            case CLOSE_ALL -> statementStore.closePortals();
             case UNLISTEN -> { } // there is no LISTEN
         }
         ctx.write(new BackendMessage.CommandComplete(command.kind().tag));
@@ -688,7 +662,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         };
         if (t.kind() != ParsedStatement.Transaction.Kind.BEGIN) {
-            portals.clear(); // the end of a transaction closes its portals
+            statementStore.closePortals(); // the end of a transaction closes its portals
         }
         ctx.write(new BackendMessage.CommandComplete(tag));
     }
@@ -718,7 +692,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (p.statementName().isEmpty()) {
             // PostgreSQL drops the unnamed statement at the start of every Parse of it, so a failed Parse
             // leaves none behind and a later Bind to "" cannot run an older statement.
-            statements.remove("");
+            statementStore.dropUnnamed();
         }
         ParsedStatement statement = CallStatementParser.parse(p.sql());
         PgError refused = failedBlockError(statement);
@@ -751,19 +725,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 types.add(oid);
             }
         }
-        if (!p.statementName().isEmpty() && statements.containsKey(p.statementName())) {
+        if (!p.statementName().isEmpty() && statementStore.hasStatement(p.statementName())) {
             fail(PgError.protocol(SqlStates.DUPLICATE_PREPARED_STATEMENT,
                     "prepared statement \"" + Quoted.of(p.statementName()) + "\" already exists"));
             return;
         }
-        if (!statements.containsKey(p.statementName()) && statements.size() >= config.limits().pgwireStatementsPerConnection()) {
-            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection holds "
-                    + statements.size() + " prepared statements; limits.pgwireStatementsPerConnection is "
-                    + config.limits().pgwireStatementsPerConnection() + " (close some)");
-        }
-        long bytes = Quoted.utf8Length(p.statementName()) + Quoted.utf8Length(p.sql());
-        checkHeldBytes("prepared statement", bytes, 0);
-        statements.put(p.statementName(), new Prepared(statement, List.copyOf(types), bytes));
+        statementStore.prepare(p.statementName(), p.sql(), statement, types);
         ctx.write(new BackendMessage.ParseComplete());
     }
 
@@ -777,37 +744,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         };
     }
 
-    /**
-     * Bytes this connection's prepared statements and portals hold, as {@code limits.pgwireStatementBytesPerConnection}
-     * counts them; summed when asked (a Parse or Bind), over at most {@code limits.pgwireStatementsPerConnection} of each.
-     */
-    private long heldBytes() {
-        long held = 0;
-        for (Prepared prepared : statements.values()) {
-            held += prepared.bytes();
-        }
-        for (Portal portal : portals.values()) {
-            held += portal.bytes();
-        }
-        return held;
-    }
-
-    /**
-     * Refuses ({@link ErrorCode#TOO_MANY_PREPARED_STATEMENTS}, {@code 54000}) to store {@code bytes} more, in place of
-     * {@code replaced} bytes, past {@code limits.pgwireStatementBytesPerConnection}.
-     */
-    private void checkHeldBytes(String what, long bytes, long replaced) {
-        long limit = config.limits().pgwireStatementBytesPerConnection();
-        long held = heldBytes() - replaced;
-        if (held + bytes > limit) {
-            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection's prepared statements"
-                    + " and portals hold " + held + " bytes; a " + what + " of " + bytes + " bytes more would pass"
-                    + " limits.pgwireStatementBytesPerConnection (" + limit + "; close some)");
-        }
-    }
-
     private void bind(FrontendMessage.Bind b) {
-        Prepared prepared = statements.get(b.statementName());
+        PgStatements.Prepared prepared = statementStore.statement(b.statementName());
         if (prepared == null) {
             fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
                     "prepared statement \"" + Quoted.of(b.statementName()) + "\" does not exist"));
@@ -873,18 +811,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         short resultFormat = resultFormats.isEmpty() ? 0 : format(resultFormats.get(0));
-        if (!portals.containsKey(b.portalName()) && portals.size() >= config.limits().pgwireStatementsPerConnection()) {
-            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection holds "
-                    + portals.size() + " portals; limits.pgwireStatementsPerConnection is "
-                    + config.limits().pgwireStatementsPerConnection() + " (close some)");
-        }
-        long bytes = Quoted.utf8Length(b.portalName());
-        for (byte[] value : b.parameterValues()) {
-            bytes += value == null ? 0 : value.length;
-        }
-        Portal replaced = portals.get(b.portalName());
-        checkHeldBytes("portal", bytes, replaced == null ? 0 : replaced.bytes());
-        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor, answer, bytes));
+        statementStore.bind(b.portalName(), prepared, arguments, resultFormat, cursor, answer, b.parameterValues());
         ctx.write(new BackendMessage.BindComplete());
     }
 
@@ -918,7 +845,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void describe(FrontendMessage.Describe d) {
         switch (d.target()) {
             case STATEMENT -> {
-                Prepared prepared = statements.get(d.name());
+                PgStatements.Prepared prepared = statementStore.statement(d.name());
                 if (prepared == null) {
                     fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
                             "prepared statement \"" + Quoted.of(d.name()) + "\" does not exist"));
@@ -929,7 +856,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(description(prepared.statement(), (short) 0));
             }
             case PORTAL -> {
-                Portal portal = portals.get(d.name());
+                PgStatements.Portal portal = statementStore.portal(d.name());
                 if (portal == null) {
                     fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + Quoted.of(d.name())
                             + "\" does not exist"));
@@ -943,7 +870,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void execute(FrontendMessage.Execute e) {
-        Portal portal = portals.get(e.portalName());
+        PgStatements.Portal portal = statementStore.portal(e.portalName());
         if (portal == null) {
             fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + Quoted.of(e.portalName())
                     + "\" does not exist"));
@@ -984,7 +911,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
                     return;
                 }
-                portals.put(e.portalName(), portal.ran());
+                statementStore.ran(e.portalName(), portal);
                 String arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal
                         ? literal.json() : portal.bound();
                 // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
@@ -1000,12 +927,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         switch (c.target()) {
             case STATEMENT -> {
                 // Closing a statement closes the portals built from it (identity: equal statements may differ).
-                Prepared closed = statements.remove(c.name());
-                if (closed != null) {
-                    portals.values().removeIf(portal -> portal.prepared() == closed);
-                }
+                statementStore.closeStatement(c.name());
             }
-            case PORTAL -> portals.remove(c.name());
+            case PORTAL -> statementStore.closePortal(c.name());
         }
         ctx.write(new BackendMessage.CloseComplete());
     }
