@@ -497,118 +497,233 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             readyForQuery();
             return false;
         }
-        ParsedStatement statement = statements.get(index);
+        session.statementStarts(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
+        return run(statements.get(index), null, null, scriptSink(statements, index));
+    }
+
+    /** A simple query's statement {@code index}: described, in text, every row; once answered, the script goes on. */
+    private PgResultSink scriptSink(List<ParsedStatement> statements, int index) {
+        return new PgResultSink() {
+            @Override
+            public boolean describes() {
+                return true;
+            }
+
+            @Override
+            public short format() {
+                return 0;
+            }
+
+            @Override
+            public int maxRows() {
+                return 0;
+            }
+
+            @Override
+            public void write(BackendMessage message) {
+                ctx.write(message);
+            }
+
+            @Override
+            public void done() {
+                runScript(statements, index + 1);
+            }
+
+            @Override
+            public void failed(PgError error) {
+                queryFailed(error);
+            }
+        };
+    }
+
+    /** A portal's Execute: not described (Describe does that), in the portal's format, at most {@code maxRows} rows. */
+    private PgResultSink portalSink(short format, int maxRows) {
+        return new PgResultSink() {
+            @Override
+            public boolean describes() {
+                return false;
+            }
+
+            @Override
+            public short format() {
+                return format;
+            }
+
+            @Override
+            public int maxRows() {
+                return maxRows;
+            }
+
+            @Override
+            public void write(BackendMessage message) {
+                ctx.write(message);
+            }
+
+            @Override
+            public void done() {
+                // the extended protocol goes on with the next message
+            }
+
+            @Override
+            public void failed(PgError error) {
+                fail(error);
+            }
+        };
+    }
+
+    /**
+     * Runs one statement, a simple query's ({@code portal} null) or a portal's, and writes its answer to {@code sink}:
+     * the one dispatch of both protocols. True when the statement was answered here and the caller goes on (a
+     * script's loop, so the stack never grows with its statements; {@link PgResultSink#done} is not called); false
+     * when it failed, or its work left the event loop and that work's answer calls {@link PgResultSink#done}.
+     *
+     * <p>Longer than most methods here: one case for each kind of statement, so the dispatch of both protocols is read
+     * in one place; each case's work is a method of its own.
+     */
+    private boolean run(ParsedStatement statement, PgStatements.Portal portal, String portalName, PgResultSink sink) {
         PgError refused = failedBlockError(statement);
         if (refused != null) {
-            queryFailed(refused);
+            sink.failed(refused);
             return false;
         }
-        session.statementStarts(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
         try {
-            if (statement instanceof ParsedStatement.SessionCommand command) {
-                PgError error = sessionCommand(command);
-                if (error != null) {
-                    queryFailed(error);
+            switch (statement) {
+                case ParsedStatement.SessionCommand command -> {
+                    PgError error = sessionCommand(command);
+                    if (error != null) {
+                        sink.failed(error);
+                        return false;
+                    }
+                    return true;
+                }
+                case ParsedStatement.Answered answered -> {
+                    answered(answered, portal, sink);
+                    return true;
+                }
+                case ParsedStatement.Copy c -> {
+                    if (portal != null) {
+                        sink.failed(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "COPY FROM STDIN"
+                                + " is served in a simple query (as psql, pgjdbc's CopyManager and pg-copy-streams send it)")));
+                    } else {
+                        copy(c, sink);
+                    }
                     return false;
                 }
-                return true;
-            }
-            if (statement instanceof ParsedStatement.Answered answered) {
-                if (answered.parameterCount() > 0) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $"
-                            + answered.parameterCount() + " in a simple query; use the extended query protocol to bind it");
+                case ParsedStatement.Insert i -> {
+                    insert(portal != null && portal.bound() != null ? new ParsedStatement.Insert(portal.bound(), 0) : i,
+                            sink);
+                    return false;
                 }
-                SessionQueries.Answer answer = new SessionQueries.Answer(answered.query(), List.of(),
-                        JournalResults.formats(List.of(), answered.query().columns().size()));
-                answer.run(session);
-                ctx.write(answer.description());
-                answer.send(session, 0, ctx::write);
-                return true;
-            }
-            if (statement instanceof ParsedStatement.Copy copy) {
-                copy(copy, () -> runScript(statements, index + 1));
-                return false;
-            }
-            if (statement instanceof ParsedStatement.Insert insert) {
-                insert(insert, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.TableStatement table) {
-                tableStatement(table, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.BindingStatement binding) {
-                bindingStatement(binding, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.AccessStatement a) {
-                accessStatement(a, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.ShowCall show) {
-                showCall(show, true, (short) 0, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.Select select) {
-                if (select.parameterCount() > 0) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $"
-                            + select.parameterCount() + " in a simple query; use the extended query protocol to bind it");
+                case ParsedStatement.TableStatement t -> {
+                    tableStatement(t, sink);
+                    return false;
                 }
-                JournalResults.Cursor cursor = new JournalResults.Cursor(select.select(),
-                        JournalResults.formats(List.of(), select.select().columns().size()));
-                journalSelect(cursor, true, 0, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (!(statement instanceof ParsedStatement.Call c)) {
-                if (statement instanceof ParsedStatement.Show show) {
-                    ctx.write(showDescription(session.shown(show.name()).getKey(), (short) 0));
+                case ParsedStatement.BindingStatement b -> {
+                    bindingStatement(b, sink);
+                    return false;
                 }
-                if (!(statement instanceof ParsedStatement.Empty)) {
-                    runLocal(statement);
+                case ParsedStatement.AccessStatement a -> {
+                    accessStatement(a, sink);
+                    return false;
                 }
-                return true; // answered here: runScript's loop goes on, the stack does not grow
+                case ParsedStatement.ShowCall show -> {
+                    showCall(show, sink);
+                    return false;
+                }
+                case ParsedStatement.Select select -> {
+                    if (portal == null && select.parameterCount() > 0) {
+                        throw noParameters(select.parameterCount());
+                    }
+                    journalSelect(portal != null ? portal.cursor() : new JournalResults.Cursor(select.select(),
+                            JournalResults.formats(List.of(), select.select().columns().size())), sink);
+                    return false;
+                }
+                case ParsedStatement.Call c -> {
+                    return call(c, portal, portalName, sink);
+                }
+                case ParsedStatement.Show s -> {
+                    show(s, sink);
+                    return true;
+                }
+                case ParsedStatement.Set s -> {
+                    set(s);
+                    return true;
+                }
+                case ParsedStatement.Transaction t -> {
+                    transaction(t);
+                    return true;
+                }
+                case ParsedStatement.Empty e -> {
+                    if (portal != null) {
+                        sink.write(new BackendMessage.EmptyQueryResponse()); // a script's empty query is answered whole
+                    }
+                    return true;
+                }
             }
-            if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
-                throw new ThresherException(ErrorCode.SYNTAX_ERROR,
-                        "there is no parameter $1 in a simple query; use the extended query protocol to bind it");
-            }
-            startCall(c.bindingName(), literal.json(), result -> {
-                ctx.write(rowDescription((short) 0));
-                ctx.write(dataRow(result));
-                ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                runScript(statements, index + 1);
-            }, this::queryFailed);
-            return false;
         } catch (ThresherException e) {
-            queryFailed(PgError.of(e));
+            sink.failed(PgError.of(e));
             return false;
         }
     }
 
-    /**
-     * Runs a statement that answers without a call (SET, SHOW's row, a transaction statement) and writes
-     * its response, not its RowDescription.
-     */
-    private void runLocal(ParsedStatement statement) {
-        switch (statement) {
-            case ParsedStatement.Empty e -> ctx.write(new BackendMessage.EmptyQueryResponse());
-            case ParsedStatement.Set s -> set(s);
-            case ParsedStatement.Show s -> {
-                ctx.write(new BackendMessage.DataRow(List.of(bytes(session.setting(s.name())))));
-                ctx.write(new BackendMessage.CommandComplete("SHOW"));
-            }
-            case ParsedStatement.Transaction t -> transaction(t);
-            case ParsedStatement.Call c -> throw new IllegalStateException("a call is not run locally");
-            case ParsedStatement.Copy c -> throw new IllegalStateException("a COPY is not run locally");
-            case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
-            case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
-            case ParsedStatement.BindingStatement b -> throw new IllegalStateException("a binding statement is not run locally");
-            case ParsedStatement.AccessStatement a -> throw new IllegalStateException("an access statement is not run locally");
-            case ParsedStatement.ShowCall c -> throw new IllegalStateException("SHOW CALL is not run locally");
-            case ParsedStatement.Select c -> throw new IllegalStateException("a journal query is not run locally");
-            case ParsedStatement.Answered a -> throw new IllegalStateException("an answered query is not run locally");
-            case ParsedStatement.SessionCommand c -> throw new IllegalStateException("a session command is not run locally");
+    /** A session or catalog query answered from the session, with its values bound in a portal. */
+    private void answered(ParsedStatement.Answered answered, PgStatements.Portal portal, PgResultSink sink) {
+        if (portal == null && answered.parameterCount() > 0) {
+            throw noParameters(answered.parameterCount());
         }
+        SessionQueries.Answer answer = portal != null ? portal.answer() : new SessionQueries.Answer(answered.query(),
+                List.of(), JournalResults.formats(List.of(), answered.query().columns().size()));
+        answer.run(session);
+        if (sink.describes()) {
+            sink.write(answer.description());
+        }
+        answer.send(session, sink.maxRows(), sink::write);
+    }
+
+    /** SHOW name: one row of one text column, named after the parameter. */
+    private void show(ParsedStatement.Show s, PgResultSink sink) {
+        Map.Entry<String, String> shown = session.shown(s.name());
+        if (sink.describes()) {
+            sink.write(showDescription(shown.getKey(), sink.format()));
+        }
+        sink.write(new BackendMessage.DataRow(List.of(bytes(shown.getValue()))));
+        sink.write(new BackendMessage.CommandComplete("SHOW"));
+    }
+
+    private static ThresherException noParameters(int count) {
+        return new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $" + count
+                + " in a simple query; use the extended query protocol to bind it");
+    }
+
+    /**
+     * A CALL: its literal argument, or in a portal the one bound to {@code $1}; a portal runs to completion once, and
+     * executing it again yields no more rows. The row is described in a simple query only, in text.
+     */
+    private boolean call(ParsedStatement.Call c, PgStatements.Portal portal, String portalName, PgResultSink sink) {
+        String arguments;
+        if (portal == null) {
+            if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
+                throw noParameters(1);
+            }
+            arguments = literal.json();
+        } else {
+            if (portal.executed()) {
+                sink.write(new BackendMessage.CommandComplete(CALL_TAG));
+                return true;
+            }
+            statementStore.ran(portalName, portal);
+            arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal ? literal.json() : portal.bound();
+        }
+        // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
+        startCall(c.bindingName(), arguments, result -> {
+            if (sink.describes()) {
+                sink.write(rowDescription((short) 0));
+            }
+            sink.write(dataRow(result));
+            sink.write(new BackendMessage.CommandComplete(CALL_TAG));
+            sink.done();
+        }, sink::failed);
+        return false;
     }
 
     /**
@@ -876,51 +991,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + "\" does not exist"));
             return;
         }
-        PgError refused = failedBlockError(portal.prepared().statement());
-        if (refused != null) {
-            fail(refused);
-            return;
-        }
-        switch (portal.prepared().statement()) {
-            case ParsedStatement.Empty empty -> runLocal(empty);
-            case ParsedStatement.Set s -> runLocal(s);
-            case ParsedStatement.Show s -> runLocal(s);
-            case ParsedStatement.Transaction t -> runLocal(t);
-            case ParsedStatement.Copy c -> fail(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "COPY FROM STDIN is served in a simple query (as psql, pgjdbc's CopyManager and pg-copy-streams send it)")));
-            case ParsedStatement.Insert i -> insert(portal.bound() != null
-                    ? new ParsedStatement.Insert(portal.bound(), 0) : i, () -> { }, this::fail);
-            case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
-            case ParsedStatement.BindingStatement b -> bindingStatement(b, () -> { }, this::fail);
-            case ParsedStatement.AccessStatement a -> accessStatement(a, () -> { }, this::fail);
-            case ParsedStatement.ShowCall show -> showCall(show, false, portal.resultFormat(), () -> { }, this::fail);
-            case ParsedStatement.Select select -> journalSelect(portal.cursor(), false, e.maxRows(), () -> { }, this::fail);
-            case ParsedStatement.Answered answered -> {
-                portal.answer().run(session);
-                portal.answer().send(session, e.maxRows(), ctx::write);
-            }
-            case ParsedStatement.SessionCommand command -> {
-                PgError error = sessionCommand(command);
-                if (error != null) {
-                    fail(error);
-                }
-            }
-            case ParsedStatement.Call c -> {
-                if (portal.executed()) {
-                    // A portal runs to completion once; executing it again yields no more rows.
-                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                    return;
-                }
-                statementStore.ran(e.portalName(), portal);
-                String arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal
-                        ? literal.json() : portal.bound();
-                // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
-                startCall(c.bindingName(), arguments, result -> {
-                    ctx.write(dataRow(result));
-                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                }, this::fail);
-            }
-        }
+        run(portal.prepared().statement(), portal, e.portalName(), portalSink(portal.resultFormat(), e.maxRows()));
     }
 
     private void close(FrontendMessage.Close c) {
@@ -951,8 +1022,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * before the client's data ends is answered at once, and the rest of the data is dropped (as PostgreSQL
      * does).
      */
-    private void copy(ParsedStatement.Copy c, Runnable next) {
-        if (!allowed(p -> p.checkDeploy("load rows"), this::queryFailed)) {
+    private void copy(ParsedStatement.Copy c, PgResultSink sink) {
+        if (!allowed(p -> p.checkDeploy("load rows"), sink::failed)) {
             return;
         }
         TableService.CopySpec spec = new TableService.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
@@ -961,9 +1032,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 () -> ctx.executor().execute(this::copyDrained));
         startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(session.tenant(), session.user(), spec,
                 columns -> ctx.executor().execute(() -> copyReady(stream, columns)), stream), rows -> {
-            ctx.write(new BackendMessage.CommandComplete("COPY " + rows));
-            next.run();
-        }, this::queryFailed);
+            sink.write(new BackendMessage.CommandComplete("COPY " + rows));
+            sink.done();
+        }, sink::failed);
     }
 
     private void copyReady(CopyInStream stream, int columns) {
@@ -1017,18 +1088,18 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void insert(ParsedStatement.Insert i, Runnable next, Consumer<PgError> onFailure) {
-        if (!allowed(p -> p.checkDeploy("insert rows"), onFailure)) {
+    private void insert(ParsedStatement.Insert i, PgResultSink sink) {
+        if (!allowed(p -> p.checkDeploy("insert rows"), sink::failed)) {
             return;
         }
         startWrite("INSERT", () -> writes.tables().insert(session.tenant(), session.user(), i.sql()), rows -> {
-            ctx.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
-            next.run();
-        }, onFailure);
+            sink.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
+            sink.done();
+        }, sink::failed);
     }
 
-    private void tableStatement(ParsedStatement.TableStatement t, Runnable next, Consumer<PgError> onFailure) {
-        if (!allowed(p -> p.checkDeploy("create, alter or drop tables"), onFailure)) {
+    private void tableStatement(ParsedStatement.TableStatement t, PgResultSink sink) {
+        if (!allowed(p -> p.checkDeploy("create, alter or drop tables"), sink::failed)) {
             return;
         }
         String[] tag = new String[1];
@@ -1036,17 +1107,17 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             tag[0] = writes.tables().execute(session.tenant(), session.user(), t.sql());
             return 0;
         }, rows -> {
-            ctx.write(new BackendMessage.CommandComplete(tag[0]));
-            next.run();
-        }, onFailure);
+            sink.write(new BackendMessage.CommandComplete(tag[0]));
+            sink.done();
+        }, sink::failed);
     }
 
-    private void bindingStatement(ParsedStatement.BindingStatement statement, Runnable next, Consumer<PgError> onFailure) {
-        if (!allowed(p -> p.checkDeploy("deploy bindings"), onFailure)) {
+    private void bindingStatement(ParsedStatement.BindingStatement statement, PgResultSink sink) {
+        if (!allowed(p -> p.checkDeploy("deploy bindings"), sink::failed)) {
             return;
         }
         if (writes != null && writes.bindings() == null) {
-            onFailure.accept(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+            sink.failed(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                     "binding statement: this server does not deploy components")));
             return;
         }
@@ -1055,16 +1126,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             tag[0] = writes.bindings().execute(session.tenant(), session.user(), statement.sql());
             return 0;
         }, rows -> {
-            ctx.write(new BackendMessage.CommandComplete(tag[0]));
-            next.run();
-        }, onFailure);
+            sink.write(new BackendMessage.CommandComplete(tag[0]));
+            sink.done();
+        }, sink::failed);
     }
 
     /**
      * A user or grant statement, run by the access service on the writer threads as the session's user (who must be an
      * admin of its tenant, or be changing its own password).
      */
-    private void accessStatement(ParsedStatement.AccessStatement statement, Runnable next, Consumer<PgError> onFailure) {
+    private void accessStatement(ParsedStatement.AccessStatement statement, PgResultSink sink) {
         dev.thresher.bindings.access.AccessStatement parsed;
         dev.thresher.bindings.access.Principal by;
         try {
@@ -1075,7 +1146,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 by.checkAdmin("manage users and grants"); // before anything else, whatever this server serves
             }
         } catch (ThresherException e) {
-            onFailure.accept(PgError.of(e));
+            sink.failed(PgError.of(e));
             return;
         }
         String[] tag = new String[1];
@@ -1083,9 +1154,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             tag[0] = access.execute(by, parsed);
             return 0;
         }, rows -> {
-            ctx.write(new BackendMessage.CommandComplete(tag[0]));
-            next.run();
-        }, onFailure);
+            sink.write(new BackendMessage.CommandComplete(tag[0]));
+            sink.done();
+        }, sink::failed);
     }
 
     /**
@@ -1291,10 +1362,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * An id that names none of this tenant's calls is {@link ErrorCode#UNKNOWN_CALL} ({@code 42704}
      * undefined_object).
      */
-    private void showCall(ParsedStatement.ShowCall show, boolean describe, short format, Runnable next,
-                          Consumer<PgError> onFailure) {
+    private void showCall(ParsedStatement.ShowCall show, PgResultSink sink) {
         if (lookups == null || lookups.outcomes() == null) {
-            onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
+            sink.failed(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
                     "SHOW CALL: this server does not keep call outcomes"));
             return;
         }
@@ -1309,16 +1379,15 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         future.whenComplete((outcome, failure) -> {
             try {
-                ctx.executor().execute(() -> lookupDone(show.callId(), outcome, failure, describe, format, next,
-                        onFailure));
+                ctx.executor().execute(() -> lookupDone(show.callId(), outcome, failure, sink));
             } catch (RejectedExecutionException e) {
                 log.debug("event loop shut down; dropping the answer of SHOW CALL {}", show.callId());
             }
         });
     }
 
-    private void lookupDone(java.util.UUID callId, Optional<CallOutcome> outcome, Throwable failure, boolean describe,
-                            short format, Runnable next, Consumer<PgError> onFailure) {
+    private void lookupDone(java.util.UUID callId, Optional<CallOutcome> outcome, Throwable failure,
+                            PgResultSink sink) {
         callInFlight = false;
         if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
             return;
@@ -1331,14 +1400,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                     + config.limits().coordinationRetentionMs() + " ms)");
         }
         if (cause == null) {
-            if (describe) {
-                ctx.write(showCallDescription(format));
+            if (sink.describes()) {
+                sink.write(showCallDescription(sink.format()));
             }
-            ctx.write(new BackendMessage.DataRow(showCallRow(outcome.get())));
-            ctx.write(new BackendMessage.CommandComplete("SHOW"));
-            next.run();
+            sink.write(new BackendMessage.DataRow(showCallRow(outcome.get())));
+            sink.write(new BackendMessage.CommandComplete("SHOW"));
+            sink.done();
         } else {
-            onFailure.accept(PgError.of(cause));
+            sink.failed(PgError.of(cause));
         }
         resumeUnlessContinued();
     }
@@ -1392,15 +1461,14 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * there, as for a call), then writes its rows (after its RowDescription when {@code describe}, as a simple query
      * does), at most {@code maxRows} of them when positive, the rest left for the portal's next Execute.
      */
-    private void journalSelect(JournalResults.Cursor cursor, boolean describe, int maxRows, Runnable next,
-                               Consumer<PgError> onFailure) {
+    private void journalSelect(JournalResults.Cursor cursor, PgResultSink sink) {
         if (cursor.rows() != null) {
-            cursor.send(maxRows, ctx::write);
-            next.run();
+            cursor.send(sink.maxRows(), sink::write);
+            sink.done();
             return;
         }
         if (lookups == null || lookups.journal() == null) {
-            onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
+            sink.failed(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
                     "SELECT: this server does not serve the journal views"));
             return;
         }
@@ -1415,7 +1483,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         future.whenComplete((rows, failure) -> {
             try {
-                ctx.executor().execute(() -> selectDone(cursor, rows, failure, describe, maxRows, next, onFailure));
+                ctx.executor().execute(() -> selectDone(cursor, rows, failure, sink));
             } catch (RejectedExecutionException e) {
                 log.debug("event loop shut down; dropping the answer of a journal query");
             }
@@ -1423,7 +1491,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void selectDone(JournalResults.Cursor cursor, dev.thresher.bindings.JournalRows rows, Throwable failure,
-                            boolean describe, int maxRows, Runnable next, Consumer<PgError> onFailure) {
+                            PgResultSink sink) {
         callInFlight = false;
         if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
             return;
@@ -1435,13 +1503,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (cause == null) {
             cursor.ran(rows);
-            if (describe) {
-                ctx.write(cursor.description());
+            if (sink.describes()) {
+                sink.write(cursor.description());
             }
-            cursor.send(maxRows, ctx::write);
-            next.run();
+            cursor.send(sink.maxRows(), sink::write);
+            sink.done();
         } else {
-            onFailure.accept(PgError.of(cause));
+            sink.failed(PgError.of(cause));
         }
         resumeUnlessContinued();
     }
