@@ -80,12 +80,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     static final String CALL_TAG = "CALL";
 
     private static final AtomicInteger PROCESS_IDS = new AtomicInteger();
-    /** COPY data queued for the writer above which the connection stops reading its socket. */
-    static final long COPY_HIGH_WATER_BYTES = 4L << 20;
-    /** ... and below which it reads again. */
-    static final long COPY_LOW_WATER_BYTES = 1L << 20;
-    /** How long a COPY waits for the client's next data before it fails. */
-    static final long COPY_IDLE_TIMEOUT_MS = 60_000;
 
     /** Authenticating ({@link PgAuthentication}), serving queries, or closed. */
     private enum Phase { AUTHENTICATING, READY, CLOSED }
@@ -115,10 +109,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * is answered, as PostgreSQL, which reads one message at a time, answers them; nothing after them is handled.
      */
     private PgError undecodable;
-    /** Where COPY FROM STDIN's data goes while the connection is in copy-in mode; null otherwise. */
-    private CopyInStream copyIn;
-    /** Reading stopped because the COPY data queued for the writer passed {@link #COPY_HIGH_WATER_BYTES}. */
-    private boolean copyPaused;
+    /** COPY FROM STDIN's copy-in mode, from {@link #handlerAdded} on. */
+    private PgCopyIn copyIn;
     private final PgWireServer.Writes writes;
     /** Where SHOW CALL looks calls up; null when this server cannot. */
     private final PgWireServer.Lookups lookups;
@@ -165,6 +157,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         authentication = new PgAuthentication(config, access, throttle, ctx, authenticating);
+        copyIn = new PgCopyIn(ctx, copying);
     }
 
     @Override
@@ -191,7 +184,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             pausedForWrites = false;
             idleSinceNanos = System.nanoTime(); // the client is reading what it was sent
         }
-        if (ctx.channel().isWritable() && !callInFlight && !copyPaused && phase != Phase.CLOSED) {
+        if (ctx.channel().isWritable() && !callInFlight && !copyIn.paused() && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(true);
             drain();
         }
@@ -206,8 +199,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         phase = Phase.CLOSED;
         pending.clear();
         if (copyIn != null) {
-            copyIn.fail("the connection closed");
-            copyIn = null;
+            copyIn.closed();
         }
         if (authentication != null) {
             authentication.closed();
@@ -358,7 +350,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /**
      * Closes the session with FATAL {@code 57P05} (PostgreSQL's idle_session_timeout) once it has waited for its
      * client {@code limits.pgwireIdleSessionTimeoutMs} with nothing of its own running: no call, write or lookup in
-     * flight and not in COPY (which {@link #COPY_IDLE_TIMEOUT_MS} bounds). Inside a transaction block too: Thresher's
+     * flight and not in COPY (which {@link PgCopyIn#IDLE_TIMEOUT_MS} bounds). Inside a transaction block too: Thresher's
      * blocks hold nothing. Runs once per timeout at most, re-armed for the time left.
      */
     private void idleCheck() {
@@ -367,7 +359,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         long timeout = TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs());
         long now = System.nanoTime();
-        if (callInFlight || copyIn != null) {
+        if (callInFlight || copyIn.active()) {
             idleSinceNanos = now; // busy: idle at the earliest from here
             armIdleTimer(timeout);
             return;
@@ -392,19 +384,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     // ---- query protocols
 
     private void readyPhase(FrontendMessage message) {
-        if (message instanceof FrontendMessage.CopyData || message instanceof FrontendMessage.CopyDone
-                || message instanceof FrontendMessage.CopyFail) {
-            copyMessage(message);
-            return;
-        }
-        if (copyIn != null) {
-            if (!(message instanceof FrontendMessage.Flush) && !(message instanceof FrontendMessage.Sync)) {
-                // PostgreSQL: "unexpected message type during COPY from stdin"; the COPY fails, the message is dropped
-                copyIn.fail("unexpected " + message.getClass().getSimpleName() + " message during COPY from stdin");
-                copyIn = null;
-                callInFlight = true; // until the writer has rolled back and its failure is answered
-            }
-            return;
+        if (copyIn.handle(message)) {
+            return; // COPY's messages, and in copy-in mode any message
         }
         if (skipUntilSync && !(message instanceof FrontendMessage.Sync) && !(message instanceof FrontendMessage.Terminate)) {
             return; // after an extended-protocol error PostgreSQL discards everything up to Sync
@@ -1028,65 +1009,35 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         TableService.CopySpec spec = new TableService.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
                 c.nullString());
-        CopyInStream stream = new CopyInStream(COPY_LOW_WATER_BYTES, COPY_IDLE_TIMEOUT_MS,
-                () -> ctx.executor().execute(this::copyDrained));
+        CopyInStream stream = copyIn.stream();
         startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(session.tenant(), session.user(), spec,
-                columns -> ctx.executor().execute(() -> copyReady(stream, columns)), stream), rows -> {
+                columns -> ctx.executor().execute(() -> copyIn.ready(stream, columns)), stream), rows -> {
             sink.write(new BackendMessage.CommandComplete("COPY " + rows));
             sink.done();
         }, sink::failed);
     }
 
-    private void copyReady(CopyInStream stream, int columns) {
-        if (phase == Phase.CLOSED) {
-            stream.fail("the connection closed");
-            return;
+    /** What copy-in mode changes of this connection. */
+    private final PgCopyIn.Connection copying = new PgCopyIn.Connection() {
+        @Override
+        public boolean closed() {
+            return phase == Phase.CLOSED;
         }
-        copyIn = stream;
-        ctx.writeAndFlush(new BackendMessage.CopyInResponse(columns));
-        callInFlight = false; // CopyData may come now; other statements wait for the COPY's answer
-        if (ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(true);
-        }
-        drain();
-    }
 
-    private void copyMessage(FrontendMessage message) {
-        CopyInStream stream = copyIn;
-        if (stream == null) {
-            return; // not in copy-in mode (or the COPY already failed): PostgreSQL drops these
-        }
-        switch (message) {
-            case FrontendMessage.CopyData d -> {
-                stream.pause(); // before feeding: a drain below the low-water mark then always calls back
-                if (stream.feed(d.data()) > COPY_HIGH_WATER_BYTES) {
-                    copyPaused = true;
-                    ctx.channel().config().setAutoRead(false);
-                }
-            }
-            case FrontendMessage.CopyDone d -> {
-                stream.end();
-                copyIn = null;
-                callInFlight = true; // the COPY's answer first
-            }
-            case FrontendMessage.CopyFail f -> {
-                stream.fail(Quoted.of(f.message()));
-                copyIn = null;
-                callInFlight = true;
-            }
-            default -> throw new IllegalStateException("not a COPY message: " + message);
-        }
-    }
-
-    /** The writer drained the queued COPY data below the low-water mark: read again. */
-    private void copyDrained() {
-        if (copyPaused && phase != Phase.CLOSED) {
-            copyPaused = false;
+        @Override
+        public void copying() {
+            callInFlight = false; // CopyData may come now; other statements wait for the COPY's answer
             if (ctx.channel().isWritable()) {
                 ctx.channel().config().setAutoRead(true);
             }
+            drain();
         }
-    }
+
+        @Override
+        public void awaitAnswer() {
+            callInFlight = true;
+        }
+    };
 
     private void insert(ParsedStatement.Insert i, PgResultSink sink) {
         if (!allowed(p -> p.checkDeploy("insert rows"), sink::failed)) {
@@ -1209,11 +1160,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void writeDone(Long rows, Throwable failure, Consumer<Long> onSuccess, Consumer<PgError> onFailure) {
-        if (copyIn != null) {
-            copyIn.fail("the COPY already ended"); // the writer ended before the client's data did
-            copyIn = null;
-        }
-        copyPaused = false;
+        copyIn.writerEnded();
         callInFlight = false;
         if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
             return;
