@@ -20,10 +20,6 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -665,9 +661,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void show(ParsedStatement.Show s, PgResultSink sink) {
         Map.Entry<String, String> shown = session.shown(s.name());
         if (sink.describes()) {
-            sink.write(showDescription(shown.getKey(), sink.format()));
+            sink.write(PgRows.showDescription(shown.getKey(), sink.format()));
         }
-        sink.write(new BackendMessage.DataRow(List.of(bytes(shown.getValue()))));
+        sink.write(new BackendMessage.DataRow(List.of(PgRows.bytes(shown.getValue()))));
         sink.write(new BackendMessage.CommandComplete("SHOW"));
     }
 
@@ -698,9 +694,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
         startCall(c.bindingName(), arguments, result -> {
             if (sink.describes()) {
-                sink.write(rowDescription((short) 0));
+                sink.write(PgRows.rowDescription((short) 0));
             }
-            sink.write(dataRow(result));
+            sink.write(PgRows.dataRow(result));
             sink.write(new BackendMessage.CommandComplete(CALL_TAG));
             sink.done();
         }, sink::failed);
@@ -899,7 +895,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
                     b.parameterValues().get(0));
         }
-        int columns = columns(prepared.statement());
+        int columns = PgRows.columns(prepared.statement());
         List<Short> resultFormats = b.resultFormats();
         if (resultFormats.size() > 1 && resultFormats.size() != columns) {
             fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + resultFormats.size()
@@ -949,7 +945,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
                 ctx.write(new BackendMessage.ParameterDescription(prepared.parameterTypes()));
                 // Result formats are not known before Bind: described as text.
-                ctx.write(description(prepared.statement(), (short) 0));
+                ctx.write(PgRows.description(prepared.statement(), (short) 0, session));
             }
             case PORTAL -> {
                 PgStatements.Portal portal = statementStore.portal(d.name());
@@ -960,7 +956,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
                 ctx.write(portal.cursor() != null ? portal.cursor().description()
                         : portal.answer() != null ? portal.answer().description()
-                        : description(portal.prepared().statement(), portal.resultFormat()));
+                        : PgRows.description(portal.prepared().statement(), portal.resultFormat(), session));
             }
         }
     }
@@ -1297,12 +1293,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---- SHOW CALL
 
-    /** SHOW CALL's columns, in order: all text but {@code result}, which is json. */
-    static final List<String> SHOW_CALL_COLUMNS = List.of("call_id", "binding", "state", "error_code", "error_message",
-            RESULT_COLUMN, "created_at", "finished_at", "deadline_at");
-    /** Times as PostgreSQL writes a timestamptz in the ISO style with TimeZone UTC, e.g. {@code 2025-01-31 09:15:02.5+00}. */
-    private static final DateTimeFormatter SECONDS = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
-
     /**
      * Looks the call up on the lookup threads and answers one row (with its RowDescription first when
      * {@code describe}, as a simple query does); handling pauses until the answer is written, as for a call.
@@ -1348,57 +1338,15 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (cause == null) {
             if (sink.describes()) {
-                sink.write(showCallDescription(sink.format()));
+                sink.write(PgRows.showCallDescription(sink.format()));
             }
-            sink.write(new BackendMessage.DataRow(showCallRow(outcome.get())));
+            sink.write(new BackendMessage.DataRow(PgRows.showCallRow(outcome.get())));
             sink.write(new BackendMessage.CommandComplete("SHOW"));
             sink.done();
         } else {
             sink.failed(PgError.of(cause));
         }
         resumeUnlessContinued();
-    }
-
-    private static BackendMessage.RowDescription showCallDescription(short format) {
-        List<BackendMessage.Column> columns = new ArrayList<>(SHOW_CALL_COLUMNS.size());
-        for (String name : SHOW_CALL_COLUMNS) {
-            // text's and json's binary formats are their text: the same bytes serve both result formats
-            columns.add(new BackendMessage.Column(name, name.equals(RESULT_COLUMN) ? JSON_OID : TEXT_OID, (short) -1,
-                    format));
-        }
-        return new BackendMessage.RowDescription(columns);
-    }
-
-    private static List<byte[]> showCallRow(CallOutcome o) {
-        List<byte[]> values = new ArrayList<>(SHOW_CALL_COLUMNS.size());
-        values.add(bytes(o.callId().toString()));
-        values.add(bytes(o.bindingName()));
-        values.add(bytes(o.state()));
-        values.add(o.errorCode() == null ? null : bytes(Integer.toString(o.errorCode())));
-        values.add(o.errorMessage() == null ? null : bytes(o.errorMessage()));
-        values.add(o.resultJson() == null ? null : bytes(o.resultJson()));
-        values.add(timestamp(o.createdAt()));
-        values.add(timestamp(o.finishedAt()));
-        values.add(timestamp(o.deadlineAt()));
-        return values;
-    }
-
-    /** A timestamptz's text in the ISO style, UTC: microseconds without trailing zeros, {@code +00}. */
-    static byte[] timestamp(Instant t) {
-        if (t == null) {
-            return null;
-        }
-        StringBuilder s = new StringBuilder(SECONDS.format(t));
-        int micros = t.getNano() / 1000;
-        if (micros != 0) {
-            String fraction = String.format("%06d", micros);
-            int end = fraction.length();
-            while (fraction.charAt(end - 1) == '0') {
-                end--;
-            }
-            s.append('.').append(fraction, 0, end);
-        }
-        return bytes(s.append("+00").toString());
     }
 
     // ---- journal queries
@@ -1461,57 +1409,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         resumeUnlessContinued();
     }
 
-    // ---- output helpers
-
-    /** How many columns the statement's row has; 0 when it returns none. */
-    private static int columns(ParsedStatement statement) {
-        return switch (statement) {
-            case ParsedStatement.Call c -> 1;
-            case ParsedStatement.Show s -> 1;
-            case ParsedStatement.ShowCall s -> SHOW_CALL_COLUMNS.size();
-            case ParsedStatement.Select s -> s.select().columns().size();
-            case ParsedStatement.Answered a -> a.query().columns().size();
-            default -> 0;
-        };
-    }
-
-    /** The RowDescription of a statement that returns a row, NoData for the others. */
-    private BackendMessage description(ParsedStatement statement, short format) {
-        return switch (statement) {
-            case ParsedStatement.Call c -> rowDescription(format);
-            case ParsedStatement.Show s -> showDescription(session.shown(s.name()).getKey(), format);
-            case ParsedStatement.ShowCall s -> showCallDescription(format);
-            case ParsedStatement.Select s -> JournalResults.description(s.select().resolvedColumns(),
-                    JournalResults.formats(List.of(format), s.select().columns().size()));
-            case ParsedStatement.Empty e -> new BackendMessage.NoData();
-            case ParsedStatement.Copy c -> new BackendMessage.NoData();
-            case ParsedStatement.Insert i -> new BackendMessage.NoData();
-            case ParsedStatement.TableStatement t -> new BackendMessage.NoData();
-            case ParsedStatement.BindingStatement b -> new BackendMessage.NoData();
-            case ParsedStatement.AccessStatement a -> new BackendMessage.NoData();
-            case ParsedStatement.Set s -> new BackendMessage.NoData();
-            case ParsedStatement.Transaction t -> new BackendMessage.NoData();
-            case ParsedStatement.SessionCommand c -> new BackendMessage.NoData();
-            case ParsedStatement.Answered a -> SessionQueries.description(a.query(),
-                    java.util.Collections.nCopies(a.query().columns().size(), format));
-        };
-    }
-
-    /** SHOW's one text column, named after the parameter; text's binary format is its text too. */
-    private static BackendMessage.RowDescription showDescription(String name, short format) {
-        return new BackendMessage.RowDescription(List.of(new BackendMessage.Column(name, TEXT_OID, (short) -1, format)));
-    }
-
-    private static BackendMessage.RowDescription rowDescription(short format) {
-        return new BackendMessage.RowDescription(
-                List.of(new BackendMessage.Column(RESULT_COLUMN, JSON_OID, (short) -1, format)));
-    }
-
-    /** json's binary format is its text, so the same bytes serve both result formats. */
-    private static BackendMessage.DataRow dataRow(CallResult result) {
-        return new BackendMessage.DataRow(List.of(result.resultJson().getBytes(StandardCharsets.UTF_8)));
-    }
-
     private void readyForQuery() {
         idleSinceNanos = System.nanoTime();
         ctx.writeAndFlush(new BackendMessage.ReadyForQuery(session.status().letter));
@@ -1547,10 +1444,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         } else {
             log.debug("{} {} {}: {}", ctx.channel(), error.sqlState(), error.code(), error.message());
         }
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private static <T extends Throwable> T find(Throwable t, Class<T> type) {
