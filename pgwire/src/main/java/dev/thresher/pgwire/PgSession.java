@@ -119,6 +119,19 @@ final class PgSession implements SessionQueries.Session {
         return status != TransactionStatus.IDLE || settings.inTransaction();
     }
 
+    /**
+     * In a failed block everything but COMMIT and ROLLBACK is refused with {@code 25P02}, as in PostgreSQL:
+     * the error for {@code statement}, or null when it may run.
+     */
+    PgError refused(ParsedStatement statement) {
+        if (status == TransactionStatus.FAILED && !(statement instanceof ParsedStatement.Transaction t
+                && t.kind() != ParsedStatement.Transaction.Kind.BEGIN)) {
+            return PgError.protocol(SqlStates.IN_FAILED_SQL_TRANSACTION,
+                    "current transaction is aborted, commands ignored until end of transaction block");
+        }
+        return null;
+    }
+
     /** BEGIN: a block opens (BEGIN inside a block only warns in PostgreSQL; the block goes on). */
     void begin() {
         status = TransactionStatus.IN_BLOCK;
