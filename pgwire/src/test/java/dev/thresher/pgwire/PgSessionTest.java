@@ -55,6 +55,26 @@ class PgSessionTest {
     }
 
     @Test
+    void aFailedBlockRefusesAllButCommitAndRollback() {
+        PgSession s = session();
+        ParsedStatement show = CallStatementParser.parse("SHOW application_name");
+        ParsedStatement begin = CallStatementParser.parse("BEGIN");
+        s.begin();
+        assertThat(s.refused(show)).isNull();
+        s.fail();
+        assertThat(s.refused(show)).satisfies(e -> {
+            assertThat(e.sqlState()).isEqualTo(SqlStates.IN_FAILED_SQL_TRANSACTION);
+            assertThat(e.message()).isEqualTo("current transaction is aborted, commands ignored until end of transaction"
+                    + " block");
+        });
+        assertThat(s.refused(begin)).isNotNull();
+        assertThat(s.refused(CallStatementParser.parse("COMMIT"))).isNull();
+        assertThat(s.refused(CallStatementParser.parse("ROLLBACK"))).isNull();
+        s.rollback(out::add);
+        assertThat(s.refused(show)).isNull();
+    }
+
+    @Test
     void commitOfAFailedBlockRollsItBack() {
         PgSession s = session();
         s.begin();
