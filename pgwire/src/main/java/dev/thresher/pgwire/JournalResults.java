@@ -150,7 +150,7 @@ final class JournalResults {
         }
         if (format == 0) {
             return switch (type) {
-                case TIMESTAMPTZ -> PgConnectionHandler.timestamp((Instant) value);
+                case TIMESTAMPTZ -> PgRows.timestamp((Instant) value);
                 default -> value.toString().getBytes(StandardCharsets.UTF_8);
             };
         }

@@ -1,15 +1,7 @@
 package dev.thresher.pgwire;
 
-import dev.thresher.bindings.TableService;
-import dev.thresher.bindings.CallOutcome;
-import dev.thresher.bindings.CallRequest;
-import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
-import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.bindings.access.AccessService;
-import dev.thresher.bindings.access.Account;
-import dev.thresher.bindings.access.Scram;
-import dev.thresher.bindings.access.ScramExchange;
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.Quoted;
@@ -22,33 +14,24 @@ import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pgwire connection: the startup and authentication phases, the simple and extended query
- * protocols, and the hand-off of calls to the {@link CallService}. All state is touched on the
- * connection's event loop only.
+ * One pgwire connection: its messages queued and handled in order, its phases, back-pressure and idle timeout, how a
+ * query ends (ReadyForQuery) and how errors are answered. Its parts: {@link PgAuthentication} (startup and
+ * authentication), {@link PgSession} (who, settings, transaction state), {@link PgStatements} (prepared statements
+ * and portals), {@link PgExtendedProtocol} (Parse, Bind, Describe, Close), {@link PgExecutor} (simple queries and
+ * Execute, through one dispatch of statements writing to a {@link PgResultSink}), {@link PgCopyIn} (COPY FROM STDIN's
+ * copy-in mode), {@link PgWork} (calls to the {@link CallService}, writes and lookups off the event loop) and
+ * {@link PgRows}. All state is touched on the connection's event loop only.
  *
  * <p>Ordering: messages are queued and handled one at a time; while a call is in flight nothing else is
  * handled and reading stops, so responses leave in request order even for pipelined extended-protocol
@@ -85,34 +68,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     static final String CALL_TAG = "CALL";
 
     private static final AtomicInteger PROCESS_IDS = new AtomicInteger();
-    /** COPY data queued for the writer above which the connection stops reading its socket. */
-    static final long COPY_HIGH_WATER_BYTES = 4L << 20;
-    /** ... and below which it reads again. */
-    static final long COPY_LOW_WATER_BYTES = 1L << 20;
-    /** How long a COPY waits for the client's next data before it fails. */
-    static final long COPY_IDLE_TIMEOUT_MS = 60_000;
 
-    private enum Phase { STARTUP, PASSWORD, SASL, READY, CLOSED }
-
-    /**
-     * A named or unnamed prepared statement; {@code parameterTypes} are the resolved OIDs; {@code bytes} what it
-     * holds against {@code limits.pgwireStatementBytesPerConnection} (its name and SQL text in UTF-8).
-     */
-    private record Prepared(ParsedStatement statement, List<Integer> parameterTypes, long bytes) {
-    }
-
-    /**
-     * A bound statement; {@code bound} is a call's JSON arguments when it takes {@code $1}, an INSERT's text
-     * with its parameters written in as literals when it takes any, else null; {@code bytes} what it holds against
-     * {@code limits.pgwireStatementBytesPerConnection} (its name and bound values).
-     */
-    private record Portal(Prepared prepared, String bound, short resultFormat, boolean executed,
-                          JournalResults.Cursor cursor, SessionQueries.Answer answer, long bytes) {
-        /** The same portal, run once. */
-        Portal ran() {
-            return new Portal(prepared, bound, resultFormat, true, cursor, answer, bytes);
-        }
-    }
+    /** Authenticating ({@link PgAuthentication}), serving queries, or closed. */
+    private enum Phase { AUTHENTICATING, READY, CLOSED }
 
     private final PgWireConfig config;
     private final CallService calls;
@@ -120,63 +78,24 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Handling stopped because the client is not reading its output; cleared when the channel is writable again. */
     private boolean pausedForWrites;
     private final ArrayDeque<FrontendMessage> pending = new ArrayDeque<>();
-    private final Map<String, Prepared> statements = new HashMap<>();
-    private final Map<String, Portal> portals = new HashMap<>();
+    /** The session's prepared statements and portals. */
+    private final PgStatements statementStore;
+    /** Parse, Bind, Describe and Close, from {@link #handlerAdded} on. */
+    private PgExtendedProtocol extended;
+    /** Calls, writes and lookups, the work that leaves the event loop, from {@link #handlerAdded} on. */
+    private PgWork work;
+    /** The simple query protocol and the one dispatch of statements, from {@link #handlerAdded} on. */
+    private PgExecutor executor;
 
     private ChannelHandlerContext ctx;
-    private Phase phase = Phase.STARTUP;
-    private String user;
+    private Phase phase = Phase.AUTHENTICATING;
+    /** The startup and authentication phases, from {@link #handlerAdded} on. */
+    private PgAuthentication authentication;
     /** Who checks logins and grants. */
     private final AccessService access;
     private final AuthThrottle throttle;
-    /** The account being authenticated (empty: an unknown name, failed at the end like a wrong password). */
-    private Optional<Account> account = Optional.empty();
-    /** The SCRAM exchange in progress in the SASL phase. */
-    private ScramExchange scram;
-    private boolean saslStarted;
-    /** The authenticated user's tenant: every call, table and journal query of the session happens in it. */
-    private String tenant;
-    /** The database named in the startup packet (the user name when none was); only reported back. */
-    private String database;
-    private int processId;
-    /** The settings this connection acts on, with their transaction semantics; the fields below follow them. */
-    private final SessionSettings sessionSettings = new SessionSettings(Map.of(APPLICATION_NAME_SETTING, "",
-            CLIENT_ENCODING_SETTING, "UTF8", CALL_DEADLINE_SETTING, "default", CALL_ID_NOTICE_SETTING, "on"));
-    /** A simple query of several statements runs in one implicit transaction block, as in PostgreSQL. */
-    private boolean implicitBlock;
-    /** What SessionQueries' answers read of this connection. */
-    private final SessionQueries.Session session = new SessionQueries.Session() {
-        @Override
-        public String user() {
-            return user;
-        }
-
-        @Override
-        public String database() {
-            return database;
-        }
-
-        @Override
-        public int processId() {
-            return processId;
-        }
-
-        @Override
-        public String setting(String name) {
-            return PgConnectionHandler.this.setting(name).getValue();
-        }
-    };
-    /** The caller's deadline for this connection's calls, or empty for the configured default. */
-    private Optional<Long> callDeadlineMs = Optional.empty();
-    private String pendingApplicationName = "";
-    private String applicationName = "";
-    /** UTF8, or SQL_ASCII (no conversion); text is decoded as strict UTF-8 either way. */
-    private String clientEncoding = "UTF8";
-    /**
-     * The transaction status of ReadyForQuery, as PostgreSQL tracks it: {@code 'I'} idle, {@code 'T'} in a
-     * block after BEGIN, {@code 'E'} in a block that failed, where only COMMIT and ROLLBACK are served.
-     */
-    private char transactionStatus = 'I';
+    /** Who the session is, its settings and its transaction state. */
+    private final PgSession session;
     private boolean callInFlight;
     private boolean skipUntilSync;
     /**
@@ -184,26 +103,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      * is answered, as PostgreSQL, which reads one message at a time, answers them; nothing after them is handled.
      */
     private PgError undecodable;
-    /** Where COPY FROM STDIN's data goes while the connection is in copy-in mode; null otherwise. */
-    private CopyInStream copyIn;
-    /** Reading stopped because the COPY data queued for the writer passed {@link #COPY_HIGH_WATER_BYTES}. */
-    private boolean copyPaused;
+    /** COPY FROM STDIN's copy-in mode, from {@link #handlerAdded} on. */
+    private PgCopyIn copyIn;
     private final PgWireServer.Writes writes;
     /** Where SHOW CALL looks calls up; null when this server cannot. */
     private final PgWireServer.Lookups lookups;
-    private ScheduledFuture<?> authTimeout;
-    /** Whether this connection sent its SSLRequest (there may be one only). */
-    private boolean sslRequested;
-    /** {@code SET thresher.call_id_notice}: tell the caller each call's id in a NoticeResponse once it is recorded. */
-    private boolean callIdNotice = true;
-    /** Counts the calls started on this connection; the number of the one in flight, 0 when none is. */
-    private long callsStarted;
-    private long activeCall;
-    /** The id the call in flight was last told under (a call planned again is told again), null before that. */
-    private String recordedCallId;
-    /** While a failed call's failure is reported: its id, for the ErrorResponse's detail; null otherwise. */
-    private String failedCallId;
-    /** The server's connection counts; this session is counted under {@link #user} once {@link #sessionCounted}. */
+    /** The server's connection counts; this session is counted under its user once {@link #sessionCounted}. */
     private final PgConnections counts;
     private boolean sessionCounted;
     /** Checks {@code limits.pgwireIdleSessionTimeoutMs} from authentication on; see {@link #idleCheck}. */
@@ -227,6 +132,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         this.throttle = throttle;
         this.counts = counts;
         this.config = config;
+        this.session = new PgSession(config.limits());
+        this.statementStore = new PgStatements(config.limits());
         this.calls = calls;
         this.readPauses = readPauses;
         this.writes = writes;
@@ -236,13 +143,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        // A connection that has not authenticated in time is closed, as PostgreSQL's authentication_timeout does.
-        authTimeout = ctx.executor().schedule(() -> {
-            if (phase == Phase.STARTUP || phase == Phase.PASSWORD || phase == Phase.SASL) {
-                fatal(PgError.fatal(ErrorCode.AUTHENTICATION_TIMEOUT, "authentication did not finish within "
-                        + config.limits().pgwireAuthTimeoutMs() + " ms (limits.pgwireAuthTimeoutMs)"));
-            }
-        }, config.limits().pgwireAuthTimeoutMs(), TimeUnit.MILLISECONDS);
+        authentication = new PgAuthentication(config, access, throttle, ctx, authenticating);
+        copyIn = new PgCopyIn(ctx, copying);
+        extended = new PgExtendedProtocol(ctx, session, statementStore, this::fail);
+        work = new PgWork(config, calls, writes, lookups, access, ctx, session, copyIn, working);
+        executor = new PgExecutor(config, ctx, session, statementStore, work, executing);
     }
 
     @Override
@@ -269,7 +174,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             pausedForWrites = false;
             idleSinceNanos = System.nanoTime(); // the client is reading what it was sent
         }
-        if (ctx.channel().isWritable() && !callInFlight && !copyPaused && phase != Phase.CLOSED) {
+        if (ctx.channel().isWritable() && !callInFlight && !copyIn.paused() && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(true);
             drain();
         }
@@ -284,18 +189,17 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         phase = Phase.CLOSED;
         pending.clear();
         if (copyIn != null) {
-            copyIn.fail("the connection closed");
-            copyIn = null;
+            copyIn.closed();
         }
-        if (authTimeout != null) {
-            authTimeout.cancel(false);
+        if (authentication != null) {
+            authentication.closed();
         }
         if (idleTimer != null) {
             idleTimer.cancel(false);
         }
         if (sessionCounted) {
             sessionCounted = false;
-            counts.sessionClosed(user);
+            counts.sessionClosed(session.user());
         }
         ctx.fireChannelInactive();
     }
@@ -366,9 +270,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void handle(FrontendMessage message) {
         switch (phase) {
-            case STARTUP -> startupPhase(message);
-            case PASSWORD -> passwordPhase(message);
-            case SASL -> saslPhase(message);
+            case AUTHENTICATING -> authentication.handle(message);
             case READY -> readyPhase(message);
             case CLOSED -> { }
         }
@@ -376,234 +278,46 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---- startup and authentication
 
-    private void startupPhase(FrontendMessage message) {
-        switch (message) {
-            case FrontendMessage.SslRequest r -> sslRequest();
-            case FrontendMessage.GssEncRequest r -> ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
-            case FrontendMessage.CancelRequest r -> {
-                // The call contract has no caller cancellation: accepted, ignored, and the connection closed.
-                log.debug("{} ignoring CancelRequest for process {}", ctx.channel(), r.processId());
-                phase = Phase.CLOSED;
-                ctx.close();
-            }
-            case FrontendMessage.Startup s -> startup(s);
-            default -> fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected a startup message, got " + message.getClass().getSimpleName()));
+    /** What {@link PgAuthentication} reads and ends of this connection. */
+    private final PgAuthentication.Connection authenticating = new PgAuthentication.Connection() {
+        @Override
+        public void startupSettings(Map<String, String> parameters) {
+            session.startupSettings(parameters, name -> log.debug("{} ignoring the startup parameter {}", ctx.channel(),
+                    name));
         }
-    }
 
-    /**
-     * {@code 'N'} without TLS; with it {@code 'S'}, then the TLS handler takes the head of the pipeline and the
-     * handshake follows ({@link PgTls}). One SSLRequest per connection, as in PostgreSQL.
-     */
-    private void sslRequest() {
-        if (sslRequested || PgTls.startedTls(ctx.channel())) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unexpected SSLRequest: this connection already negotiated"
-                    + " encryption"));
-            return;
+        @Override
+        public void authenticated(PgAuthentication.Authenticated who) {
+            completeStartup(who);
         }
-        sslRequested = true;
-        if (config.tls() == null) {
-            ctx.writeAndFlush(new BackendMessage.EncryptionRefused());
-            return;
-        }
-        if (!pending.isEmpty()) {
-            // What the client sent before the answer was not encrypted (the startup decoder refuses it when it
-            // arrives with the SSLRequest; this is for bytes that arrived while the request waited).
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "received unencrypted data after SSL request"));
-            return;
-        }
-        ctx.writeAndFlush(new BackendMessage.EncryptionAccepted());
-        config.tls().startTls(ctx);
-    }
 
-    private void startup(FrontendMessage.Startup s) {
-        if (config.tlsMode() == TlsMode.REQUIRED && !PgTls.isEncrypted(ctx.channel())) {
-            // As PostgreSQL refuses a connection only hostssl lines of pg_hba.conf would admit: 28000, not 28P01.
-            String name = s.parameters().getOrDefault("user", "");
-            fatal(new PgError(true, ErrorCode.AUTHENTICATION_FAILED, SqlStates.INVALID_AUTHORIZATION_SPECIFICATION,
-                    "connection without TLS refused for user \"" + name + "\": this server requires TLS"
-                            + " (connect with sslmode=require or stronger)"));
-            return;
+        @Override
+        public void fatal(PgError error) {
+            PgConnectionHandler.this.fatal(error);
         }
-        if (s.majorVersion() != 3) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "unsupported frontend protocol " + s.majorVersion()
-                    + "." + s.minorVersion() + ": server supports 3.0"));
-            return;
-        }
-        List<String> unrecognized = s.parameters().keySet().stream().filter(k -> k.startsWith("_pq_.")).sorted().toList();
-        if (s.minorVersion() > 0 || !unrecognized.isEmpty()) {
-            ctx.write(new BackendMessage.NegotiateProtocolVersion(0, unrecognized));
-        }
-        user = s.parameters().get("user");
-        if (user == null || user.isEmpty()) {
-            fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "no user name specified in startup packet"));
-            return;
-        }
-        database = s.parameters().getOrDefault("database", "");
-        if (database.isEmpty()) {
-            database = user;
-        }
-        try {
-            startupSettings(s.parameters());
-        } catch (ThresherException e) {
-            fatal(PgError.fatal(e.code(), e.getMessage()));
-            return;
-        }
-        pendingApplicationName = this.applicationName; // as the startup packet's settings left it
-        long waitMs = throttle.admit(clientAddress(), user);
-        if (waitMs >= config.limits().pgwireAuthTimeoutMs()) {
-            throttle.failed(clientAddress(), user);
-            fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "too many failed authentication attempts from this"
-                    + " address or for this user; try again later"));
-            return;
-        }
-        phase = Phase.PASSWORD; // authenticating: an early password message is checked against no request yet
-        if (waitMs > 0) {
-            // the throttle's wait runs on the event loop's timer; the connection takes nothing meanwhile
-            phase = Phase.SASL;
-            saslStarted = true; // anything the client sends before it is asked is refused
-            ctx.executor().schedule(this::authenticate, waitMs, TimeUnit.MILLISECONDS);
-        } else {
-            authenticate();
-        }
-    }
 
-    /** Looks the user up and starts the configured method (after the throttle's wait, if any). */
-    private void authenticate() {
-        if (phase == Phase.CLOSED) {
-            return;
+        @Override
+        public void closeQuietly() {
+            phase = Phase.CLOSED;
+            ctx.close();
         }
-        saslStarted = false;
-        try {
-            account = access.account(user);
-        } catch (ThresherException e) {
-            fatal(PgError.fatal(e.code(), "cannot authenticate now: " + e.getMessage()));
-            return;
+
+        @Override
+        public boolean closed() {
+            return phase == Phase.CLOSED;
         }
-        switch (config.authMode()) {
-            // Trust admits an existing user without a password, as PostgreSQL's trust method does; for loopback.
-            case TRUST -> {
-                if (account.isEmpty()) {
-                    authenticationFailedLater();
-                    return;
-                }
-                completeStartup(pendingApplicationName);
-            }
-            case PASSWORD -> {
-                // The user name is checked with the password, so a wrong name is not told apart from a wrong password.
-                phase = Phase.PASSWORD;
-                ctx.writeAndFlush(new BackendMessage.AuthenticationCleartextPassword());
-            }
-            case SCRAM -> {
-                byte[] binding = channelBindingData();
-                scram = new ScramExchange(account.map(Account::verifier)
-                        .orElseGet(() -> ScramExchange.mockVerifier(user, MOCK_SECRET)), account.isPresent(), binding);
-                phase = Phase.SASL;
-                ctx.writeAndFlush(new BackendMessage.AuthenticationSasl(ScramExchange.mechanisms(binding != null)));
-            }
+
+        @Override
+        public boolean queued() {
+            return !pending.isEmpty();
         }
-    }
+    };
 
-    /** A per-process secret for unknown users' mock SCRAM salts: stable while the process runs, unknown outside it. */
-    private static final byte[] MOCK_SECRET = new java.security.SecureRandom().generateSeed(32);
-
-    /**
-     * The connection's {@code tls-server-end-point} channel-binding data (RFC 5929), or null when it is not TLS:
-     * SCRAM-SHA-256-PLUS is offered only with it.
-     */
-    private byte[] channelBindingData() {
-        return config.tls() == null ? null : config.tls().tlsServerEndPoint(ctx.channel()).orElse(null);
-    }
-
-    private String clientAddress() {
-        java.net.SocketAddress remote = ctx.channel().remoteAddress();
-        return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
-                ? inet.getAddress().getHostAddress() : String.valueOf(remote);
-    }
-
-    private void passwordPhase(FrontendMessage message) {
-        if (!(message instanceof FrontendMessage.AuthResponse p) || config.authMode() != AuthMode.PASSWORD) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected a password message in answer to the server's request, got "
-                            + message.getClass().getSimpleName()));
-            return;
-        }
-        byte[] body = p.body();
-        if (body.length == 0 || body[body.length - 1] != 0) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "invalid password packet: no terminator"));
-            return;
-        }
-        String password = new String(body, 0, body.length - 1, StandardCharsets.UTF_8);
-        boolean matches = Scram.matches(account.map(Account::verifier)
-                .orElseGet(() -> ScramExchange.mockVerifier(user, MOCK_SECRET)), password);
-        if (!matches || account.isEmpty()) {
-            authenticationFailedLater();
-            return;
-        }
-        completeStartup(pendingApplicationName);
-    }
-
-    /** SASLInitialResponse, then SASLResponse: SCRAM-SHA-256's two client messages. */
-    private void saslPhase(FrontendMessage message) {
-        if (!(message instanceof FrontendMessage.AuthResponse r) || scram == null) {
-            fatal(PgError.fatal(ErrorCode.PROTOCOL_VIOLATION,
-                    "expected SASL response, got " + message.getClass().getSimpleName()));
-            return;
-        }
-        try {
-            byte[] body = r.body();
-            if (!saslStarted) {
-                saslStarted = true;
-                int nul = -1;
-                for (int i = 0; i < body.length; i++) {
-                    if (body[i] == 0) {
-                        nul = i;
-                        break;
-                    }
-                }
-                if (nul < 0 || body.length < nul + 5
-                        || ByteBuffer.wrap(body).getInt(nul + 1) != body.length - nul - 5) {
-                    throw new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "malformed SASLInitialResponse message");
-                }
-                String mechanism = new String(body, 0, nul, StandardCharsets.UTF_8);
-                byte[] data = java.util.Arrays.copyOfRange(body, nul + 5, body.length);
-                ctx.writeAndFlush(new BackendMessage.AuthenticationSaslContinue(scram.first(mechanism, data)));
-                return;
-            }
-            byte[] serverFinal = scram.last(body);
-            ctx.write(new BackendMessage.AuthenticationSaslFinal(serverFinal));
-            completeStartup(pendingApplicationName);
-        } catch (ThresherException e) {
-            if (e.code() == ErrorCode.AUTHENTICATION_FAILED) {
-                authenticationFailedLater();
-            } else {
-                throttle.failed(clientAddress(), user);
-                fatal(PgError.fatal(e.code(), e.getMessage()));
-            }
-        }
-    }
-
-    /**
-     * A failed authentication: counted against the address and the user, and answered with the same message
-     * whatever failed (an unknown user, a wrong password or proof, a channel binding that does not match).
-     */
-    private void authenticationFailedLater() {
-        throttle.failed(clientAddress(), user);
-        fatal(authenticationFailed());
-    }
-
-    private PgError authenticationFailed() {
-        return PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \""
-                + Quoted.of(user) + "\"");
-    }
-
-    private void completeStartup(String applicationName) {
-        tenant = account.map(a -> a.principal().tenant()).orElse(config.tenant());
-        authTimeout.cancel(false);
-        if (!counts.admitSession(user)) {
+    private void completeStartup(PgAuthentication.Authenticated who) {
+        session.authenticated(who);
+        if (!counts.admitSession(session.user())) {
             // PostgreSQL's role connection limit, checked once the user is known to be who it says
-            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(user)
+            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(session.user())
                     + "\" (limits.pgwireConnectionsPerUser is " + counts.perUser() + ")"));
             return;
         }
@@ -612,12 +326,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         idleSinceNanos = System.nanoTime();
         armIdleTimer(TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs()));
         ctx.write(new BackendMessage.AuthenticationOk());
-        this.applicationName = applicationName;
-        reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
-        processId = PROCESS_IDS.incrementAndGet();
-        ctx.write(new BackendMessage.BackendKeyData(processId, ThreadLocalRandom.current().nextInt()));
+        session.reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
+        session.processId(PROCESS_IDS.incrementAndGet());
+        ctx.write(new BackendMessage.BackendKeyData(session.processId(), ThreadLocalRandom.current().nextInt()));
         readyForQuery();
-        log.debug("{} authenticated user {} ({})", ctx.channel(), user, config.authMode());
+        log.debug("{} authenticated user {} ({})", ctx.channel(), session.user(), config.authMode());
     }
 
     private void armIdleTimer(long delayNanos) {
@@ -627,7 +340,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /**
      * Closes the session with FATAL {@code 57P05} (PostgreSQL's idle_session_timeout) once it has waited for its
      * client {@code limits.pgwireIdleSessionTimeoutMs} with nothing of its own running: no call, write or lookup in
-     * flight and not in COPY (which {@link #COPY_IDLE_TIMEOUT_MS} bounds). Inside a transaction block too: Thresher's
+     * flight and not in COPY (which {@link PgCopyIn#IDLE_TIMEOUT_MS} bounds). Inside a transaction block too: Thresher's
      * blocks hold nothing. Runs once per timeout at most, re-armed for the time left.
      */
     private void idleCheck() {
@@ -636,7 +349,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         long timeout = TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs());
         long now = System.nanoTime();
-        if (callInFlight || copyIn != null) {
+        if (callInFlight || copyIn.active()) {
             idleSinceNanos = now; // busy: idle at the earliest from here
             armIdleTimer(timeout);
             return;
@@ -658,86 +371,26 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 + " (limits.pgwireIdleSessionTimeoutMs is " + config.limits().pgwireIdleSessionTimeoutMs() + ")"));
     }
 
-    /** The parameters reported in ParameterStatus at startup, with their current values, in report order. */
-    private Map<String, String> reportedParameters() {
-        Map<String, String> parameters = new LinkedHashMap<>();
-        parameters.put("server_version", SERVER_VERSION);
-        parameters.put("server_encoding", "UTF8");
-        parameters.put("client_encoding", clientEncoding);
-        parameters.put("DateStyle", "ISO, MDY");
-        parameters.put("IntervalStyle", "postgres");
-        parameters.put("integer_datetimes", "on");
-        parameters.put("standard_conforming_strings", "on");
-        parameters.put("TimeZone", "UTC");
-        parameters.put("is_superuser", "off");
-        parameters.put("session_authorization", user);
-        parameters.put("application_name", applicationName);
-        // libpq's target_session_attrs and pgjdbc's targetServerType read these two without a query.
-        parameters.put("default_transaction_read_only", "off");
-        parameters.put("in_hot_standby", "off");
-        return parameters;
-    }
-
-    /**
-     * What {@code SHOW name} answers: the parameter's canonical name (the column name, as PostgreSQL
-     * names it) and its value. Names are matched without regard to case.
-     *
-     * @throws ThresherException {@link ErrorCode#UNKNOWN_SETTING} for a parameter this server does not have,
-     *     {@link ErrorCode#UNSUPPORTED_STATEMENT} for {@code SHOW ALL}
-     */
-    private Map.Entry<String, String> setting(String name) {
-        if (name.equalsIgnoreCase("all")) {
-            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "SHOW ALL is not supported; SHOW one parameter");
-        }
-        Map<String, String> settings = reportedParameters();
-        settings.put("transaction_isolation", "read committed");
-        settings.put("transaction_read_only", "off");
-        settings.put("default_transaction_isolation", "read committed");
-        settings.put("server_version_num", SERVER_VERSION_NUM);
-        settings.put("search_path", "\"$user\", public");
-        settings.put(CALL_DEADLINE_SETTING,
-                Long.toString(callDeadlineMs.orElse(config.limits().callDeadlineMs())));
-        settings.put(CALL_ID_NOTICE_SETTING, callIdNotice ? "on" : "off");
-        for (var setting : settings.entrySet()) {
-            if (setting.getKey().equalsIgnoreCase(name)) {
-                return setting;
-            }
-        }
-        throw new ThresherException(ErrorCode.UNKNOWN_SETTING, "unrecognized configuration parameter \""
-                + Quoted.of(name) + "\"");
-    }
-
     // ---- query protocols
 
     private void readyPhase(FrontendMessage message) {
-        if (message instanceof FrontendMessage.CopyData || message instanceof FrontendMessage.CopyDone
-                || message instanceof FrontendMessage.CopyFail) {
-            copyMessage(message);
-            return;
-        }
-        if (copyIn != null) {
-            if (!(message instanceof FrontendMessage.Flush) && !(message instanceof FrontendMessage.Sync)) {
-                // PostgreSQL: "unexpected message type during COPY from stdin"; the COPY fails, the message is dropped
-                copyIn.fail("unexpected " + message.getClass().getSimpleName() + " message during COPY from stdin");
-                copyIn = null;
-                callInFlight = true; // until the writer has rolled back and its failure is answered
-            }
-            return;
+        if (copyIn.handle(message)) {
+            return; // COPY's messages, and in copy-in mode any message
         }
         if (skipUntilSync && !(message instanceof FrontendMessage.Sync) && !(message instanceof FrontendMessage.Terminate)) {
             return; // after an extended-protocol error PostgreSQL discards everything up to Sync
         }
         switch (message) {
-            case FrontendMessage.Query q -> simpleQuery(q.sql());
-            case FrontendMessage.Parse p -> parse(p);
-            case FrontendMessage.Bind b -> bind(b);
-            case FrontendMessage.Describe d -> describe(d);
-            case FrontendMessage.Execute e -> execute(e);
-            case FrontendMessage.Close c -> close(c);
+            case FrontendMessage.Query q -> executor.simpleQuery(q.sql());
+            case FrontendMessage.Parse p -> extended.parse(p);
+            case FrontendMessage.Bind b -> extended.bind(b);
+            case FrontendMessage.Describe d -> extended.describe(d);
+            case FrontendMessage.Execute e -> executor.execute(e);
+            case FrontendMessage.Close c -> extended.close(c);
             case FrontendMessage.Sync s -> {
                 skipUntilSync = false;
-                if (transactionStatus == 'I') {
-                    portals.clear(); // Sync ends the implicit transaction, and portals with it
+                if (session.status() == PgSession.TransactionStatus.IDLE) {
+                    statementStore.closePortals(); // Sync ends the implicit transaction, and portals with it
                 }
                 readyForQuery();
             }
@@ -770,1032 +423,76 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                 "unexpected " + message.getClass().getSimpleName() + " message after startup");
     }
 
-    /**
-     * A simple query: its statements run in order, each answered in turn, then one ReadyForQuery;
-     * the first failure ends the query (PostgreSQL's implicit transaction aborts there too).
-     */
-    private void simpleQuery(String sql) {
-        List<ParsedStatement> statements;
-        try {
-            statements = CallStatementParser.parseScript(sql, config.limits().pgwireStatementsPerQuery());
-        } catch (ThresherException e) {
-            queryFailed(PgError.of(e));
-            return;
+    /** What the executor needs of this connection: how a query ends and how an error is answered. */
+    private final PgExecutor.Connection executing = new PgExecutor.Connection() {
+        @Override
+        public void readyForQuery() {
+            PgConnectionHandler.this.readyForQuery();
         }
-        if (statements.isEmpty()) {
-            ctx.write(new BackendMessage.EmptyQueryResponse());
-            readyForQuery();
-            return;
-        }
-        implicitBlock = statements.size() > 1;
-        runScript(statements, 0);
-    }
 
-    /**
-     * Runs the script's statements from {@code from} on: those answered here (SET, SHOW, transaction statements) in
-     * this loop, one after the other; at the first whose work leaves the event loop (a call, a write, a lookup) it
-     * returns, and that work's answer continues the script from the next statement, on a fresh stack. So however
-     * many statements a script holds, the stack never grows with them.
-     */
-    private void runScript(List<ParsedStatement> statements, int from) {
-        int index = from;
-        while (runStatement(statements, index)) {
-            index++;
+        @Override
+        public void queryFailed(PgError error) {
+            PgConnectionHandler.this.queryFailed(error);
         }
-    }
 
-    /**
-     * Runs statement {@code index} of the script (past the last: ends the query): true when it was answered here and
-     * the script goes on with the next one in {@link #runScript}'s loop; false when the query ended, failed, or its
-     * work left the event loop and will continue the script itself.
-     */
-    private boolean runStatement(List<ParsedStatement> statements, int index) {
-        if (index == statements.size()) {
-            endImplicitBlock(true);
-            readyForQuery();
-            return false;
+        @Override
+        public void fail(PgError error) {
+            PgConnectionHandler.this.fail(error);
         }
-        ParsedStatement statement = statements.get(index);
-        PgError refused = failedBlockError(statement);
-        if (refused != null) {
-            queryFailed(refused);
-            return false;
-        }
-        if (implicitBlock) {
-            sessionSettings.begin(); // the statements of one simple query share a transaction (BEGIN makes it explicit)
-        }
-        try {
-            if (statement instanceof ParsedStatement.SessionCommand command) {
-                PgError error = sessionCommand(command);
-                if (error != null) {
-                    queryFailed(error);
-                    return false;
-                }
-                return true;
-            }
-            if (statement instanceof ParsedStatement.Answered answered) {
-                if (answered.parameterCount() > 0) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $"
-                            + answered.parameterCount() + " in a simple query; use the extended query protocol to bind it");
-                }
-                SessionQueries.Answer answer = new SessionQueries.Answer(answered.query(), List.of(),
-                        JournalResults.formats(List.of(), answered.query().columns().size()));
-                answer.run(session);
-                ctx.write(answer.description());
-                answer.send(session, 0, ctx::write);
-                return true;
-            }
-            if (statement instanceof ParsedStatement.Copy copy) {
-                copy(copy, () -> runScript(statements, index + 1));
-                return false;
-            }
-            if (statement instanceof ParsedStatement.Insert insert) {
-                insert(insert, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.TableStatement table) {
-                tableStatement(table, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.BindingStatement binding) {
-                bindingStatement(binding, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.AccessStatement a) {
-                accessStatement(a, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.ShowCall show) {
-                showCall(show, true, (short) 0, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (statement instanceof ParsedStatement.Select select) {
-                if (select.parameterCount() > 0) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "there is no parameter $"
-                            + select.parameterCount() + " in a simple query; use the extended query protocol to bind it");
-                }
-                JournalResults.Cursor cursor = new JournalResults.Cursor(select.select(),
-                        JournalResults.formats(List.of(), select.select().columns().size()));
-                journalSelect(cursor, true, 0, () -> runScript(statements, index + 1), this::queryFailed);
-                return false;
-            }
-            if (!(statement instanceof ParsedStatement.Call c)) {
-                if (statement instanceof ParsedStatement.Show show) {
-                    ctx.write(showDescription(setting(show.name()).getKey(), (short) 0));
-                }
-                if (!(statement instanceof ParsedStatement.Empty)) {
-                    runLocal(statement);
-                }
-                return true; // answered here: runScript's loop goes on, the stack does not grow
-            }
-            if (!(c.argument() instanceof ParsedStatement.Argument.Literal literal)) {
-                throw new ThresherException(ErrorCode.SYNTAX_ERROR,
-                        "there is no parameter $1 in a simple query; use the extended query protocol to bind it");
-            }
-            startCall(c.bindingName(), literal.json(), result -> {
-                ctx.write(rowDescription((short) 0));
-                ctx.write(dataRow(result));
-                ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                runScript(statements, index + 1);
-            }, this::queryFailed);
-            return false;
-        } catch (ThresherException e) {
-            queryFailed(PgError.of(e));
-            return false;
-        }
-    }
-
-    /**
-     * Runs a statement that answers without a call (SET, SHOW's row, a transaction statement) and writes
-     * its response, not its RowDescription.
-     */
-    private void runLocal(ParsedStatement statement) {
-        switch (statement) {
-            case ParsedStatement.Empty e -> ctx.write(new BackendMessage.EmptyQueryResponse());
-            case ParsedStatement.Set s -> set(s);
-            case ParsedStatement.Show s -> {
-                ctx.write(new BackendMessage.DataRow(List.of(bytes(setting(s.name()).getValue()))));
-                ctx.write(new BackendMessage.CommandComplete("SHOW"));
-            }
-            case ParsedStatement.Transaction t -> transaction(t);
-            case ParsedStatement.Call c -> throw new IllegalStateException("a call is not run locally");
-            case ParsedStatement.Copy c -> throw new IllegalStateException("a COPY is not run locally");
-            case ParsedStatement.Insert i -> throw new IllegalStateException("an INSERT is not run locally");
-            case ParsedStatement.TableStatement t -> throw new IllegalStateException("a table statement is not run locally");
-            case ParsedStatement.BindingStatement b -> throw new IllegalStateException("a binding statement is not run locally");
-            case ParsedStatement.AccessStatement a -> throw new IllegalStateException("an access statement is not run locally");
-            case ParsedStatement.ShowCall c -> throw new IllegalStateException("SHOW CALL is not run locally");
-            case ParsedStatement.Select c -> throw new IllegalStateException("a journal query is not run locally");
-            case ParsedStatement.Answered a -> throw new IllegalStateException("an answered query is not run locally");
-            case ParsedStatement.SessionCommand c -> throw new IllegalStateException("a session command is not run locally");
-        }
-    }
-
-    /**
-     * A simple query of several statements ends its implicit transaction block, as PostgreSQL does: committed when
-     * it ran to its end, rolled back (its SETs undone) when it failed. Nothing happens for a query of one statement
-     * or inside an explicit block.
-     */
-    private void endImplicitBlock(boolean commit) {
-        if (implicitBlock && transactionStatus == 'I' && sessionSettings.inTransaction()) {
-            if (commit) {
-                sessionSettings.commit();
-            } else {
-                sessionSettings.rollback();
-            }
-            settingsChanged();
-        }
-        implicitBlock = false;
-    }
-
-    /**
-     * DISCARD ALL, RESET, DEALLOCATE, CLOSE ALL, UNLISTEN: answered, or the error to answer (DISCARD ALL inside a
-     * transaction block, DEALLOCATE of a statement that does not exist), as in PostgreSQL.
-     */
-    private PgError sessionCommand(ParsedStatement.SessionCommand command) {
-        switch (command.kind()) {
-            case DISCARD_ALL -> {
-                if (transactionStatus != 'I' || sessionSettings.inTransaction()) {
-                    return PgError.protocol(SqlStates.ACTIVE_SQL_TRANSACTION,
-                            "DISCARD ALL cannot run inside a transaction block");
-                }
-                statements.clear();
-                portals.clear();
-                sessionSettings.resetAll();
-                settingsChanged();
-            }
-            case RESET -> {
-                String name = keptSetting(command.name());
-                if (name != null) {
-                    sessionSettings.reset(name);
-                    settingsChanged();
-                } else {
-                    log.debug("{} ignoring RESET {}", ctx.channel(), command.name());
-                }
-            }
-            case RESET_ALL -> {
-                sessionSettings.resetAll();
-                settingsChanged();
-            }
-            case DEALLOCATE -> {
-                Prepared closed = statements.remove(command.name());
-                if (closed == null) {
-                    return PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
-                            "prepared statement \"" + command.name() + "\" does not exist");
-                }
-                portals.values().removeIf(portal -> portal.prepared() == closed);
-            }
-            case DEALLOCATE_ALL -> {
-                statements.clear();
-                portals.clear();
-            }
-            case CLOSE_ALL -> portals.clear();
-            case UNLISTEN -> { } // there is no LISTEN
-        }
-        ctx.write(new BackendMessage.CommandComplete(command.kind().tag));
-        return null;
-    }
-
-    /**
-     * BEGIN, COMMIT and ROLLBACK move the transaction status as PostgreSQL does. Calls are not
-     * transactional: a call publishes its result when it completes, and ROLLBACK does not undo it.
-     */
-    private void transaction(ParsedStatement.Transaction t) {
-        String tag = switch (t.kind()) {
-            case BEGIN -> {
-                transactionStatus = 'T'; // BEGIN inside a block only warns in PostgreSQL; the block goes on
-                sessionSettings.begin();
-                yield "BEGIN";
-            }
-            case COMMIT -> transactionStatus == 'E' ? "ROLLBACK" : "COMMIT"; // a failed block rolls back
-            case ROLLBACK -> "ROLLBACK";
-        };
-        if (t.kind() != ParsedStatement.Transaction.Kind.BEGIN) {
-            // the block's SETs stay when it commits and are undone when it rolls back; its SET LOCALs end either way
-            if (tag.equals("COMMIT")) {
-                sessionSettings.commit();
-            } else {
-                sessionSettings.rollback();
-            }
-            settingsChanged();
-            transactionStatus = 'I';
-            portals.clear(); // the end of a transaction closes its portals
-        }
-        ctx.write(new BackendMessage.CommandComplete(tag));
-    }
-
-    /**
-     * In a failed block everything but COMMIT and ROLLBACK is refused with {@code 25P02}, as in PostgreSQL:
-     * the error for {@code statement}, or null when it may run.
-     */
-    private PgError failedBlockError(ParsedStatement statement) {
-        if (transactionStatus == 'E' && !(statement instanceof ParsedStatement.Transaction t
-                && t.kind() != ParsedStatement.Transaction.Kind.BEGIN)) {
-            return PgError.protocol(SqlStates.IN_FAILED_SQL_TRANSACTION,
-                    "current transaction is aborted, commands ignored until end of transaction block");
-        }
-        return null;
-    }
+    };
 
     private void queryFailed(PgError error) {
         logFailure(error);
         blockFailed();
-        ctx.write(new BackendMessage.ErrorResponse(error, failedCallId));
-        endImplicitBlock(false);
+        ctx.write(new BackendMessage.ErrorResponse(error, work.failedCallId()));
+        session.queryEnds(false, ctx::write);
         readyForQuery();
     }
 
-    private void parse(FrontendMessage.Parse p) {
-        if (p.statementName().isEmpty()) {
-            // PostgreSQL drops the unnamed statement at the start of every Parse of it, so a failed Parse
-            // leaves none behind and a later Bind to "" cannot run an older statement.
-            statements.remove("");
+    /** What copy-in mode changes of this connection. */
+    private final PgCopyIn.Connection copying = new PgCopyIn.Connection() {
+        @Override
+        public boolean closed() {
+            return phase == Phase.CLOSED;
         }
-        ParsedStatement statement = CallStatementParser.parse(p.sql());
-        PgError refused = failedBlockError(statement);
-        if (refused != null) {
-            fail(refused);
-            return;
-        }
-        int count = statement.parameterCount();
-        // PostgreSQL accepts more declared types than the statement uses; they are described and bound
-        // (Bind must supply a value for each), and their values are ignored.
-        int declared = Math.max(count, p.parameterTypes().size());
-        List<Integer> types = new ArrayList<>(declared);
-        for (int i = 0; i < declared; i++) {
-            int oid = i < p.parameterTypes().size() ? p.parameterTypes().get(i) : UNSPECIFIED_OID;
-            if (i < count && statement instanceof ParsedStatement.Insert) {
-                types.add(oid == UNSPECIFIED_OID || oid == UNKNOWN_OID ? TEXT_OID : oid);
-            } else if (i < count && statement instanceof ParsedStatement.Answered answered) {
-                types.add(oid != UNSPECIFIED_OID && oid != UNKNOWN_OID ? oid : answered.query().parameterTypes().get(i));
-            } else if (i < count && statement instanceof ParsedStatement.Select select) {
-                // a parameter left to the server takes the type of the column it is compared with
-                types.add(oid != UNSPECIFIED_OID && oid != UNKNOWN_OID ? oid : JournalResults.oid(select.select()
-                        .parameterTypes().getOrDefault(i + 1, dev.thresher.bindings.JournalType.TEXT)));
-            } else if (i < count) {
-                types.add(parameterType(oid));
-            } else if (oid == UNSPECIFIED_OID || oid == UNKNOWN_OID) {
-                fail(PgError.protocol(SqlStates.INDETERMINATE_DATATYPE,
-                        "could not determine data type of parameter $" + (i + 1)));
-                return;
-            } else {
-                types.add(oid);
-            }
-        }
-        if (!p.statementName().isEmpty() && statements.containsKey(p.statementName())) {
-            fail(PgError.protocol(SqlStates.DUPLICATE_PREPARED_STATEMENT,
-                    "prepared statement \"" + Quoted.of(p.statementName()) + "\" already exists"));
-            return;
-        }
-        if (!statements.containsKey(p.statementName()) && statements.size() >= config.limits().pgwireStatementsPerConnection()) {
-            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection holds "
-                    + statements.size() + " prepared statements; limits.pgwireStatementsPerConnection is "
-                    + config.limits().pgwireStatementsPerConnection() + " (close some)");
-        }
-        long bytes = Quoted.utf8Length(p.statementName()) + Quoted.utf8Length(p.sql());
-        checkHeldBytes("prepared statement", bytes, 0);
-        statements.put(p.statementName(), new Prepared(statement, List.copyOf(types), bytes));
-        ctx.write(new BackendMessage.ParseComplete());
-    }
 
-    /** The type a parameter is described with: what the client declared, json where it left the choice to us. */
-    private static int parameterType(int declared) {
-        return switch (declared) {
-            case UNSPECIFIED_OID, UNKNOWN_OID -> JSON_OID;
-            case JSON_OID, JSONB_OID, TEXT_OID, VARCHAR_OID -> declared;
-            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter $1 has type OID " + declared
-                    + "; the arguments must be json, jsonb, text or varchar");
-        };
-    }
-
-    /**
-     * Bytes this connection's prepared statements and portals hold, as {@code limits.pgwireStatementBytesPerConnection}
-     * counts them; summed when asked (a Parse or Bind), over at most {@code limits.pgwireStatementsPerConnection} of each.
-     */
-    private long heldBytes() {
-        long held = 0;
-        for (Prepared prepared : statements.values()) {
-            held += prepared.bytes();
-        }
-        for (Portal portal : portals.values()) {
-            held += portal.bytes();
-        }
-        return held;
-    }
-
-    /**
-     * Refuses ({@link ErrorCode#TOO_MANY_PREPARED_STATEMENTS}, {@code 54000}) to store {@code bytes} more, in place of
-     * {@code replaced} bytes, past {@code limits.pgwireStatementBytesPerConnection}.
-     */
-    private void checkHeldBytes(String what, long bytes, long replaced) {
-        long limit = config.limits().pgwireStatementBytesPerConnection();
-        long held = heldBytes() - replaced;
-        if (held + bytes > limit) {
-            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection's prepared statements"
-                    + " and portals hold " + held + " bytes; a " + what + " of " + bytes + " bytes more would pass"
-                    + " limits.pgwireStatementBytesPerConnection (" + limit + "; close some)");
-        }
-    }
-
-    private void bind(FrontendMessage.Bind b) {
-        Prepared prepared = statements.get(b.statementName());
-        if (prepared == null) {
-            fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
-                    "prepared statement \"" + Quoted.of(b.statementName()) + "\" does not exist"));
-            return;
-        }
-        PgError refused = failedBlockError(prepared.statement());
-        if (refused != null) {
-            fail(refused);
-            return;
-        }
-        int count = prepared.parameterTypes().size();
-        if (b.parameterValues().size() != count) {
-            fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message supplies " + b.parameterValues().size()
-                    + " parameters, but prepared statement \"" + Quoted.of(b.statementName()) + "\" requires " + count));
-            return;
-        }
-        List<Short> formats = b.parameterFormats();
-        if (formats.size() > 1 && formats.size() != count) {
-            fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + formats.size()
-                    + " parameter formats but " + count + " parameters"));
-            return;
-        }
-        String arguments = null;
-        JournalResults.Cursor cursor = null;
-        SessionQueries.Answer answer = null;
-        if (prepared.statement() instanceof ParsedStatement.Answered answered) {
-            List<String> values = new ArrayList<>(answered.parameterCount());
-            for (int i = 0; i < answered.parameterCount(); i++) {
-                byte[] value = b.parameterValues().get(i);
-                values.add(value == null ? null : SqlLiterals.raw(prepared.parameterTypes().get(i),
-                        formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)), value, i + 1));
-            }
-            answer = new SessionQueries.Answer(answered.query(), values,
-                    JournalResults.formats(b.resultFormats(), answered.query().columns().size()));
-        } else if (prepared.statement() instanceof ParsedStatement.Select select) {
-            dev.thresher.bindings.JournalSelect query = select.select();
-            if (select.parameterCount() > 0) {
-                List<dev.thresher.bindings.JournalSelect.Literal> values = new ArrayList<>(select.parameterCount());
-                for (int i = 0; i < select.parameterCount(); i++) {
-                    values.add(JournalResults.literal(prepared.parameterTypes().get(i),
-                            formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)),
-                            b.parameterValues().get(i), i + 1));
-                }
-                query = query.bind(values);
-            }
-            cursor = new JournalResults.Cursor(query, JournalResults.formats(b.resultFormats(), query.columns().size()));
-        } else if (prepared.statement() instanceof ParsedStatement.Insert insert && insert.parameterCount() > 0) {
-            List<String> literals = new ArrayList<>(insert.parameterCount());
-            for (int i = 0; i < insert.parameterCount(); i++) {
-                literals.add(SqlLiterals.of(prepared.parameterTypes().get(i),
-                        formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)), b.parameterValues().get(i), i + 1));
-            }
-            arguments = CallStatementParser.substitute(insert.sql(), literals);
-        } else if (prepared.statement().parameterCount() == 1) { // values past $1 are bound but not used
-            arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
-                    b.parameterValues().get(0));
-        }
-        int columns = columns(prepared.statement());
-        List<Short> resultFormats = b.resultFormats();
-        if (resultFormats.size() > 1 && resultFormats.size() != columns) {
-            fail(PgError.error(ErrorCode.PROTOCOL_VIOLATION, "bind message has " + resultFormats.size()
-                    + " result formats but query has " + columns + " columns"));
-            return;
-        }
-        short resultFormat = resultFormats.isEmpty() ? 0 : format(resultFormats.get(0));
-        if (!portals.containsKey(b.portalName()) && portals.size() >= config.limits().pgwireStatementsPerConnection()) {
-            throw new ThresherException(ErrorCode.TOO_MANY_PREPARED_STATEMENTS, "this connection holds "
-                    + portals.size() + " portals; limits.pgwireStatementsPerConnection is "
-                    + config.limits().pgwireStatementsPerConnection() + " (close some)");
-        }
-        long bytes = Quoted.utf8Length(b.portalName());
-        for (byte[] value : b.parameterValues()) {
-            bytes += value == null ? 0 : value.length;
-        }
-        Portal replaced = portals.get(b.portalName());
-        checkHeldBytes("portal", bytes, replaced == null ? 0 : replaced.bytes());
-        portals.put(b.portalName(), new Portal(prepared, arguments, resultFormat, false, cursor, answer, bytes));
-        ctx.write(new BackendMessage.BindComplete());
-    }
-
-    private static short format(short code) {
-        if (code != 0 && code != 1) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unsupported format code: " + code);
-        }
-        return code;
-    }
-
-    /**
-     * The JSON text of a bound argument. Text format and the binary formats of json, text and varchar
-     * are the UTF-8 text itself; jsonb's binary format is the version byte {@code 0x01} then the text.
-     */
-    private static String argument(int typeOid, short formatCode, byte[] value) {
-        if (value == null) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the arguments of a call must not be NULL");
-        }
-        int offset = 0;
-        if (format(formatCode) == 1 && typeOid == JSONB_OID) {
-            if (value.length == 0 || value[0] != JSONB_VERSION) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "unsupported jsonb binary version "
-                        + (value.length == 0 ? "(empty value)" : Byte.toString(value[0])));
-            }
-            offset = 1;
-        }
-        return Utf8.decode(ByteBuffer.wrap(value, offset, value.length - offset))
-                .orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the arguments are not valid UTF-8"));
-    }
-
-    private void describe(FrontendMessage.Describe d) {
-        switch (d.target()) {
-            case STATEMENT -> {
-                Prepared prepared = statements.get(d.name());
-                if (prepared == null) {
-                    fail(PgError.protocol(SqlStates.INVALID_SQL_STATEMENT_NAME,
-                            "prepared statement \"" + Quoted.of(d.name()) + "\" does not exist"));
-                    return;
-                }
-                ctx.write(new BackendMessage.ParameterDescription(prepared.parameterTypes()));
-                // Result formats are not known before Bind: described as text.
-                ctx.write(description(prepared.statement(), (short) 0));
-            }
-            case PORTAL -> {
-                Portal portal = portals.get(d.name());
-                if (portal == null) {
-                    fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + Quoted.of(d.name())
-                            + "\" does not exist"));
-                    return;
-                }
-                ctx.write(portal.cursor() != null ? portal.cursor().description()
-                        : portal.answer() != null ? portal.answer().description()
-                        : description(portal.prepared().statement(), portal.resultFormat()));
-            }
-        }
-    }
-
-    private void execute(FrontendMessage.Execute e) {
-        Portal portal = portals.get(e.portalName());
-        if (portal == null) {
-            fail(PgError.protocol(SqlStates.INVALID_CURSOR_NAME, "portal \"" + Quoted.of(e.portalName())
-                    + "\" does not exist"));
-            return;
-        }
-        PgError refused = failedBlockError(portal.prepared().statement());
-        if (refused != null) {
-            fail(refused);
-            return;
-        }
-        switch (portal.prepared().statement()) {
-            case ParsedStatement.Empty empty -> runLocal(empty);
-            case ParsedStatement.Set s -> runLocal(s);
-            case ParsedStatement.Show s -> runLocal(s);
-            case ParsedStatement.Transaction t -> runLocal(t);
-            case ParsedStatement.Copy c -> fail(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "COPY FROM STDIN is served in a simple query (as psql, pgjdbc's CopyManager and pg-copy-streams send it)")));
-            case ParsedStatement.Insert i -> insert(portal.bound() != null
-                    ? new ParsedStatement.Insert(portal.bound(), 0) : i, () -> { }, this::fail);
-            case ParsedStatement.TableStatement t -> tableStatement(t, () -> { }, this::fail);
-            case ParsedStatement.BindingStatement b -> bindingStatement(b, () -> { }, this::fail);
-            case ParsedStatement.AccessStatement a -> accessStatement(a, () -> { }, this::fail);
-            case ParsedStatement.ShowCall show -> showCall(show, false, portal.resultFormat(), () -> { }, this::fail);
-            case ParsedStatement.Select select -> journalSelect(portal.cursor(), false, e.maxRows(), () -> { }, this::fail);
-            case ParsedStatement.Answered answered -> {
-                portal.answer().run(session);
-                portal.answer().send(session, e.maxRows(), ctx::write);
-            }
-            case ParsedStatement.SessionCommand command -> {
-                PgError error = sessionCommand(command);
-                if (error != null) {
-                    fail(error);
-                }
-            }
-            case ParsedStatement.Call c -> {
-                if (portal.executed()) {
-                    // A portal runs to completion once; executing it again yields no more rows.
-                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                    return;
-                }
-                portals.put(e.portalName(), portal.ran());
-                String arguments = c.argument() instanceof ParsedStatement.Argument.Literal literal
-                        ? literal.json() : portal.bound();
-                // maxRows is irrelevant: a call returns exactly one row, and any positive maxRows admits it.
-                startCall(c.bindingName(), arguments, result -> {
-                    ctx.write(dataRow(result));
-                    ctx.write(new BackendMessage.CommandComplete(CALL_TAG));
-                }, this::fail);
-            }
-        }
-    }
-
-    private void close(FrontendMessage.Close c) {
-        switch (c.target()) {
-            case STATEMENT -> {
-                // Closing a statement closes the portals built from it (identity: equal statements may differ).
-                Prepared closed = statements.remove(c.name());
-                if (closed != null) {
-                    portals.values().removeIf(portal -> portal.prepared() == closed);
-                }
-            }
-            case PORTAL -> portals.remove(c.name());
-        }
-        ctx.write(new BackendMessage.CloseComplete());
-    }
-
-    /** The session setting that bounds this connection's calls: {@code SET thresher.call_deadline_ms = 5000}. */
-    static final String CALL_DEADLINE_SETTING = "thresher.call_deadline_ms";
-    /** The session setting that turns the call id notice on (the default) or off: {@code SET thresher.call_id_notice = off}. */
-    static final String CALL_ID_NOTICE_SETTING = "thresher.call_id_notice";
-
-    /**
-     * A boolean setting's value as PostgreSQL spells booleans ({@code on}, {@code off}, {@code true}, {@code false},
-     * {@code yes}, {@code no}, {@code 1}, {@code 0}, any case), or {@code DEFAULT}.
-     *
-     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} for anything else
-     */
-    private static boolean parseOnOff(String setting, String value, boolean defaultValue) {
-        return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
-            case "default" -> defaultValue;
-            case "on", "true", "yes", "1" -> true;
-            case "off", "false", "no", "0" -> false;
-            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter \"" + setting
-                    + "\" requires a Boolean value (on or off), not '" + Quoted.of(value) + "'");
-        };
-    }
-
-    /**
-     * SET: a setting this connection acts on is checked and kept (until the end of the transaction for SET LOCAL,
-     * which outside a transaction block only warns, as in PostgreSQL); any other is accepted and ignored.
-     */
-    private void set(ParsedStatement.Set s) {
-        if (s.local() && !sessionSettings.inTransaction()) {
-            ctx.write(new BackendMessage.NoticeResponse("WARNING", SqlStates.NO_ACTIVE_SQL_TRANSACTION,
-                    "SET LOCAL can only be used in transaction blocks", null));
-        }
-        String name = keptSetting(s.name());
-        if (name == null) {
-            log.debug("{} ignoring SET {}", ctx.channel(), s.name());
-        } else {
-            String value = s.value().equalsIgnoreCase("default") ? null : settingValue(name, s.value());
-            if (s.local()) {
-                sessionSettings.setLocal(name, value != null ? value : sessionSettings.initial(name));
-            } else if (value == null) {
-                sessionSettings.reset(name);
-            } else {
-                sessionSettings.set(name, value);
-            }
-            settingsChanged();
-        }
-        ctx.write(new BackendMessage.CommandComplete("SET"));
-    }
-
-    static final String APPLICATION_NAME_SETTING = "application_name";
-    static final String CLIENT_ENCODING_SETTING = "client_encoding";
-
-    /** The name under which {@code name} is kept in {@link #sessionSettings} (SET NAMES sets client_encoding), or null. */
-    private String keptSetting(String name) {
-        String n = name.toLowerCase(java.util.Locale.ROOT);
-        if (n.equals("names")) {
-            return CLIENT_ENCODING_SETTING;
-        }
-        return sessionSettings.has(n) ? n : null;
-    }
-
-    /**
-     * A kept setting's value in its canonical text.
-     *
-     * @throws ThresherException {@link ErrorCode#INVALID_ARGUMENTS} or {@link ErrorCode#INVALID_DEADLINE} for a value
-     *     the setting does not take
-     */
-    private String settingValue(String name, String value) {
-        return switch (name) {
-            case CLIENT_ENCODING_SETTING -> {
-                String served = servedEncoding(value);
-                if (served == null) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unsupportedEncoding(value));
-                }
-                yield served;
-            }
-            case CALL_DEADLINE_SETTING -> parseDeadline(value).map(String::valueOf).orElse("default");
-            case CALL_ID_NOTICE_SETTING -> parseOnOff(CALL_ID_NOTICE_SETTING, value, true) ? "on" : "off";
-            default -> value;
-        };
-    }
-
-    /**
-     * The fields the connection reads follow the settings in effect; once the connection is ready, a change of
-     * application_name or client_encoding is reported to the client in a ParameterStatus, as PostgreSQL does.
-     */
-    private void settingsChanged() {
-        callDeadlineMs = parseDeadline(sessionSettings.get(CALL_DEADLINE_SETTING));
-        callIdNotice = sessionSettings.get(CALL_ID_NOTICE_SETTING).equals("on");
-        String name = sessionSettings.get(APPLICATION_NAME_SETTING);
-        if (!name.equals(applicationName) && phase == Phase.READY) {
-            ctx.write(new BackendMessage.ParameterStatus(APPLICATION_NAME_SETTING, name));
-        }
-        applicationName = name;
-        String encoding = sessionSettings.get(CLIENT_ENCODING_SETTING);
-        if (!encoding.equals(clientEncoding) && phase == Phase.READY) {
-            ctx.write(new BackendMessage.ParameterStatus(CLIENT_ENCODING_SETTING, encoding));
-        }
-        clientEncoding = encoding;
-    }
-
-    /**
-     * The startup packet's settings, as PostgreSQL takes them: every parameter but {@code user}, {@code database},
-     * {@code replication}, {@code options} and the protocol's {@code _pq_.*} names a setting, and {@code options}
-     * holds {@code -c name=value} and {@code --name=value} (spaces escaped with a backslash). Those this connection
-     * acts on are checked and kept as the values RESET goes back to; the others (DateStyle, TimeZone,
-     * extra_float_digits, search_path, ...) are accepted and ignored.
-     *
-     * @throws ThresherException for a value a kept setting does not take, or malformed options
-     */
-    private void startupSettings(Map<String, String> parameters) {
-        for (var p : parameters.entrySet()) {
-            switch (p.getKey()) {
-                case "user", "database", "replication" -> { }
-                case "options" -> {
-                    for (var option : StartupOptions.parse(p.getValue()).entrySet()) {
-                        startupSetting(option.getKey(), option.getValue());
-                    }
-                }
-                default -> {
-                    if (!p.getKey().startsWith("_pq_.")) {
-                        startupSetting(p.getKey(), p.getValue());
-                    }
-                }
-            }
-        }
-        settingsChanged();
-        sessionSettings.startupDone();
-    }
-
-    private void startupSetting(String name, String value) {
-        String kept = keptSetting(name);
-        if (kept != null) {
-            sessionSettings.set(kept, settingValue(kept, value));
-        } else {
-            log.debug("{} ignoring the startup parameter {}", ctx.channel(), name);
-        }
-    }
-
-    /**
-     * The client encoding served for a requested one, or null: UTF8 (under PostgreSQL's names for
-     * it), and SQL_ASCII, which an interactive psql in a C locale asks for and which, as in
-     * PostgreSQL, means no conversion: the bytes must still be valid UTF-8.
-     */
-    private static String servedEncoding(String encoding) {
-        // PostgreSQL compares encoding names by their letters and digits only: 'utf-8' (as asyncpg sends it) is UTF8
-        String e = encoding.replaceAll("[^A-Za-z0-9]", "").toLowerCase(java.util.Locale.ROOT);
-        if (e.equals("utf8") || e.equals("unicode")) {
-            return "UTF8";
-        }
-        return e.equals("sqlascii") ? "SQL_ASCII" : null;
-    }
-
-    private static String unsupportedEncoding(String encoding) {
-        return "invalid value for parameter \"client_encoding\": \"" + Quoted.of(encoding)
-                + "\"; Thresher serves the UTF8 client encoding (and SQL_ASCII, unconverted) only";
-    }
-
-    private Optional<Long> parseDeadline(String value) {
-        if (value.equalsIgnoreCase("default")) {
-            return Optional.empty();
-        }
-        long max = config.limits().maxCallDeadlineMs();
-        try {
-            long ms = Long.parseLong(value.trim());
-            if (ms > 0 && ms <= max) {
-                return Optional.of(ms);
-            }
-        } catch (NumberFormatException e) {
-            // refused below
-        }
-        throw new ThresherException(ErrorCode.INVALID_DEADLINE, CALL_DEADLINE_SETTING + " is 1.." + max
-                + " milliseconds or DEFAULT, not '" + Quoted.of(value) + "'");
-    }
-
-    // ---- writes: COPY FROM STDIN and INSERT
-
-    /**
-     * Starts a COPY: the writer checks the table on its thread and then reads the data; once it is ready
-     * the connection answers CopyInResponse and takes CopyData until CopyDone or CopyFail. The COPY's own
-     * answer (CommandComplete "COPY n", or the error) comes when the writer is done; a writer that fails
-     * before the client's data ends is answered at once, and the rest of the data is dropped (as PostgreSQL
-     * does).
-     */
-    private void copy(ParsedStatement.Copy c, Runnable next) {
-        if (!allowed(p -> p.checkDeploy("load rows"), this::queryFailed)) {
-            return;
-        }
-        TableService.CopySpec spec = new TableService.CopySpec(c.table(), c.columns(), c.csv(), c.header(), c.delimiter(),
-                c.nullString());
-        CopyInStream stream = new CopyInStream(COPY_LOW_WATER_BYTES, COPY_IDLE_TIMEOUT_MS,
-                () -> ctx.executor().execute(this::copyDrained));
-        startWrite("COPY " + c.table(), () -> writes.tables().copyFrom(tenant, user, spec,
-                columns -> ctx.executor().execute(() -> copyReady(stream, columns)), stream), rows -> {
-            ctx.write(new BackendMessage.CommandComplete("COPY " + rows));
-            next.run();
-        }, this::queryFailed);
-    }
-
-    private void copyReady(CopyInStream stream, int columns) {
-        if (phase == Phase.CLOSED) {
-            stream.fail("the connection closed");
-            return;
-        }
-        copyIn = stream;
-        ctx.writeAndFlush(new BackendMessage.CopyInResponse(columns));
-        callInFlight = false; // CopyData may come now; other statements wait for the COPY's answer
-        if (ctx.channel().isWritable()) {
-            ctx.channel().config().setAutoRead(true);
-        }
-        drain();
-    }
-
-    private void copyMessage(FrontendMessage message) {
-        CopyInStream stream = copyIn;
-        if (stream == null) {
-            return; // not in copy-in mode (or the COPY already failed): PostgreSQL drops these
-        }
-        switch (message) {
-            case FrontendMessage.CopyData d -> {
-                stream.pause(); // before feeding: a drain below the low-water mark then always calls back
-                if (stream.feed(d.data()) > COPY_HIGH_WATER_BYTES) {
-                    copyPaused = true;
-                    ctx.channel().config().setAutoRead(false);
-                }
-            }
-            case FrontendMessage.CopyDone d -> {
-                stream.end();
-                copyIn = null;
-                callInFlight = true; // the COPY's answer first
-            }
-            case FrontendMessage.CopyFail f -> {
-                stream.fail(Quoted.of(f.message()));
-                copyIn = null;
-                callInFlight = true;
-            }
-            default -> throw new IllegalStateException("not a COPY message: " + message);
-        }
-    }
-
-    /** The writer drained the queued COPY data below the low-water mark: read again. */
-    private void copyDrained() {
-        if (copyPaused && phase != Phase.CLOSED) {
-            copyPaused = false;
+        @Override
+        public void copying() {
+            callInFlight = false; // CopyData may come now; other statements wait for the COPY's answer
             if (ctx.channel().isWritable()) {
                 ctx.channel().config().setAutoRead(true);
             }
+            drain();
         }
-    }
 
-    private void insert(ParsedStatement.Insert i, Runnable next, Consumer<PgError> onFailure) {
-        if (!allowed(p -> p.checkDeploy("insert rows"), onFailure)) {
-            return;
+        @Override
+        public void awaitAnswer() {
+            callInFlight = true;
         }
-        startWrite("INSERT", () -> writes.tables().insert(tenant, user, i.sql()), rows -> {
-            ctx.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
-            next.run();
-        }, onFailure);
-    }
+    };
 
-    private void tableStatement(ParsedStatement.TableStatement t, Runnable next, Consumer<PgError> onFailure) {
-        if (!allowed(p -> p.checkDeploy("create, alter or drop tables"), onFailure)) {
-            return;
+    /** What the work that leaves the event loop changes of this connection. */
+    private final PgWork.Connection working = new PgWork.Connection() {
+        @Override
+        public boolean closed() {
+            return phase == Phase.CLOSED;
         }
-        String[] tag = new String[1];
-        startWrite("table statement", () -> {
-            tag[0] = writes.tables().execute(tenant, user, t.sql());
-            return 0;
-        }, rows -> {
-            ctx.write(new BackendMessage.CommandComplete(tag[0]));
-            next.run();
-        }, onFailure);
-    }
 
-    private void bindingStatement(ParsedStatement.BindingStatement statement, Runnable next, Consumer<PgError> onFailure) {
-        if (!allowed(p -> p.checkDeploy("deploy bindings"), onFailure)) {
-            return;
+        @Override
+        public void pauseReading() {
+            PgConnectionHandler.this.pauseReading();
         }
-        if (writes != null && writes.bindings() == null) {
-            onFailure.accept(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "binding statement: this server does not deploy components")));
-            return;
-        }
-        String[] tag = new String[1];
-        startWrite("binding statement", () -> {
-            tag[0] = writes.bindings().execute(tenant, user, statement.sql());
-            return 0;
-        }, rows -> {
-            ctx.write(new BackendMessage.CommandComplete(tag[0]));
-            next.run();
-        }, onFailure);
-    }
 
-    /**
-     * A user or grant statement, run by the access service on the writer threads as the session's user (who must be an
-     * admin of its tenant, or be changing its own password).
-     */
-    private void accessStatement(ParsedStatement.AccessStatement statement, Runnable next, Consumer<PgError> onFailure) {
-        dev.thresher.bindings.access.AccessStatement parsed;
-        dev.thresher.bindings.access.Principal by;
-        try {
-            parsed = dev.thresher.bindings.access.AccessStatement.parse(statement.sql());
-            by = principal();
-            if (!(parsed instanceof dev.thresher.bindings.access.AccessStatement.AlterPassword a
-                    && a.name().equals(by.user()))) {
-                by.checkAdmin("manage users and grants"); // before anything else, whatever this server serves
-            }
-        } catch (ThresherException e) {
-            onFailure.accept(PgError.of(e));
-            return;
+        @Override
+        public void answered() {
+            callInFlight = false;
         }
-        String[] tag = new String[1];
-        startWrite("user or grant statement", () -> {
-            tag[0] = access.execute(by, parsed);
-            return 0;
-        }, rows -> {
-            ctx.write(new BackendMessage.CommandComplete(tag[0]));
-            next.run();
-        }, onFailure);
-    }
 
-    /**
-     * The session user's grants now: a grant or a revoke anywhere in the cluster applies from the next statement.
-     *
-     * @throws ThresherException {@link ErrorCode#PERMISSION_DENIED} when the user was dropped meanwhile
-     */
-    private dev.thresher.bindings.access.Principal principal() {
-        return access.principal(user).orElseThrow(() -> new ThresherException(ErrorCode.PERMISSION_DENIED,
-                "permission denied: user " + dev.thresher.bindings.access.Identifiers.quoted(user) + " no longer exists"));
-    }
-
-    /** Runs {@code check} on the session's principal; on refusal reports it through {@code onFailure}. */
-    private boolean allowed(Consumer<dev.thresher.bindings.access.Principal> check, Consumer<PgError> onFailure) {
-        try {
-            check.accept(principal());
-            return true;
-        } catch (ThresherException e) {
-            onFailure.accept(PgError.of(e));
-            return false;
+        @Override
+        public void resumeUnlessContinued() {
+            PgConnectionHandler.this.resumeUnlessContinued();
         }
-    }
-
-    /** Blocking table work for the writer threads; handling pauses until it is done, as for a call. */
-    private interface Write {
-        long run();
-    }
-
-    private void startWrite(String what, Write work, Consumer<Long> onSuccess, Consumer<PgError> onFailure) {
-        if (writes == null) {
-            onFailure.accept(PgError.of(new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                    what + ": this server does not write tables")));
-            return;
-        }
-        pauseReading();
-        CompletableFuture<Long> future;
-        try {
-            future = CompletableFuture.supplyAsync(work::run, writes.executor());
-        } catch (RejectedExecutionException e) {
-            future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE, what
-                    + ": " + PgWireServer.WRITERS_MAX + " loads and inserts are running on this node already; retry"));
-        }
-        future.whenComplete((rows, failure) -> {
-            try {
-                ctx.executor().execute(() -> writeDone(rows, failure, onSuccess, onFailure));
-            } catch (RejectedExecutionException e) {
-                log.debug("event loop shut down; dropping the answer of {}", what);
-            }
-        });
-    }
-
-    private void writeDone(Long rows, Throwable failure, Consumer<Long> onSuccess, Consumer<PgError> onFailure) {
-        if (copyIn != null) {
-            copyIn.fail("the COPY already ended"); // the writer ended before the client's data did
-            copyIn = null;
-        }
-        copyPaused = false;
-        callInFlight = false;
-        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
-            return;
-        }
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure;
-        if (cause == null) {
-            onSuccess.accept(rows);
-        } else {
-            onFailure.accept(PgError.of(cause));
-        }
-        resumeUnlessContinued();
-    }
-
-    // ---- calls
-
-    /**
-     * Hands the call to the service and stops handling messages until it completes. The completion runs
-     * on the event loop; if the connection is gone by then, the result is dropped (the call is not
-     * cancelled: closing a connection does not stop dispatched work).
-     */
-    private void startCall(String bindingName, String argumentsJson, Consumer<CallResult> onSuccess,
-                           Consumer<PgError> onFailure) {
-        int limit = config.limits().directCallPayloadBytes();
-        long bytes = Quoted.utf8Length(argumentsJson);
-        if (bytes > limit) {
-            onFailure.accept(PgError.of(new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, "the arguments of "
-                    + Quoted.of(bindingName) + " are " + bytes + " bytes; limits.directCallPayloadBytes is " + limit)));
-            return;
-        }
-        if (!allowed(p -> p.checkCall(bindingName), onFailure)) {
-            return;
-        }
-        long call = ++callsStarted;
-        activeCall = call;
-        recordedCallId = null;
-        boolean notice = callIdNotice;
-        CompletableFuture<CallResult> future;
-        try {
-            future = calls.call(new CallRequest(tenant, user, bindingName, argumentsJson, callDeadlineMs)
-                    .onRecorded(id -> recorded(call, id, notice)));
-        } catch (RuntimeException e) {
-            future = CompletableFuture.failedFuture(e);
-        }
-        if (future == null) {
-            future = CompletableFuture.failedFuture(
-                    new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service returned no future"));
-        }
-        pauseReading();
-        future.whenComplete((result, failure) -> {
-            try {
-                ctx.executor().execute(() -> callDone(result, failure, onSuccess, onFailure));
-            } catch (RejectedExecutionException e) {
-                log.debug("event loop shut down; dropping the result of a call of {}", bindingName);
-            }
-        });
-    }
-
-    /**
-     * The coordinator recorded call number {@code call} of this connection as {@code id} (on its own thread,
-     * which must not block). The notice is written on the event loop: the call's answer is handed to the loop
-     * after this (the coordinator tells the id before it completes the call's future, and the loop runs its
-     * tasks in the order they were handed over), so the notice always leaves between whatever was written before
-     * the call and the call's own answer, never inside another message and never after the ReadyForQuery that
-     * ends the statement; a notice for a call that is no longer in flight is dropped.
-     */
-    private void recorded(long call, String id, boolean notice) {
-        try {
-            ctx.executor().execute(() -> {
-                if (activeCall != call || phase == Phase.CLOSED || !ctx.channel().isActive()) {
-                    return;
-                }
-                recordedCallId = id;
-                if (notice) {
-                    ctx.writeAndFlush(new BackendMessage.NoticeResponse("call " + id + " recorded", id));
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            log.debug("event loop shut down; dropping the id notice of call {}", id);
-        }
-    }
+    };
 
     /**
      * Marks work in flight off the event loop (a call, a table write, a lookup) and stops reading: back-pressure, so a
@@ -1821,256 +518,11 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         drain();
     }
 
-    private void callDone(CallResult result, Throwable failure, Consumer<CallResult> onSuccess,
-                          Consumer<PgError> onFailure) {
-        callInFlight = false;
-        activeCall = 0;
-        String callId = recordedCallId;
-        recordedCallId = null;
-        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
-            log.debug("{} closed before its call completed; dropping the result", ctx.channel());
-            return;
-        }
-        if (failure == null && result == null) {
-            failure = new ThresherException(ErrorCode.INTERNAL_ERROR, "the call service completed with no result");
-        }
-        if (failure == null) {
-            onSuccess.accept(result);
-        } else {
-            // the ErrorResponse written for this failure names the call (queryFailed, fail)
-            failedCallId = callId;
-            try {
-                onFailure.accept(PgError.of(failure));
-            } finally {
-                failedCallId = null;
-            }
-        }
-        resumeUnlessContinued();
-    }
-
-    // ---- SHOW CALL
-
-    /** SHOW CALL's columns, in order: all text but {@code result}, which is json. */
-    static final List<String> SHOW_CALL_COLUMNS = List.of("call_id", "binding", "state", "error_code", "error_message",
-            RESULT_COLUMN, "created_at", "finished_at", "deadline_at");
-    /** Times as PostgreSQL writes a timestamptz in the ISO style with TimeZone UTC, e.g. {@code 2025-01-31 09:15:02.5+00}. */
-    private static final DateTimeFormatter SECONDS = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
-
-    /**
-     * Looks the call up on the lookup threads and answers one row (with its RowDescription first when
-     * {@code describe}, as a simple query does); handling pauses until the answer is written, as for a call.
-     * An id that names none of this tenant's calls is {@link ErrorCode#UNKNOWN_CALL} ({@code 42704}
-     * undefined_object).
-     */
-    private void showCall(ParsedStatement.ShowCall show, boolean describe, short format, Runnable next,
-                          Consumer<PgError> onFailure) {
-        if (lookups == null || lookups.outcomes() == null) {
-            onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "SHOW CALL: this server does not keep call outcomes"));
-            return;
-        }
-        pauseReading();
-        CompletableFuture<Optional<CallOutcome>> future;
-        try {
-            future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(tenant, show.callId()),
-                    lookups.executor());
-        } catch (RejectedExecutionException e) {
-            future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
-                    "SHOW CALL: " + PgWireServer.LOOKUPS_QUEUED + " lookups are waiting on this node already; retry"));
-        }
-        future.whenComplete((outcome, failure) -> {
-            try {
-                ctx.executor().execute(() -> lookupDone(show.callId(), outcome, failure, describe, format, next,
-                        onFailure));
-            } catch (RejectedExecutionException e) {
-                log.debug("event loop shut down; dropping the answer of SHOW CALL {}", show.callId());
-            }
-        });
-    }
-
-    private void lookupDone(java.util.UUID callId, Optional<CallOutcome> outcome, Throwable failure, boolean describe,
-                            short format, Runnable next, Consumer<PgError> onFailure) {
-        callInFlight = false;
-        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
-            return;
-        }
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure;
-        if (cause == null && (outcome == null || outcome.isEmpty())) {
-            cause = new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '"
-                    + tenant + "' (finished calls are kept limits.coordinationRetentionMs, "
-                    + config.limits().coordinationRetentionMs() + " ms)");
-        }
-        if (cause == null) {
-            if (describe) {
-                ctx.write(showCallDescription(format));
-            }
-            ctx.write(new BackendMessage.DataRow(showCallRow(outcome.get())));
-            ctx.write(new BackendMessage.CommandComplete("SHOW"));
-            next.run();
-        } else {
-            onFailure.accept(PgError.of(cause));
-        }
-        resumeUnlessContinued();
-    }
-
-    private static BackendMessage.RowDescription showCallDescription(short format) {
-        List<BackendMessage.Column> columns = new ArrayList<>(SHOW_CALL_COLUMNS.size());
-        for (String name : SHOW_CALL_COLUMNS) {
-            // text's and json's binary formats are their text: the same bytes serve both result formats
-            columns.add(new BackendMessage.Column(name, name.equals(RESULT_COLUMN) ? JSON_OID : TEXT_OID, (short) -1,
-                    format));
-        }
-        return new BackendMessage.RowDescription(columns);
-    }
-
-    private static List<byte[]> showCallRow(CallOutcome o) {
-        List<byte[]> values = new ArrayList<>(SHOW_CALL_COLUMNS.size());
-        values.add(bytes(o.callId().toString()));
-        values.add(bytes(o.bindingName()));
-        values.add(bytes(o.state()));
-        values.add(o.errorCode() == null ? null : bytes(Integer.toString(o.errorCode())));
-        values.add(o.errorMessage() == null ? null : bytes(o.errorMessage()));
-        values.add(o.resultJson() == null ? null : bytes(o.resultJson()));
-        values.add(timestamp(o.createdAt()));
-        values.add(timestamp(o.finishedAt()));
-        values.add(timestamp(o.deadlineAt()));
-        return values;
-    }
-
-    /** A timestamptz's text in the ISO style, UTC: microseconds without trailing zeros, {@code +00}. */
-    static byte[] timestamp(Instant t) {
-        if (t == null) {
-            return null;
-        }
-        StringBuilder s = new StringBuilder(SECONDS.format(t));
-        int micros = t.getNano() / 1000;
-        if (micros != 0) {
-            String fraction = String.format("%06d", micros);
-            int end = fraction.length();
-            while (fraction.charAt(end - 1) == '0') {
-                end--;
-            }
-            s.append('.').append(fraction, 0, end);
-        }
-        return bytes(s.append("+00").toString());
-    }
-
-    // ---- journal queries
-
-    /**
-     * Answers a journal query: runs it on the lookup threads the first time (handling pauses until its rows are
-     * there, as for a call), then writes its rows (after its RowDescription when {@code describe}, as a simple query
-     * does), at most {@code maxRows} of them when positive, the rest left for the portal's next Execute.
-     */
-    private void journalSelect(JournalResults.Cursor cursor, boolean describe, int maxRows, Runnable next,
-                               Consumer<PgError> onFailure) {
-        if (cursor.rows() != null) {
-            cursor.send(maxRows, ctx::write);
-            next.run();
-            return;
-        }
-        if (lookups == null || lookups.journal() == null) {
-            onFailure.accept(PgError.error(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "SELECT: this server does not serve the journal views"));
-            return;
-        }
-        pauseReading();
-        CompletableFuture<dev.thresher.bindings.JournalRows> future;
-        try {
-            future = CompletableFuture.supplyAsync(() -> lookups.journal().select(tenant, cursor.select()),
-                    lookups.executor());
-        } catch (RejectedExecutionException e) {
-            future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
-                    "SELECT: " + PgWireServer.LOOKUPS_QUEUED + " lookups are waiting on this node already; retry"));
-        }
-        future.whenComplete((rows, failure) -> {
-            try {
-                ctx.executor().execute(() -> selectDone(cursor, rows, failure, describe, maxRows, next, onFailure));
-            } catch (RejectedExecutionException e) {
-                log.debug("event loop shut down; dropping the answer of a journal query");
-            }
-        });
-    }
-
-    private void selectDone(JournalResults.Cursor cursor, dev.thresher.bindings.JournalRows rows, Throwable failure,
-                            boolean describe, int maxRows, Runnable next, Consumer<PgError> onFailure) {
-        callInFlight = false;
-        if (phase == Phase.CLOSED || !ctx.channel().isActive()) {
-            return;
-        }
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure;
-        if (cause == null && rows == null) {
-            cause = new ThresherException(ErrorCode.INTERNAL_ERROR, "the journal answered no rows");
-        }
-        if (cause == null) {
-            cursor.ran(rows);
-            if (describe) {
-                ctx.write(cursor.description());
-            }
-            cursor.send(maxRows, ctx::write);
-            next.run();
-        } else {
-            onFailure.accept(PgError.of(cause));
-        }
-        resumeUnlessContinued();
-    }
-
-    // ---- output helpers
-
-    /** How many columns the statement's row has; 0 when it returns none. */
-    private static int columns(ParsedStatement statement) {
-        return switch (statement) {
-            case ParsedStatement.Call c -> 1;
-            case ParsedStatement.Show s -> 1;
-            case ParsedStatement.ShowCall s -> SHOW_CALL_COLUMNS.size();
-            case ParsedStatement.Select s -> s.select().columns().size();
-            case ParsedStatement.Answered a -> a.query().columns().size();
-            default -> 0;
-        };
-    }
-
-    /** The RowDescription of a statement that returns a row, NoData for the others. */
-    private BackendMessage description(ParsedStatement statement, short format) {
-        return switch (statement) {
-            case ParsedStatement.Call c -> rowDescription(format);
-            case ParsedStatement.Show s -> showDescription(setting(s.name()).getKey(), format);
-            case ParsedStatement.ShowCall s -> showCallDescription(format);
-            case ParsedStatement.Select s -> JournalResults.description(s.select().resolvedColumns(),
-                    JournalResults.formats(List.of(format), s.select().columns().size()));
-            case ParsedStatement.Empty e -> new BackendMessage.NoData();
-            case ParsedStatement.Copy c -> new BackendMessage.NoData();
-            case ParsedStatement.Insert i -> new BackendMessage.NoData();
-            case ParsedStatement.TableStatement t -> new BackendMessage.NoData();
-            case ParsedStatement.BindingStatement b -> new BackendMessage.NoData();
-            case ParsedStatement.AccessStatement a -> new BackendMessage.NoData();
-            case ParsedStatement.Set s -> new BackendMessage.NoData();
-            case ParsedStatement.Transaction t -> new BackendMessage.NoData();
-            case ParsedStatement.SessionCommand c -> new BackendMessage.NoData();
-            case ParsedStatement.Answered a -> SessionQueries.description(a.query(),
-                    java.util.Collections.nCopies(a.query().columns().size(), format));
-        };
-    }
-
-    /** SHOW's one text column, named after the parameter; text's binary format is its text too. */
-    private static BackendMessage.RowDescription showDescription(String name, short format) {
-        return new BackendMessage.RowDescription(List.of(new BackendMessage.Column(name, TEXT_OID, (short) -1, format)));
-    }
-
-    private static BackendMessage.RowDescription rowDescription(short format) {
-        return new BackendMessage.RowDescription(
-                List.of(new BackendMessage.Column(RESULT_COLUMN, JSON_OID, (short) -1, format)));
-    }
-
-    /** json's binary format is its text, so the same bytes serve both result formats. */
-    private static BackendMessage.DataRow dataRow(CallResult result) {
-        return new BackendMessage.DataRow(List.of(result.resultJson().getBytes(StandardCharsets.UTF_8)));
-    }
+    // ---- output
 
     private void readyForQuery() {
         idleSinceNanos = System.nanoTime();
-        ctx.writeAndFlush(new BackendMessage.ReadyForQuery(transactionStatus));
+        ctx.writeAndFlush(new BackendMessage.ReadyForQuery(session.status().letter));
     }
 
     /**
@@ -2081,15 +533,13 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private void fail(PgError error) {
         logFailure(error);
         blockFailed();
-        ctx.writeAndFlush(new BackendMessage.ErrorResponse(error, failedCallId));
+        ctx.writeAndFlush(new BackendMessage.ErrorResponse(error, work.failedCallId()));
         skipUntilSync = true;
     }
 
     /** An error inside a transaction block fails the block, as in PostgreSQL. */
     private void blockFailed() {
-        if (transactionStatus == 'T') {
-            transactionStatus = 'E';
-        }
+        session.fail();
     }
 
     private void fatal(PgError error) {
@@ -2105,10 +555,6 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         } else {
             log.debug("{} {} {}: {}", ctx.channel(), error.sqlState(), error.code(), error.message());
         }
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private static <T extends Throwable> T find(Throwable t, Class<T> type) {
