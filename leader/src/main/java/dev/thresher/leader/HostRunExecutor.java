@@ -765,6 +765,9 @@ public final class HostRunExecutor implements HostRunHandler {
                 published = control.publishShardOutcomes(publications, hostId, limits.reduceLeaseMs());
             } catch (RuntimeException e) {
                 ThresherException te = ThresherException.of(e);
+                // said where operators (and the failover test, of a leader resumed after a freeze) can see it
+                log.info("{}: {} slot outcome(s) of call {} not published: {}", hostId, pending.size(),
+                        request.callId(), te.getMessage());
                 for (int i : pending) {
                     answers.set(i, SlotOutcome.failed(ran.get(i).slot(), te, true));
                 }

@@ -86,18 +86,29 @@ public final class TestPostgres {
         return plan.toString();
     }
 
-    /** Waits, polling every 10 ms, until the condition holds; fails after {@code timeout}. */
+    /**
+     * Waits, polling every 10 ms, until the condition holds; fails after {@code timeout}, naming what it waited for.
+     * The store's tests' one way to wait (the whole-system tests' twin is {@code dev.thresher.tests.Await}).
+     */
     public static void await(Duration timeout, String what, BooleanSupplier condition) {
+        await(timeout, () -> what, condition);
+    }
+
+    /**
+     * As {@link #await(Duration, String, BooleanSupplier)}; {@code what} names what was waited for and what was seen
+     * last (a description the condition keeps up to date as it looks), read when the wait fails.
+     */
+    public static void await(Duration timeout, java.util.function.Supplier<String> what, BooleanSupplier condition) {
         long until = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - until > 0) {
-                throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what);
+                throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what.get());
             }
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what);
+                throw new AssertionError("interrupted waiting for " + what.get());
             }
         }
     }

@@ -83,17 +83,13 @@ class AccessIT {
 
     /** Polls (every 50 ms, up to 10 s) until {@code work} stops failing: a change reaches every node within moments. */
     private static <T> T eventually(Callable<T> work) throws Exception {
-        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (true) {
+        return Await.until("a change seen by every node", Duration.ofSeconds(10), () -> {
             try {
                 return work.call();
-            } catch (Exception | AssertionError e) {
-                if (System.nanoTime() > until) {
-                    throw e;
-                }
-                Thread.sleep(50);
+            } catch (AssertionError e) {
+                throw new Exception(e.getMessage(), e); // not yet: polled again, the last one reported
             }
-        }
+        }, done -> true);
     }
 
     private static String unique(String prefix) {

@@ -191,10 +191,8 @@ class ClientMatrixIT {
             }
             // the pool fills itself to minimumIdle in the background (each connection a TLS handshake and a SCRAM
             // exchange, each validated with the test query when there is one): wait for it, bounded
-            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
-            while (pool.getHikariPoolMXBean().getTotalConnections() < 2 && System.nanoTime() < until) {
-                Thread.sleep(20);
-            }
+            Await.until("the pool filled to its minimumIdle of 2", java.time.Duration.ofSeconds(20),
+                    () -> pool.getHikariPoolMXBean().getTotalConnections(), total -> total >= 2);
             assertThat(pool.getHikariPoolMXBean().getTotalConnections()).isEqualTo(2);
         }
     }

@@ -968,33 +968,11 @@ class ContractIT {
      * own outcome is the failure (it cannot bring the condition about any more).
      */
     private static void await(BooleanSupplier condition, String what, CompletableFuture<?> call) {
-        await(() -> {
-            if (condition.getAsBoolean()) {
-                return true;
-            }
-            if (call.isDone()) {
-                call.join();
-                throw new AssertionError("the call ended before: " + what);
-            }
-            return false;
-        }, what);
+        Await.until(what, Duration.ofSeconds(30), condition, call);
     }
 
     /** Waits for a condition, up to 30 s; the assertion is on the condition, never on the time taken. */
     private static void await(BooleanSupplier condition, String what) {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - until).as("waiting for: %s", what).isNegative();
-            hold(Duration.ofMillis(20));
-        }
-    }
-
-    private static void hold(Duration d) {
-        try {
-            Thread.sleep(d);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        Await.until(what, Duration.ofSeconds(30), condition);
     }
 }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -312,12 +313,9 @@ class DeployIT {
     }
 
     /** Waits (at most 60 s) until at least {@code n} answers counted {@code total} rows. */
-    private static void awaitResults(Map<Long, AtomicInteger> seen, long total, int n) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (seen.getOrDefault(total, new AtomicInteger()).get() < n) {
-            assertThat(System.nanoTime()).as("waiting for %d answers counting %d rows; seen %s", n, total, seen).isLessThan(until);
-            Thread.sleep(5);
-        }
+    private static void awaitResults(Map<Long, AtomicInteger> seen, long total, int n) {
+        Await.until(() -> n + " answers counting " + total + " rows; seen " + seen, Duration.ofSeconds(60),
+                Duration.ofMillis(5), () -> seen.getOrDefault(total, new AtomicInteger()).get() >= n);
     }
 
     /** The total count of the sample's result: how many rows the version that answered saw. */

@@ -39,12 +39,12 @@ final class DevLaunch {
     /** Waits (150 s at most) until the dev cluster printed its banner; fails with its log when it exits first. */
     static JsonNode awaitUp(Process p, Path dir, Path log) throws Exception {
         Path endpoints = dir.resolve("endpoints.json");
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
-        while (!Files.exists(endpoints) || !Files.readString(log).contains("Ctrl-C stops everything")) {
-            assertThat(p.isAlive()).as("thresher dev exited early:%n%s", Files.readString(log)).isTrue();
-            assertThat(System.nanoTime() - until).as("thresher dev not up in 150 s:%n%s", Files.readString(log)).isNegative();
-            p.waitFor(200, TimeUnit.MILLISECONDS);
-        }
+        Await.Polled<Boolean> up = Await.poll(java.time.Duration.ofSeconds(150), java.time.Duration.ofMillis(200), () -> {
+            boolean banner = Files.exists(endpoints) && Files.readString(log).contains("Ctrl-C stops everything");
+            assertThat(banner || p.isAlive()).as("thresher dev exited early:%n%s", Files.readString(log)).isTrue();
+            return banner;
+        }, banner -> banner);
+        assertThat(up.reached()).as("thresher dev not up in 150 s:%n%s", Files.readString(log)).isTrue();
         return JSON.readTree(endpoints.toFile());
     }
 
@@ -84,15 +84,9 @@ final class DevLaunch {
     }
 
     /** Waits (up to {@code seconds}) until process {@code pid} is gone. */
-    static boolean awaitGone(long pid, int seconds) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (alive(pid)) {
-            if (System.nanoTime() - until > 0) {
-                return false;
-            }
-            Thread.sleep(100);
-        }
-        return true;
+    static boolean awaitGone(long pid, int seconds) {
+        return Await.poll(java.time.Duration.ofSeconds(seconds), java.time.Duration.ofMillis(100), () -> alive(pid),
+                alive -> !alive).reached();
     }
 
     /** Stops a dev process: SIGTERM, as Ctrl-C; SIGKILL after 90 s. */

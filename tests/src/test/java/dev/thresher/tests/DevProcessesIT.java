@@ -103,16 +103,8 @@ class DevProcessesIT {
 
     /** Calls until a call succeeds, for {@code seconds} at most; the last failure says why not. */
     private static JsonNode callUntilItSucceeds(String address, int seconds) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        Exception last = null;
-        while (System.nanoTime() - until < 0) {
-            try {
-                return DevLaunch.call(address);
-            } catch (Exception e) {
-                last = e;
-                Thread.sleep(250);
-            }
-        }
-        throw new AssertionError("no call succeeded within " + seconds + " s after the kill", last);
+        return Await.until("a call that succeeds at " + address + " after the kill",
+                java.time.Duration.ofSeconds(seconds), java.time.Duration.ofMillis(250), () -> DevLaunch.call(address),
+                answer -> true);
     }
 }

@@ -12,6 +12,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * Failover on a cluster of separate node processes (each node stands by for the next node's shard database):
  * a leader killed with {@code kill -9}, and a leader frozen with {@code SIGSTOP} for 60 s, while eight clients call
  * through another node. Calls succeed again within 10 s of the fault; every successful result equals the SQL
- * reference; the frozen leader, once resumed, publishes nothing.
+ * reference; the frozen leader, once resumed, tries to publish what it ran (its log says so) and publishes nothing.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FailoverIT {
@@ -78,7 +79,8 @@ class FailoverIT {
             calls.await(40, "calls before the fault");
             long killed = System.nanoTime();
             nodes.kill(2);
-            Thread.sleep(RECOVERY_BOUND_MS + 5_000);
+            calls.awaitStartedAfter(killed + TimeUnit.MILLISECONDS.toNanos(RECOVERY_BOUND_MS), 40,
+                    "calls started 10 s after the kill");
             List<Outcome> outcomes = calls.stop();
             assertRecovered(outcomes, killed, "kill -9 of node-2");
         }
@@ -95,12 +97,22 @@ class FailoverIT {
             frozenAt = nodes.controlNow();
             long frozen = System.nanoTime();
             nodes.signal(3, "STOP");
+            long linesBefore;
             try {
-                Thread.sleep(FREEZE_MS);
+                Thread.sleep(FREEZE_MS); // the fault lasts this long: a time simulated, not a wait
             } finally {
-                nodes.signal(3, "CONT");
+                try {
+                    linesBefore = Files.readAllLines(nodes.log(3)).size();
+                } finally {
+                    nodes.signal(3, "CONT");
+                }
             }
-            Thread.sleep(4_000); // the resumed node's in-flight runs try to publish now
+            // the resumed node's in-flight runs go on to publish what they ran, and are refused (their call's deadline
+            // passed while the node was frozen, or its lease moved): node-3 logs each refused publication
+            long skip = linesBefore;
+            Await.until("a line of node-3's log, after it resumed, on slot outcomes it tried to publish",
+                    Duration.ofSeconds(30), () -> Files.readAllLines(nodes.log(3)).stream().skip(skip)
+                            .filter(l -> l.contains("not published")).toList(), lines -> !lines.isEmpty());
             List<Outcome> outcomes = calls.stop();
             assertRecovered(outcomes, frozen, "SIGSTOP of node-3");
         }
@@ -187,12 +199,15 @@ class FailoverIT {
             }
         }
 
-        void await(int count, String what) throws InterruptedException {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (outcomes.stream().filter(o -> o.problem() == null).count() < count) {
-                assertThat(System.nanoTime()).as(what).isLessThan(until);
-                Thread.sleep(50);
-            }
+        void await(int count, String what) {
+            Await.until(count + " " + what + " that succeeded", Duration.ofSeconds(60),
+                    () -> outcomes.stream().filter(o -> o.problem() == null).count(), n -> n >= count);
+        }
+
+        /** Waits until {@code count} calls started at or after {@code sinceNanos} have ended, however they ended. */
+        void awaitStartedAfter(long sinceNanos, int count, String what) {
+            Await.until(count + " " + what + " ended", Duration.ofSeconds(90),
+                    () -> outcomes.stream().filter(o -> o.startNanos() >= sinceNanos).count(), n -> n >= count);
         }
 
         List<Outcome> stop() throws Exception {

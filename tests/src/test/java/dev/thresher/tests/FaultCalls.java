@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -173,20 +174,14 @@ final class FaultCalls implements AutoCloseable {
     }
 
     /** Waits until {@code count} calls succeeded, at most {@code maxMillis}; whether they did. */
-    boolean awaitSuccesses(int count, long maxMillis) throws InterruptedException {
+    boolean awaitSuccesses(int count, long maxMillis) {
         return awaitSuccessesSince(0, count, maxMillis);
     }
 
     /** Waits until {@code count} calls started at or after {@code sinceNanos} succeeded, at most {@code maxMillis}. */
-    boolean awaitSuccessesSince(long sinceNanos, int count, long maxMillis) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMillis);
-        while (successesSince(sinceNanos) < count) {
-            if (System.nanoTime() >= until) {
-                return false;
-            }
-            Thread.sleep(50);
-        }
-        return true;
+    boolean awaitSuccessesSince(long sinceNanos, int count, long maxMillis) {
+        return Await.poll(Duration.ofMillis(maxMillis), Await.EVERY, () -> successesSince(sinceNanos), n -> n >= count)
+                .reached();
     }
 
     long successesSince(long sinceNanos) {

@@ -112,19 +112,14 @@ final class FaultCheckers {
 
     /** The control database's clock, retried for up to {@code maxMillis} while it does not answer. */
     static Timestamp controlNow(DevCluster databases, long maxMillis) throws Exception {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMillis);
-        while (true) {
-            try (Connection c = control(databases); var s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT clock_timestamp()")) {
-                rs.next();
-                return rs.getTimestamp(1);
-            } catch (SQLException e) {
-                if (System.nanoTime() >= until) {
-                    throw e;
-                }
-                Thread.sleep(200);
-            }
-        }
+        return Await.until("the control database's clock", java.time.Duration.ofMillis(maxMillis),
+                java.time.Duration.ofMillis(200), () -> {
+                    try (Connection c = control(databases); var s = c.createStatement();
+                         ResultSet rs = s.executeQuery("SELECT clock_timestamp()")) {
+                        rs.next();
+                        return rs.getTimestamp(1);
+                    }
+                }, now -> true);
     }
 
     /** Runs every checker over {@code run}; checker 6 polls for up to the deadline + 15 s. */
@@ -300,18 +295,17 @@ final class FaultCheckers {
     /** 6. Every invocation of the fault's window reaches a terminal state within the deadline + 15 s of the calls' end. */
     static Check invocationsEnd(FaultRun run, DevCluster databases) throws Exception {
         long started = System.nanoTime();
-        long until = started + TimeUnit.MILLISECONDS.toNanos(run.deadlineMs() + TERMINAL_GRACE_MS);
-        long running;
-        while (true) {
-            try (Connection c = control(databases)) {
-                running = count(c, "SELECT count(*) FROM invocations WHERE state = 'running' AND created_at >= ?",
-                        run.windowStart());
-            }
-            if (running == 0 || System.nanoTime() >= until) {
-                break;
-            }
-            Thread.sleep(250);
+        Await.Polled<Long> ended = Await.poll(java.time.Duration.ofMillis(run.deadlineMs() + TERMINAL_GRACE_MS),
+                java.time.Duration.ofMillis(250), () -> {
+                    try (Connection c = control(databases)) {
+                        return count(c, "SELECT count(*) FROM invocations WHERE state = 'running' AND created_at >= ?",
+                                run.windowStart());
+                    }
+                }, n -> n == 0);
+        if (ended.failure() != null) {
+            throw ended.failure();
         }
+        long running = ended.value();
         long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         String how;
         try (Connection c = control(databases); PreparedStatement ps = c.prepareStatement("""

@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -71,24 +72,20 @@ final class Faults {
          * @return null once reached, else which shards were led elsewhere
          */
         String awaitHomeLeaders(long maxMillis) throws Exception {
-            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMillis);
-            String off = null;
-            while (System.nanoTime() - until < 0) {
+            Await.Polled<String> steady = Await.poll(Duration.ofMillis(maxMillis), Duration.ofMillis(250), () -> {
                 try (Connection c = postgres.admin(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("""
-                        SELECT string_agg(DISTINCT 'shard ' || p.shard_id, ', ') FROM partitions p
+                        SELECT coalesce(string_agg(DISTINCT 'shard ' || p.shard_id, ', '), '') FROM partitions p
                         LEFT JOIN partition_leases l ON l.partition_id = p.partition_id AND l.epoch = p.epoch
                           AND l.lease_until > now()
                         WHERE l.host_id IS DISTINCT FROM 'node-' || p.shard_id""")) {
                     rs.next();
-                    off = rs.getString(1);
-                    if (off == null) {
-                        return null;
-                    }
-                } catch (java.sql.SQLException e) {
-                    off = e.getMessage();
+                    return rs.getString(1);
                 }
-                Thread.sleep(250);
+            }, String::isEmpty);
+            if (steady.reached()) {
+                return null;
             }
+            String off = steady.failure() != null ? steady.failure().getMessage() : steady.value();
             return "partitions of " + off + " not led by their home node after " + maxMillis + " ms";
         }
     }
@@ -360,14 +357,9 @@ final class Faults {
             long pid = postmasterPid();
             stopped = true;
             signal("INT", pid);
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
-                    || Files.exists(data.resolve("postmaster.pid"))) {
-                if (System.nanoTime() - until > 0) {
-                    throw new IllegalStateException("PostgreSQL (pid " + pid + ") did not stop within 60 s");
-                }
-                Thread.sleep(50);
-            }
+            Await.until("PostgreSQL (pid " + pid + ") stopped and its postmaster.pid gone", Duration.ofSeconds(60),
+                    () -> !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
+                            && !Files.exists(data.resolve("postmaster.pid")));
         }
 
         /**
@@ -386,17 +378,11 @@ final class Faults {
             command.addAll(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-w", "-t", "60",
                     "-l", data.resolveSibling("postgres-restarted.log").toString(), "restart"));
             run(command);
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (true) {
+            Await.until("PostgreSQL accepting connections again", Duration.ofSeconds(60), Duration.ofMillis(100), () -> {
                 try (Connection c = admin()) {
-                    break;
-                } catch (java.sql.SQLException e) {
-                    if (System.nanoTime() - until > 0) {
-                        throw e;
-                    }
-                    Thread.sleep(100);
+                    return c.isValid(5);
                 }
-            }
+            }, valid -> valid);
             stopped = false;
         }
 

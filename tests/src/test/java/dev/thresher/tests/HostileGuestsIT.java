@@ -29,6 +29,8 @@ import org.junit.jupiter.api.Test;
  */
 class HostileGuestsIT {
     private static final int SPINNER_CALLERS = Integer.getInteger("spinners", 8);
+    /** How long past its run budget a hostile guest may take to be stopped and answered: 250 ms, on 2 shared cores. */
+    private static final long STOP_MS = 250;
     private static DevCluster cluster;
     private static BindingAdmin bindings;
 
@@ -49,17 +51,18 @@ class HostileGuestsIT {
         bindings.deploy(DevCluster.TENANT, "test", manifest.getBytes(StandardCharsets.UTF_8), wasm);
     }
 
-    /** The sample's answer through node {@code node} equals the SQL reference: the node serves the next call correctly. */
+    /**
+     * The sample's answer through node {@code node} equals the SQL reference (revenue and count by region, computed
+     * with SQL over the same rows of the shard databases): the node serves the next call correctly.
+     */
     private static void sampleIsRight(int node) throws Exception {
-        long rows = Cluster.sqlReference().values().stream().mapToLong(t -> (long) t[1]).sum();
+        var reference = Cluster.sqlReference();
         try (Connection c = Cluster.connect(node); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
             assertThat(rs.next()).isTrue();
-            long n = 0;
-            for (var region : new com.fasterxml.jackson.databind.ObjectMapper().readTree(rs.getString(1))) {
-                n += region.get("count").asLong();
-            }
-            assertThat(n).isEqualTo(rows);
+            String answer = rs.getString(1);
+            assertThat(Cluster.differs(new com.fasterxml.jackson.databind.ObjectMapper().readTree(answer), reference))
+                    .as("node %d's answer %s against the SQL reference", node, answer).isNull();
         }
     }
 
@@ -102,7 +105,7 @@ class HostileGuestsIT {
     @Test
     void everyHostileGuestEndsTypedWithinItsBudgetAndTheNodeServesTheNextCall() throws Exception {
         String orders = "SELECT region, amount FROM orders";
-        // each declares its run budget: every failure, typed, must come within it plus 100 ms
+        // each declares its run budget: every failure, typed, must come within it plus STOP_MS
         deploy("h_spin", 1, orders, "{\"runMs\": 300}", ContractGuests.wasm("spin"));
         deploy("h_trap", 1, orders, "{\"runMs\": 2000}", ContractGuests.wasm("trap"));
         deploy("h_recurse", 1, orders, "{\"runMs\": 2000}", ContractGuests.wasm("recurse"));
@@ -126,7 +129,7 @@ class HostileGuestsIT {
                 assertThat(e.sqlState()).as(summary).isEqualTo(c.sqlState());
                 if (round == 1) {
                     // the budget, and a small bound for stopping the guest and answering (a loaded machine's too)
-                    assertThat(e.millis()).as(summary).isLessThanOrEqualTo(c.budgetMs() + 250);
+                    assertThat(e.millis()).as(summary).isLessThanOrEqualTo(c.budgetMs() + STOP_MS);
                 }
                 sampleIsRight(0);
             }
@@ -172,7 +175,8 @@ class HostileGuestsIT {
             }
         }
         String summary = "outcomes " + outcomes + "; reserved " + cluster.nodes().stream().map(n -> n.cells().reservedBytes()).toList();
-        assertThat(outcomes).as(summary).allSatisfy(o -> assertThat(o).matches("\\{}|57P03 .*"));
+        // each answered, or refused before any guest code because the node's guest memory budget is full
+        assertThat(outcomes).as(summary).allSatisfy(o -> assertThat(o).matches("\\{}|57P03 .*guest memory budget is full.*"));
         assertThat(outcomes).as(summary).contains("{}");
         assertThat(cluster.nodes().stream().mapToLong(n -> n.cells().evictions()).sum() - evictionsBefore)
                 .as("idle cells were evicted to admit others; " + summary).isPositive();
@@ -257,10 +261,8 @@ class HostileGuestsIT {
         try {
             // Measured once every spinner caller has had an answer: a binding is known to be slow only after one
             // of its runs held a place limits.slowRunMs; until then it may hold its share (half the places).
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (spinnerOutcomes.size() < SPINNER_CALLERS && System.nanoTime() - until < 0) {
-                Thread.sleep(10);
-            }
+            Await.until(SPINNER_CALLERS + " spinner calls answered", java.time.Duration.ofSeconds(60),
+                    spinnerOutcomes::size, n -> n >= SPINNER_CALLERS);
             beside = sampleLatencies(60);
         } finally {
             stop.set(true);
@@ -271,8 +273,11 @@ class HostileGuestsIT {
         String summary = "p50/p99 alone %d/%d µs, beside the spinner %d/%d µs; spinner calls %s in %s ms".formatted(
                 alone[alone.length / 2], p99(alone), beside[beside.length / 2], p99(beside), spinnerOutcomes, spinnerMillis);
         System.out.println(summary);
+        // the spinner ran to its deadline (its first runs, before it is known to be slow, hold a place), and every
+        // other call of it was refused busy: nothing else
         assertThat(spinnerOutcomes).as(summary).isNotEmpty()
-                .allSatisfy(o -> assertThat(o).matches("57014 .*|57P03 .* busy: .*"));
+                .allSatisfy(o -> assertThat(o).matches("57014 .*|57P03 .* busy: .*"))
+                .anySatisfy(o -> assertThat(o).startsWith("57014 "));
         // Twice the p99 alone, or 500 ms more than it, whichever is larger: a p99 of ~480 calls on 2 shared cores moves
         // by a few hundred ms between runs (alone: 210 to 560 ms), while what this guards against — calls of another
         // binding waiting behind the spinner, up to its 2 s deadline — still lands far past either bound.

@@ -59,16 +59,17 @@ class LogsIT {
      * fails retryably (TARGET_STALE) and is made again.
      */
     private static String call() throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try {
-                return callOnce();
-            } catch (java.sql.SQLException e) {
-                if (!"40001".equals(e.getSQLState()) || System.nanoTime() > until) {
-                    throw e;
-                }
-            }
-        }
+        return Await.until("a call through node 1 not refused for a partition passing home",
+                java.time.Duration.ofSeconds(60), () -> {
+                    try {
+                        return callOnce();
+                    } catch (java.sql.SQLException e) {
+                        if (!"40001".equals(e.getSQLState())) {
+                            throw new AssertionError("a call failed other than retryably", e);
+                        }
+                        throw e;
+                    }
+                }, id -> true);
     }
 
     private static String callOnce() throws Exception {
@@ -98,16 +99,11 @@ class LogsIT {
     @Test
     void everyLineAboutACallCarriesItsIdAndAShardRunsLineItsWireIdInJsonAndText() throws Exception {
         String callId = call();
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        List<JsonNode> about;
-        do {
-            about = jsonLines(1).stream().filter(n -> callId.equals(n.path("mdc").path("call_id").asText())).toList();
-            if (about.stream().anyMatch(n -> n.path("formattedMessage").asText().contains("published"))
-                    && about.stream().anyMatch(n -> n.path("mdc").has("wire_id"))) {
-                break;
-            }
-            Thread.sleep(50);
-        } while (System.nanoTime() < until);
+        List<JsonNode> about = Await.until("node 1's JSON lines on call " + callId + "'s publication and a shard run",
+                java.time.Duration.ofSeconds(20),
+                () -> jsonLines(1).stream().filter(n -> callId.equals(n.path("mdc").path("call_id").asText())).toList(),
+                lines -> lines.stream().anyMatch(n -> n.path("formattedMessage").asText().contains("published"))
+                        && lines.stream().anyMatch(n -> n.path("mdc").has("wire_id")));
         assertThat(about).as("node 1's JSON lines about call %s", callId).isNotEmpty();
         JsonNode published = about.stream().filter(n -> n.path("formattedMessage").asText().contains("published"))
                 .findFirst().orElseThrow(() -> new AssertionError("no line on the call's publication"));
@@ -120,15 +116,9 @@ class LogsIT {
                 .anySatisfy(n -> assertThat(n.path("level").asText()).isEqualTo("INFO"));
 
         // node 2 logs text: its shard runs of the same call name the call and the wire id
-        until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        List<String> text;
-        do {
-            text = Files.readAllLines(nodes.log(2)).stream().filter(l -> l.contains("call_id=" + callId)).toList();
-            if (!text.isEmpty()) {
-                break;
-            }
-            Thread.sleep(50);
-        } while (System.nanoTime() < until);
+        List<String> text = Await.until("node 2's text lines about call " + callId, java.time.Duration.ofSeconds(20),
+                () -> Files.readAllLines(nodes.log(2)).stream().filter(l -> l.contains("call_id=" + callId)).toList(),
+                lines -> !lines.isEmpty());
         assertThat(text).as("node 2's text lines about call %s", callId).isNotEmpty()
                 .allSatisfy(l -> assertThat(l).matches(TEXT_LINE.pattern() + ".*"))
                 .anySatisfy(l -> assertThat(l).contains("wire_id=" + callId));

@@ -180,12 +180,15 @@ class MetricsIT {
                     .isGreaterThan(before.value("thresher_call_phase_seconds_sum", p));
         }
         // coordinator counters and gauges
+        // a quiet cluster's calls are answered at the first try: no retry of any kind, no slot failed
         for (String reason : List.of("shard_retry", "replan", "superseded_request", "leader_wait")) {
-            assertThat(after.value("thresher_retries_total", labels("reason", reason))).as(reason).isGreaterThanOrEqualTo(0);
+            Map<String, String> r = labels("reason", reason);
+            assertThat(after.value("thresher_retries_total", r) - before.value("thresher_retries_total", r)).as(reason)
+                    .isZero();
         }
         assertThat(after.all("thresher_slot_rejections_total", Map.of())).extracting(s -> s.labels().get("reason"))
                 .contains("SLOT_MISSING", "SLOT_EXPIRED", "SLOT_STALE", "TARGET_STALE", "PARTIAL_KEY_DUPLICATED");
-        assertThat(after.value("thresher_slots_failed_total")).isGreaterThanOrEqualTo(0);
+        assertThat(after.value("thresher_slots_failed_total") - before.value("thresher_slots_failed_total")).isZero();
         assertThat(after.value("thresher_calls_in_flight")).isZero();
         assertThat(after.value("thresher_host_requests_out")).isZero();
         assertThat(after.value("thresher_host_requests_waiting")).isZero();
@@ -193,22 +196,27 @@ class MetricsIT {
         assertThat(after.value("thresher_control_transactions_total"))
                 .isGreaterThanOrEqualTo(before.value("thresher_control_transactions_total") + 3 * calls);
         // leader side
-        assertThat(after.value("thresher_shard_runs_in_flight")).isGreaterThanOrEqualTo(0);
-        assertThat(after.value("thresher_shard_runs_queued")).isGreaterThanOrEqualTo(0);
+        // the calls have ended, and no one else calls: no host request holds or waits for a place of the shard pool
+        assertThat(after.value("thresher_shard_runs_in_flight")).isZero();
+        assertThat(after.value("thresher_shard_runs_queued")).isZero();
         assertThat(after.value("thresher_shard_run_places")).isEqualTo(cluster.options().limits().shardConcurrency());
+        // nothing refused, replayed or stopped, and leadership did not move, while the calls ran
         for (String counter : List.of("thresher_shard_runs_refused_total", "thresher_slots_refused_total",
-                "thresher_slots_replayed_total", "thresher_call_stops_received_total", "thresher_lease_drops_total")) {
-            assertThat(after.value(counter)).as(counter).isGreaterThanOrEqualTo(0);
+                "thresher_slots_replayed_total", "thresher_call_stops_received_total", "thresher_lease_drops_total",
+                "thresher_lease_takeovers_total")) {
+            assertThat(after.value(counter) - before.value(counter)).as(counter).isZero();
         }
         double led = after.value("thresher_lease_partitions_led");
-        assertThat(led).isPositive();
-        assertThat(after.value("thresher_lease_takeovers_total")).isGreaterThanOrEqualTo(led);
+        assertThat(led).isPositive().isEqualTo(before.value("thresher_lease_partitions_led"));
+        assertThat(after.value("thresher_lease_takeovers_total"))
+                .isGreaterThanOrEqualTo(led + after.value("thresher_lease_drops_total"));
         // cells: this node reduced each call and ran the slots it leads
         assertThat(after.value("thresher_guest_starts_total") - before.value("thresher_guest_starts_total"))
                 .isGreaterThanOrEqualTo(calls);
         assertThat(after.value("thresher_cell_activations_total")).isPositive();
-        assertThat(after.value("thresher_cell_evictions_total")).isGreaterThanOrEqualTo(0);
-        assertThat(after.value("thresher_cells_live")).isPositive();
+        // a live cell was instantiated and not evicted since
+        assertThat(after.value("thresher_cells_live")).isPositive().isLessThanOrEqualTo(
+                after.value("thresher_cell_activations_total") - after.value("thresher_cell_evictions_total"));
         assertThat(after.value("thresher_guest_memory_reserved_bytes")).isPositive()
                 .isLessThanOrEqualTo(after.value("thresher_guest_memory_budget_bytes"));
         assertThat(after.value("thresher_guest_memory_budget_bytes"))
@@ -217,17 +225,29 @@ class MetricsIT {
         List<String> pools = new ArrayList<>(List.of("control", "control-upkeep", "shard-1"));
         for (String pool : pools) {
             Map<String, String> p = labels("pool", pool);
-            assertThat(after.value("thresher_db_pool_max_connections", p)).as(pool).isPositive();
-            assertThat(after.value("thresher_db_pool_active_connections", p)).as(pool).isGreaterThanOrEqualTo(0);
-            assertThat(after.value("thresher_db_pool_idle_connections", p)).as(pool).isGreaterThanOrEqualTo(0);
-            assertThat(after.value("thresher_db_pool_pending_threads", p)).as(pool).isGreaterThanOrEqualTo(0);
+            double max = after.value("thresher_db_pool_max_connections", p);
+            assertThat(max).as(pool).isPositive();
+            // the pool's connections, busy or idle, are within its maximum, and with one idle nobody waits for one
+            double active = after.value("thresher_db_pool_active_connections", p);
+            double idle = after.value("thresher_db_pool_idle_connections", p);
+            assertThat(active + idle).as(pool).isLessThanOrEqualTo(max);
+            if (idle > 0) {
+                assertThat(after.value("thresher_db_pool_pending_threads", p)).as(pool).isZero();
+            }
         }
         assertThat(after.value("thresher_db_pool_max_connections", labels("pool", "control"))).isEqualTo(8);
         // pgwire: the connections counted against the node's cap, and those refused by either cap
-        assertThat(after.value("thresher_pgwire_connections")).isGreaterThanOrEqualTo(0);
+        // the calls went over HTTP: no pgwire connection was refused meanwhile
         for (String reason : List.of("node_limit", "user_limit")) {
-            assertThat(after.value("thresher_pgwire_connections_refused_total", labels("reason", reason))).as(reason)
-                    .isGreaterThanOrEqualTo(0);
+            Map<String, String> r = labels("reason", reason);
+            assertThat(after.value("thresher_pgwire_connections_refused_total", r)
+                    - before.value("thresher_pgwire_connections_refused_total", r)).as(reason).isZero();
+        }
+        // a pgwire session opened on the node is one more connection while it is open
+        double open = after.value("thresher_pgwire_connections");
+        try (java.sql.Connection session = Cluster.connect(0)) {
+            assertThat(session.isValid(5)).isTrue();
+            assertThat(scrape(node).value("thresher_pgwire_connections")).isEqualTo(open + 1);
         }
         // the JVM and the process
         for (String jvm : List.of("jvm_memory_used_bytes", "jvm_memory_max_bytes", "jvm_threads_live_threads",
@@ -244,10 +264,19 @@ class MetricsIT {
                         .as("docs/operations.md, \"Metrics\", lists %s", n).isTrue());
         // one registry per node: every sample names its node, and only it
         assertThat(after.samples()).allSatisfy(s -> assertThat(s.labels()).containsEntry("node", id));
+        double ledByAll = 0;
         for (Node other : cluster.nodes()) {
             Scrape theirs = scrape(other);
             assertThat(theirs.samples()).allSatisfy(s -> assertThat(s.labels()).containsEntry("node", other.hostId()));
             assertThat(theirs.value("thresher_lease_partitions_led")).isPositive();
+            ledByAll += theirs.value("thresher_lease_partitions_led");
+        }
+        // each partition of the control database is led by one node: the nodes' gauges add up to their number
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER,
+                DevCluster.PASSWORD); java.sql.ResultSet rs = c.createStatement().executeQuery(
+                        "SELECT count(*) FROM partitions")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(ledByAll).isEqualTo(rs.getLong(1));
         }
     }
 

@@ -188,28 +188,28 @@ final class NodeProcesses implements AutoCloseable {
         http = client;
     }
 
-    private void awaitReady(int i, long sinceMillis) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (System.nanoTime() < until) {
+    private void awaitReady(int i, long sinceMillis) {
+        Await.Polled<String> ready = Await.poll(Duration.ofSeconds(120), Duration.ofMillis(200), () -> {
             Process p = processes.get(i);
             if (!p.isAlive()) {
-                throw new IllegalStateException(id(i) + " exited with " + p.exitValue() + ":\n" + tail(i));
+                throw new AssertionError(id(i) + " exited with " + p.exitValue() + ":\n" + tail(i));
             }
-            String httpAddress = registeredSince(i, sinceMillis);
-            if (httpAddress != null) {
-                try {
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(httpAddress + "/readyz"))
-                            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
-                    if (r.statusCode() == 200) {
-                        return;
-                    }
-                } catch (IOException e) {
-                    // not listening yet
-                }
+            String httpAddress;
+            try {
+                httpAddress = registeredSince(i, sinceMillis);
+            } catch (java.sql.SQLException e) {
+                throw new AssertionError("the control database, asked whether " + id(i) + " registered", e);
             }
-            Thread.sleep(200);
+            if (httpAddress == null) {
+                return "not registered since its start";
+            }
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(httpAddress + "/readyz"))
+                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+            return "/readyz " + r.statusCode() + " " + r.body();
+        }, seen -> seen.startsWith("/readyz 200 "));
+        if (!ready.reached()) {
+            throw new AssertionError(id(i) + " not ready within 120 s (last seen: " + ready.seen() + "):\n" + tail(i));
         }
-        throw new IllegalStateException(id(i) + " not ready within 120 s:\n" + tail(i));
     }
 
     private String registeredSince(int i, long sinceMillis) throws Exception {

@@ -307,16 +307,13 @@ class ReleaseTarballIT {
     }
 
     private static Matcher awaitReady(Process node, Path log) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (true) {
-            Matcher m = READY.matcher(Files.readString(log));
-            if (m.find()) {
-                return m;
-            }
-            assertThat(node.isAlive()).as("the node exited:%n%s", Files.readString(log)).isTrue();
-            assertThat(System.nanoTime() - until).as("the node not ready in 120 s:%n%s", Files.readString(log)).isNegative();
-            node.waitFor(200, TimeUnit.MILLISECONDS);
-        }
+        Await.Polled<Matcher> ready = Await.poll(Duration.ofSeconds(120), Duration.ofMillis(200), () -> {
+            String text = Files.readString(log);
+            assertThat(node.isAlive()).as("the node exited:%n%s", text).isTrue();
+            return READY.matcher(text);
+        }, Matcher::find);
+        assertThat(ready.reached()).as("the node not ready in 120 s:%n%s", Files.readString(log)).isTrue();
+        return ready.value();
     }
 
     /** {@code CALL BINDING revenue_by_region('{}')} over pgwire until it answers; the last failure says why not. */
@@ -326,20 +323,14 @@ class ReleaseTarballIT {
         p.setProperty("password", password);
         p.setProperty("connectTimeout", "5");
         p.setProperty("socketTimeout", "40");
-        long until = System.nanoTime() + within.toNanos();
-        Exception last = null;
-        while (System.nanoTime() - until < 0) {
+        return Await.until("a call of revenue_by_region answered at " + address, within, Duration.ofMillis(500), () -> {
             try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + address + "/thresher", p);
                  Statement s = c.createStatement();
                  ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
                 assertThat(rs.next()).isTrue();
                 return rs.getString(1);
-            } catch (java.sql.SQLException e) {
-                last = e;
-                Thread.sleep(500);
             }
-        }
-        throw new AssertionError("no call answered within " + within, last);
+        }, answer -> true);
     }
 
     /** Runs a shell block with {@code sh -e} in {@code dir}: its output (stdout and stderr), failing on a non-zero exit. */

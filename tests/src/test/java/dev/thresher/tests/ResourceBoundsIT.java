@@ -106,18 +106,17 @@ class ResourceBoundsIT {
     }
 
     /** Waits, at most 30 s, until a new session of {@code user} is admitted (the server sees closes a moment later). */
-    private static void awaitAdmitted(String user) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
+    private static void awaitAdmitted(String user) {
+        Await.until("a place free again for " + user, java.time.Duration.ofSeconds(30), java.time.Duration.ofMillis(20), () -> {
             try (Connection c = connect(user)) {
                 assertThat(call(c)).contains("count");
-                return;
+                return true;
             } catch (PSQLException e) {
+                // refused for the user's cap only, while the server sees the close: anything else fails at once
                 assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("53300");
-                assertThat(System.nanoTime()).as("a place free again for %s", user).isLessThan(until);
-                Thread.sleep(20);
+                throw e;
             }
-        }
+        }, admitted -> admitted);
     }
 
     // ---- a minimal client of the wire protocol, for what a driver does not send
@@ -318,12 +317,9 @@ class ResourceBoundsIT {
     }
 
     /** Waits, at most 30 s, until the node counts {@code n} pgwire connections (closes are seen a moment later). */
-    private static void awaitOpen(long n) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (open() != n) {
-            assertThat(System.nanoTime()).as("%s pgwire connections open", n).isLessThan(until);
-            Thread.sleep(20);
-        }
+    private static void awaitOpen(long n) {
+        Await.until(n + " pgwire connections open", java.time.Duration.ofSeconds(30), java.time.Duration.ofMillis(20),
+                ResourceBoundsIT::open, open -> open == n);
     }
 
     /** The first column of the first DataRow of {@code messages}, as text. */

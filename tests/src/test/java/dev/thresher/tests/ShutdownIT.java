@@ -182,19 +182,6 @@ class ShutdownIT {
 
     /** Waits for a condition the held call's situation brings about; the call ending first is the failure. */
     private static void await(BooleanSupplier condition, String what, CompletableFuture<?> call) {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            if (call.isDone()) {
-                call.join();
-                throw new AssertionError("the call ended before: " + what);
-            }
-            assertThat(System.nanoTime() - until).as("waiting for: %s", what).isNegative();
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        Await.until(what, Duration.ofSeconds(30), condition, call);
     }
 }

@@ -91,7 +91,8 @@ class TopologyChangesIT {
         long supersededBefore = sum(n -> n.coordinator().supersededRequests());
         AtomicBoolean running = new AtomicBoolean(true);
         ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
-        ConcurrentLinkedQueue<String> failed = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Failed> failed = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Ended> ended = new ConcurrentLinkedQueue<>();
         AtomicLong ok = new AtomicLong();
         ExecutorService clients = Executors.newFixedThreadPool(8);
         List<Future<?>> futures = new ArrayList<>();
@@ -100,6 +101,7 @@ class TopologyChangesIT {
             futures.add(clients.submit(() -> {
                 try (Connection c = connect(client % 3); Statement s = c.createStatement()) {
                     while (running.get()) {
+                        long started = System.nanoTime();
                         try (ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
                             rs.next();
                             String problem = Cluster.differs(JSON.readTree(rs.getString(1)), reference);
@@ -108,8 +110,11 @@ class TopologyChangesIT {
                             } else {
                                 ok.incrementAndGet();
                             }
+                            ended.add(new Ended(started, System.nanoTime(), null));
                         } catch (SQLException e) {
-                            failed.add(e.getSQLState() + " " + e.getMessage().lines().findFirst().orElse(""));
+                            Failed f = Failed.of(e);
+                            failed.add(f);
+                            ended.add(new Ended(started, System.nanoTime(), f));
                         }
                     }
                 }
@@ -118,19 +123,27 @@ class TopologyChangesIT {
         }
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(LOAD_SECONDS);
         List<TopologyService.Change> changes = new ArrayList<>();
+        List<long[]> windows = new ArrayList<>(); // each change's start and end, by the test's clock
         int round = 0;
         while (System.nanoTime() < end || round < 4) {
             // partition 1 (shard 2) travels round the shards; partitions split; leadership moves
             int to = round % 3 + 1;
-            changes.add(topology.movePartition("it", 1, Integer.toString(to == shardOf(1) ? to % 3 + 1 : to), false));
+            changes.add(timed(windows, () -> topology.movePartition("it", 1,
+                    Integer.toString(to == shardOf(1) ? to % 3 + 1 : to), false)));
             if (tables.control().readTopology().partitionsOf(DevCluster.TENANT, "orders").size() < 40) {
-                changes.add(topology.splitPartition("it", largest(), OptionalInt.empty(), false));
+                changes.add(timed(windows, () -> topology.splitPartition("it", largest(), OptionalInt.empty(), false)));
             }
             int p = round % 16;
-            changes.add(topology.transferLeader("it", p, otherCandidate(p), false));
+            changes.add(timed(windows, () -> topology.transferLeader("it", p, otherCandidate(p), false)));
             round++;
-            Thread.sleep(500);
+            Thread.sleep(500); // paces the changes: not a wait
         }
+        // A change reaches every node by its push, or by the poll at the latest, and a lease handed over is taken by
+        // the next renewal: after that bound, calls meet no change. The callers go on until 16 calls started past it.
+        long settleMs = cluster.options().limits().topologyPollMs() + cluster.options().limits().partitionLeaseMs();
+        long settled = windows.get(windows.size() - 1)[1] + TimeUnit.MILLISECONDS.toNanos(settleMs);
+        Await.until("16 calls started " + settleMs + " ms after the last change ended", java.time.Duration.ofSeconds(120),
+                () -> ended.stream().filter(e -> e.startNanos() - settled >= 0).count(), n -> n >= 16);
         running.set(false);
         for (Future<?> f : futures) {
             f.get(60, TimeUnit.SECONDS);
@@ -140,14 +153,30 @@ class TopologyChangesIT {
         assertThat(changes).allSatisfy(c -> assertThat(c.outcome()).isEqualTo("succeeded"));
         assertThat(wrong).as("results that differ from the SQL reference").isEmpty();
         assertThat(ok.get()).isPositive();
+        // A call fails only when a change overtook it: with the stale target or slot it was refused for (40001), or
+        // the leader or cell it needed being replaced (57P03), each retryable. So every failed call was in flight
+        // while a change ran or until its settle bound after; none started later failed; and no more failed than
+        // the eight callers' calls in flight at each change.
         assertThat(failed).as("calls that failed with anything but a retryable stale target or a leader being replaced")
-                .allSatisfy(f -> assertThat(f.startsWith("40001") || f.startsWith("57P03")).as(f).isTrue());
+                .allSatisfy(f -> assertThat(DURING_A_CHANGE).as(f.toString()).containsEntry(f.code(), f.sqlState()));
+        long settleNanos = TimeUnit.MILLISECONDS.toNanos(settleMs);
+        assertThat(ended).filteredOn(e -> e.failure() != null)
+                .as("failed calls in flight during no change (nor %d ms after one)", settleMs)
+                .allSatisfy(e -> assertThat(windows).as("%s", e).anySatisfy(w -> assertThat(w[0] - e.endNanos() <= 0
+                        && e.startNanos() - (w[1] + settleNanos) <= 0).isTrue()));
+        assertThat(ended).filteredOn(e -> e.startNanos() - settled >= 0).as("calls started once the changes settled")
+                .hasSizeGreaterThanOrEqualTo(16).allSatisfy(e -> assertThat(e.failure()).as("%s", e).isNull());
+        long calls = ok.get() + wrong.size() + failed.size();
+        assertThat((long) failed.size()).as("calls failed of %d, under %d changes: %s", calls, changes.size(), failed)
+                .isLessThanOrEqualTo(8L * changes.size());
         long retries = sum(n -> n.coordinator().shardRetries()) - retriesBefore;
         long replans = sum(n -> n.coordinator().replans()) - replansBefore;
         long superseded = sum(n -> n.coordinator().supersededRequests()) - supersededBefore;
-        System.out.printf("topology under load: %d rounds of changes in %d s; %d calls correct, %d failed (retryable);"
-                        + " %d slots refused stale and sent again, %d calls re-planned, %d requests superseded%n", round,
-                LOAD_SECONDS, ok.get(), failed.size(), retries, replans, superseded);
+        System.out.printf("topology under load: %d rounds of changes (%d) in %d s; %d calls correct, %d failed (retryable:"
+                        + " %s); %d slots refused stale and sent again, %d calls re-planned, %d requests superseded%n",
+                round, changes.size(), LOAD_SECONDS, ok.get(), failed.size(), failed.stream().collect(
+                        java.util.stream.Collectors.groupingBy(Failed::code, java.util.TreeMap::new,
+                                java.util.stream.Collectors.counting())), retries, replans, superseded);
         assertThat(retries + replans).as("stale-target refusals re-resolved, or calls re-planned: the fence ran")
                 .isPositive();
         Map<String, double[]> after = Cluster.sqlReference(cluster);
@@ -322,17 +351,47 @@ class TopologyChangesIT {
 
     // ---- helpers ----------------------------------------------------------------------------------------------
 
-    private static HttpResponse<String> awaitStatus(HttpClient http, URI uri, int status, int seconds) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (true) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() == status) {
-                return r;
-            }
-            assertThat(System.nanoTime()).as("%s to answer %d (last: %d %s)", uri, status, r.statusCode(), r.body())
-                    .isLessThan(until);
-            Thread.sleep(200);
+    /** The retryable failures a call may meet while a change overtakes it, and their SQLSTATEs. */
+    private static final Map<ErrorCode, String> DURING_A_CHANGE = new java.util.EnumMap<>(Map.of(
+            ErrorCode.TARGET_STALE, "40001", ErrorCode.SLOT_STALE, "40001", ErrorCode.SLOT_EXPIRED, "40001",
+            ErrorCode.REDUCE_LEASE_LOST, "40001", ErrorCode.HOST_UNREACHABLE, "57P03", ErrorCode.CELL_UNAVAILABLE, "57P03"));
+
+    /** A call's start and end (the test's clock), and how it failed, if it did. */
+    private record Ended(long startNanos, long endNanos, Failed failure) {}
+
+    /** Makes a change, recording its start and end in {@code windows}. */
+    private static TopologyService.Change timed(List<long[]> windows,
+                                                java.util.function.Supplier<TopologyService.Change> change) {
+        long start = System.nanoTime();
+        try {
+            return change.get();
+        } finally {
+            windows.add(new long[] {start, System.nanoTime()});
         }
+    }
+
+    /** A failed call: its SQLSTATE, its Thresher code (from the error's detail) and its first line. */
+    private record Failed(String sqlState, ErrorCode code, String message) {
+        static Failed of(SQLException e) {
+            String m = String.valueOf(e.getMessage());
+            var code = java.util.regex.Pattern.compile("thresher_code=(\\d+)").matcher(m);
+            return new Failed(e.getSQLState(), code.find() ? ErrorCode.ofCode(Integer.parseInt(code.group(1))) : null,
+                    m.lines().findFirst().orElse(""));
+        }
+    }
+
+    /** An HTTP answer, seen as its status and body. */
+    private record Answer(HttpResponse<String> response) {
+        @Override
+        public String toString() {
+            return response.statusCode() + " " + response.body();
+        }
+    }
+
+    private static HttpResponse<String> awaitStatus(HttpClient http, URI uri, int status, int seconds) {
+        return Await.until(uri + " to answer " + status, java.time.Duration.ofSeconds(seconds),
+                java.time.Duration.ofMillis(200), () -> new Answer(http.send(HttpRequest.newBuilder(uri).build(),
+                        HttpResponse.BodyHandlers.ofString())), a -> a.response().statusCode() == status).response();
     }
 
     private static void assertRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable change, ErrorCode code,

@@ -32,25 +32,20 @@ class TopologyViewIT {
         DevCluster cluster = Cluster.get();
         String cli = ComponentHarnessIT.thresher("topology", "show", "--dev", cluster.endpointsFile().getParent().toString());
         assertThat(cli).startsWith("0:");
-        String fromControl = cli.substring(2);
         HttpClient http = HttpClient.newHttpClient();
         // the nodes converge on the control database's version (push, and the poll as the bound)
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        List<String> views;
-        do {
-            views = new ArrayList<>();
-            for (Node n : cluster.nodes()) {
-                views.add(get(http, n));
-            }
-            fromControl = ComponentHarnessIT.thresher("topology", "show", "--dev",
-                    cluster.endpointsFile().getParent().toString()).substring(2);
-            if (views.stream().allMatch(fromControl::equals)) {
-                break;
-            }
-            Thread.sleep(100);
-        } while (System.nanoTime() - until < 0);
-        String expected = fromControl;
-        assertThat(views).as("every node's view equals the control database's").allSatisfy(v -> assertThat(v).isEqualTo(expected));
+        record Views(List<String> nodes, String control) {}
+        Views seen = Await.until("every node's view equal to the control database's", java.time.Duration.ofSeconds(30),
+                java.time.Duration.ofMillis(100), () -> {
+                    List<String> views = new ArrayList<>();
+                    for (Node n : cluster.nodes()) {
+                        views.add(get(http, n));
+                    }
+                    return new Views(views, ComponentHarnessIT.thresher("topology", "show", "--dev",
+                            cluster.endpointsFile().getParent().toString()).substring(2));
+                }, v -> v.nodes().stream().allMatch(v.control()::equals));
+        String expected = seen.control();
+        assertThat(seen.nodes()).as("every node's view equals the control database's").allSatisfy(v -> assertThat(v).isEqualTo(expected));
 
         JsonNode doc = new ObjectMapper().readTree(expected);
         assertThat(doc.fieldNames()).toIterable().containsExactly("hosts", "partitions", "version");

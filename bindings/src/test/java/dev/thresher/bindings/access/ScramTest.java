@@ -48,6 +48,31 @@ class ScramTest {
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
+    /**
+     * Verifiers computed by PostgreSQL itself, not by this class: PostgreSQL 15.18 (Debian 15.18-0+deb12u1), a fresh
+     * cluster, {@code SET password_encryption = 'scram-sha-256'; CREATE ROLE v LOGIN PASSWORD ...;} and
+     * {@code SELECT rolpassword FROM pg_authid WHERE rolname = 'v'} (the salt is PostgreSQL's random one, kept here).
+     * The second password is {@code U&'\2168 pass\00A0word'}, which PostgreSQL's SASLprep turns into "IX pass word".
+     */
+    private static final String POSTGRES_PENCIL =
+            "SCRAM-SHA-256$4096:xe8NpS6Gwjj7sH4tMo//YA==$IFMLNVArl2oHKjCfR4RAhNXu5Pj1UBNso0/xXaMIfSs=:EmCKlcBWo8govc+DyTm8Id8mejuq+1+5FMXsE8fVWnA=";
+    private static final String POSTGRES_NON_ASCII =
+            "SCRAM-SHA-256$4096:e1tYReqRPZtrTRhu5EEUew==$xqIjXbHwb78uZSN9PhsjIzQaRQvuXlE4UzWtvyGDUlg=:KI1jRmGykyz7h2WOrOaaCJzKzt534VDx/l0fmtsVRN8=";
+
+    @Test
+    void verifiersComputedByPostgresqlAreTheOnesThisClassComputesFromTheirSalt() {
+        Scram.Verifier pencil = Scram.Verifier.parse(POSTGRES_PENCIL);
+        assertThat(pencil.iterations()).isEqualTo(4096);
+        assertThat(Scram.verifier("pencil", pencil.salt(), 4096).text()).isEqualTo(POSTGRES_PENCIL);
+        assertThat(Scram.matches(pencil, "pencil")).isTrue();
+        assertThat(Scram.matches(pencil, "Pencil")).isFalse();
+
+        Scram.Verifier nonAscii = Scram.Verifier.parse(POSTGRES_NON_ASCII);
+        assertThat(Scram.verifier("\u2168 pass\u00a0word", nonAscii.salt(), 4096).text()).isEqualTo(POSTGRES_NON_ASCII);
+        assertThat(Scram.matches(nonAscii, "IX pass word")).isTrue();
+        assertThat(Scram.matches(nonAscii, "IX password")).isFalse();
+    }
+
     @Test
     void nonAsciiPasswordsAreNormalizedAsSaslprepDoes() {
         // U+2168 ROMAN NUMERAL NINE is "IX" after NFKC; a no-break space is a space; a soft hyphen is nothing

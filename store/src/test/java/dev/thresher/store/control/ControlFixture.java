@@ -142,24 +142,22 @@ final class ControlFixture implements AutoCloseable {
         List<String> drain() {
             String sentinel = notifySentinel();
             List<String> got = new ArrayList<>();
-            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            try {
-                while (System.nanoTime() - until < 0) {
-                    PGNotification[] ns = c.unwrap(PGConnection.class).getNotifications(100);
-                    if (ns == null) {
-                        continue;
-                    }
-                    for (PGNotification n : ns) {
-                        if (n.getParameter().equals(sentinel)) {
-                            return got;
+            dev.thresher.store.TestPostgres.await(Duration.ofSeconds(10),
+                    () -> "sentinel " + sentinel + " (received so far: " + got + ")", () -> {
+                        try {
+                            PGNotification[] ns = c.unwrap(PGConnection.class).getNotifications(100);
+                            for (PGNotification n : ns == null ? new PGNotification[0] : ns) {
+                                if (n.getParameter().equals(sentinel)) {
+                                    return true;
+                                }
+                                got.add(n.getParameter());
+                            }
+                            return false;
+                        } catch (SQLException e) {
+                            throw new IllegalStateException(e);
                         }
-                        got.add(n.getParameter());
-                    }
-                }
-            } catch (SQLException e) {
-                throw new IllegalStateException(e);
-            }
-            throw new AssertionError("sentinel " + sentinel + " not received; got " + got);
+                    });
+            return got;
         }
 
         @Override

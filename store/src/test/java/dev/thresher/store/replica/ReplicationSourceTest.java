@@ -559,13 +559,17 @@ class ReplicationSourceTest {
         SlotInfo slot = startStreaming();
         assertThat(row("SELECT pg_terminate_backend(active_pid)::text FROM pg_replication_slots WHERE slot_name = '"
                 + slot.slotName() + "'")).containsExactly("true");
-        long until = System.nanoTime() + WAIT.toNanos();
-        assertThatThrownBy(() -> {
-            while (System.nanoTime() - until < 0) {
+        Exception[] thrown = new Exception[1];
+        TestPostgres.await(WAIT, "poll to throw once its walsender is gone", () -> {
+            try {
                 source.poll();
-                Thread.sleep(10);
+                return false;
+            } catch (Exception e) {
+                thrown[0] = e;
+                return true;
             }
-        }).isInstanceOf(SQLException.class);
+        });
+        assertThat(thrown[0]).isInstanceOf(SQLException.class);
         awaitSlotGone(slot.slotName());
     }
 
