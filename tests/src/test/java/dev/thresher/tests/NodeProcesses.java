@@ -212,6 +212,31 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
+    /**
+     * The sum of a series' samples on node {@code i}'s {@code GET /metrics} (Prometheus text), as a node started last
+     * registered its HTTP address.
+     */
+    double metric(int i, String series) throws Exception {
+        String httpAddress = registeredSince(i, 0);
+        if (httpAddress == null) {
+            throw new AssertionError(id(i) + " has no HTTP address registered");
+        }
+        String text = http.send(HttpRequest.newBuilder(URI.create(httpAddress + "/metrics")).timeout(Duration.ofSeconds(2))
+                .build(), HttpResponse.BodyHandlers.ofString()).body();
+        double sum = 0;
+        boolean found = false;
+        for (String line : text.split("\n")) {
+            if (line.startsWith(series + " ") || line.startsWith(series + "{")) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                found = true;
+            }
+        }
+        if (!found) {
+            throw new AssertionError(id(i) + "'s /metrics has no series " + series);
+        }
+        return sum;
+    }
+
     private String registeredSince(int i, long sinceMillis) throws Exception {
         try (Connection c = control(); PreparedStatement ps = c.prepareStatement(
                 "SELECT http_address FROM hosts WHERE host_id = ? AND started_at >= to_timestamp(? / 1000.0)")) {
