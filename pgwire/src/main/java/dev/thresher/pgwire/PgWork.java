@@ -110,14 +110,8 @@ final class PgWork {
         if (!allowed(p -> p.checkDeploy("create, alter or drop tables"), sink::failed)) {
             return;
         }
-        String[] tag = new String[1];
-        startWrite("table statement", () -> {
-            tag[0] = writes.tables().execute(session.tenant(), session.user(), t.sql());
-            return 0;
-        }, rows -> {
-            sink.write(new BackendMessage.CommandComplete(tag[0]));
-            sink.done();
-        }, sink::failed);
+        startTagged("table statement", () -> writes.tables().execute(session.tenant(), session.user(), t.sql()),
+                sink);
     }
 
     void bindingStatement(ParsedStatement.BindingStatement statement, PgResultSink sink) {
@@ -129,14 +123,8 @@ final class PgWork {
                     "binding statement: this server does not deploy components")));
             return;
         }
-        String[] tag = new String[1];
-        startWrite("binding statement", () -> {
-            tag[0] = writes.bindings().execute(session.tenant(), session.user(), statement.sql());
-            return 0;
-        }, rows -> {
-            sink.write(new BackendMessage.CommandComplete(tag[0]));
-            sink.done();
-        }, sink::failed);
+        startTagged("binding statement",
+                () -> writes.bindings().execute(session.tenant(), session.user(), statement.sql()), sink);
     }
 
     /**
@@ -157,14 +145,7 @@ final class PgWork {
             sink.failed(PgError.of(e));
             return;
         }
-        String[] tag = new String[1];
-        startWrite("user or grant statement", () -> {
-            tag[0] = access.execute(by, parsed);
-            return 0;
-        }, rows -> {
-            sink.write(new BackendMessage.CommandComplete(tag[0]));
-            sink.done();
-        }, sink::failed);
+        startTagged("user or grant statement", () -> access.execute(by, parsed), sink);
     }
 
     /**
@@ -186,6 +167,18 @@ final class PgWork {
             onFailure.accept(PgError.of(e));
             return false;
         }
+    }
+
+    /** A statement on the writer threads that answers with the command tag its work returns. */
+    private void startTagged(String what, java.util.function.Supplier<String> work, PgResultSink sink) {
+        String[] tag = new String[1];
+        startWrite(what, () -> {
+            tag[0] = work.get();
+            return 0;
+        }, rows -> {
+            sink.write(new BackendMessage.CommandComplete(tag[0]));
+            sink.done();
+        }, sink::failed);
     }
 
     /** Blocking table work for the writer threads; handling pauses until it is done, as for a call. */

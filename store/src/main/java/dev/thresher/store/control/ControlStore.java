@@ -32,14 +32,12 @@ import org.flywaydb.core.Flyway;
  * Every method is one short transaction; callers run them off event loops.
  */
 public final class ControlStore {
-    private final DataSource db;
     private final ControlSql sql;
     private final BindingCatalog bindings;
     private final TableCatalog tables;
     private final TopologyStore topology;
 
     public ControlStore(DataSource db) {
-        this.db = db;
         this.sql = new ControlSql(db);
         this.bindings = new BindingCatalog(db);
         this.tables = new TableCatalog(db);
