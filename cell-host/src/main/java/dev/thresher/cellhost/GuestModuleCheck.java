@@ -270,14 +270,10 @@ public final class GuestModuleCheck {
             r.pos = 8;
             while (!r.atEnd()) {
                 int id = r.u8();
-                int size = r.u32();
-                int end = r.pos + size;
-                if (end > wasm.length) {
-                    throw new IllegalStateException("section " + id + " runs past the end of the module");
-                }
+                int end = r.sectionEnd();
                 switch (id) {
                     case 1 -> {
-                        for (int n = r.u32(); n > 0; n--) {
+                        for (int n = r.count(); n > 0; n--) {
                             if (r.u8() != 0x60) {
                                 throw new IllegalStateException("a type is not a function type");
                             }
@@ -285,7 +281,7 @@ public final class GuestModuleCheck {
                         }
                     }
                     case 2 -> {
-                        for (int n = r.u32(); n > 0; n--) {
+                        for (int n = r.count(); n > 0; n--) {
                             String module = r.name();
                             String name = r.name();
                             int[] typeIndex = {-1};
@@ -297,12 +293,12 @@ public final class GuestModuleCheck {
                         }
                     }
                     case 3 -> {
-                        for (int n = r.u32(); n > 0; n--) {
-                            functionTypes.add(r.u32());
+                        for (int n = r.count(); n > 0; n--) {
+                            functionTypes.add(r.index());
                         }
                     }
                     case 4 -> {
-                        for (int n = r.u32(); n > 0; n--) {
+                        for (int n = r.count(); n > 0; n--) {
                             r.u8(); // reference type
                             int flags = r.u8();
                             f.tableMinimums.add(Integer.toUnsignedLong(r.u32()));
@@ -312,7 +308,7 @@ public final class GuestModuleCheck {
                         }
                     }
                     case 5 -> {
-                        for (int n = r.u32(); n > 0; n--) {
+                        for (int n = r.count(); n > 0; n--) {
                             int flags = r.u8();
                             boolean is64 = (flags & 4) != 0;
                             long min = is64 ? u64(r) : Integer.toUnsignedLong(r.u32());
@@ -321,10 +317,10 @@ public final class GuestModuleCheck {
                         }
                     }
                     case 7 -> {
-                        for (int n = r.u32(); n > 0; n--) {
+                        for (int n = r.count(); n > 0; n--) {
                             String name = r.name();
                             int kind = r.u8();
-                            int index = r.u32();
+                            int index = r.index();
                             if (kind == 0) {
                                 exportedFunctions.put(name, index);
                             } else if (kind == 2) {
@@ -334,7 +330,7 @@ public final class GuestModuleCheck {
                     }
                     default -> { }
                 }
-                r.pos = end;
+                r.endSection(id, end);
             }
             exportedFunctions.forEach((name, index) -> {
                 if (index < functionTypes.size() && functionTypes.get(index) < types.size()) {
@@ -346,7 +342,7 @@ public final class GuestModuleCheck {
 
         private static List<Byte> valueTypes(WasmReader r) {
             List<Byte> t = new ArrayList<>();
-            for (int n = r.u32(); n > 0; n--) {
+            for (int n = r.count(); n > 0; n--) {
                 t.add((byte) r.u8());
             }
             return List.copyOf(t);

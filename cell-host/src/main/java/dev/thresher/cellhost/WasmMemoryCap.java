@@ -52,11 +52,7 @@ final class WasmMemoryCap {
         while (!r.atEnd()) {
             int sectionStart = r.pos;
             int id = r.u8();
-            int size = r.u32();
-            int end = r.pos + size;
-            if (end > b.length) {
-                throw new IllegalStateException("section " + id + " runs past the end of the module");
-            }
+            int end = r.sectionEnd();
             if (id == IMPORT_SECTION) {
                 refuseImportedMemory(end);
                 out.write(b, sectionStart, end - sectionStart);
@@ -73,14 +69,14 @@ final class WasmMemoryCap {
             } else {
                 out.write(b, sectionStart, end - sectionStart);
             }
-            r.pos = end;
+            r.endSection(id, end);
         }
         return out.toByteArray();
     }
 
     private byte[] memorySection(int end, long capPages) {
         ByteArrayOutputStream section = new ByteArrayOutputStream();
-        int count = r.u32();
+        int count = r.count();
         writeU32(section, count);
         for (int i = 0; i < count; i++) {
             int flags = r.u8();
@@ -105,7 +101,7 @@ final class WasmMemoryCap {
 
     private byte[] tableSection(int end, long capElements) {
         ByteArrayOutputStream section = new ByteArrayOutputStream();
-        int count = r.u32();
+        int count = r.count();
         writeU32(section, count);
         for (int i = 0; i < count; i++) {
             int refType = r.u8();
@@ -138,7 +134,7 @@ final class WasmMemoryCap {
     /** A memory the guest imports would escape the cap; the guest ABI has the guest define its own. */
     private void refuseImportedMemory(int end) {
         int save = r.pos;
-        for (int n = r.u32(); n > 0; n--) {
+        for (int n = r.count(); n > 0; n--) {
             r.name();
             r.name();
             if (r.skipImportDescription(type -> { }) == 2) {

@@ -59,6 +59,47 @@ class GuestModuleCheckTest {
                 .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.GUEST_INVALID_MODULE));
     }
 
+    /** Bytes from hex pairs: {@code "00 61 73 6d"}. */
+    static byte[] hex(String pairs) {
+        String[] p = pairs.trim().split("\\s+");
+        byte[] b = new byte[p.length];
+        for (int i = 0; i < p.length; i++) {
+            b[i] = (byte) Integer.parseInt(p[i], 16);
+        }
+        return b;
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 30, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void aLengthReadAsNegativeOrPastTheEndIsRefusedNotLoopedOn() {
+        // kills: WasmReader.length reading its size signed (a section of size 0xfffffffa pointed back at its own
+        // start, and deploy looped for ever at 100% CPU)
+        java.util.List<byte[]> malformed = java.util.List.of(
+                hex("00 61 73 6d 01 00 00 00 00 fa ff ff ff 0f"), // custom section, size -6 as an int
+                hex("00 61 73 6d 01 00 00 00 01 ff ff ff ff 0f"), // type section, size 2^32 - 1
+                hex("00 61 73 6d 01 00 00 00 01 05 ff ff ff ff 0f"), // a count of 2^32 - 1 types in 5 bytes
+                hex("00 61 73 6d 01 00 00 00 07 07 01 ff ff ff ff 0f 00"), // an export name of 2^32 - 1 bytes
+                hex("00 61 73 6d 01 00 00 00 01 01 02 60 00 00"), // a section read past its size
+                hex("00 61 73 6d 01 00 00 00 00 ff ff ff ff 7f")); // bits beyond 32 in a u32
+        for (byte[] wasm : malformed) {
+            assertThatThrownBy(() -> GuestModuleCheck.problems(wasm, 2, BUDGET)).as(java.util.HexFormat.of().formatHex(wasm))
+                    .isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.GUEST_INVALID_MODULE);
+                        assertThat(e.getMessage()).startsWith("the module binary cannot be read: ");
+                    });
+            // The memory cap and the signatures read only the sections they need: each reads or refuses, never loops.
+            for (Runnable reader : java.util.List.<Runnable>of(() -> WasmMemoryCap.apply(wasm, BUDGET),
+                    () -> WasmSignatures.exportedFunctions(wasm))) {
+                try {
+                    reader.run();
+                } catch (ThresherException e) {
+                    assertThat(e.code()).isEqualTo(ErrorCode.GUEST_INVALID_MODULE);
+                }
+            }
+            assertThat(GuestModuleCheck.memoryMaximumBytes(wasm, BUDGET)).isEqualTo(BUDGET);
+        }
+    }
+
     @Test
     void anImportOfTheWrongTypeIsRefusedAtInstantiationToo() {
         Component c = Component.of(module("(import \"thresher\" \"fail\" (func (param i64)))",
