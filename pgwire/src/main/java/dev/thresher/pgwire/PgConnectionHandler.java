@@ -243,7 +243,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /**
      * Handles queued messages until the queue is empty, a call is in flight, or the channel is not
      * writable: a client that pipelines and never reads must not make the server buffer responses without
-     * bound, so reading stops too until {@link #channelWritabilityChanged}.
+     * bound, so what was written is flushed and reading stops until {@link #channelWritabilityChanged}.
      */
     private void drain() {
         FrontendMessage message;
@@ -260,6 +260,9 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!ctx.channel().isWritable() && phase != Phase.CLOSED) {
+            // Answers wait for Sync, but past the high water mark they go out now, as PostgreSQL sends a full send
+            // buffer: unflushed, they would keep the channel unwritable for ever and a batch with one Sync would hang.
+            ctx.flush();
             ctx.channel().config().setAutoRead(false);
             if (!pausedForWrites) {
                 pausedForWrites = true;

@@ -65,4 +65,48 @@ class PgWireBackPressureTest {
             assertThat(calls.requests).hasSize(QUERIES);
         }
     }
+
+    /**
+     * A batch answered only at its one Sync (pgx's SendBatch, psycopg's pipeline): its answers pass the high water
+     * mark before the Sync, so the server must flush them then, as PostgreSQL flushes a full send buffer; otherwise
+     * nothing was sent, the channel never becomes writable again, and the connection waits for ever.
+     */
+    @Test
+    void aBatchAnsweredAtItsOneSyncIsFlushedPastTheHighWaterMark() throws Exception {
+        Calls calls = new Calls(r -> CompletableFuture.completedFuture(new CallResult("c", BIG)));
+        Limits limits = Limits.fromProperties(Map.of("limits.pgwireAuthTimeoutMs", "60000"));
+        try (PgWireServer server = PgWireServer.start(
+                new PgWireConfig("127.0.0.1", 0, AuthMode.TRUST, "thresher", "", "acme", limits), calls);
+             Socket socket = new Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(30_000);
+            FrontendBytes bytes = new FrontendBytes().startup(Map.of("user", "thresher"))
+                    .parse("s", "CALL BINDING x('{}')");
+            for (int i = 0; i < QUERIES; i++) {
+                bytes.bind("", "s", (short) 0, (short) 0).execute("");
+            }
+            bytes.sync();
+            OutputStream out = socket.getOutputStream();
+            out.write(bytes.toByteArray());
+            out.flush();
+
+            // kills: PgConnectionHandler.drain pausing reads on an unwritable channel without flushing what it wrote
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            int completions = 0;
+            int ready = 0;
+            while (ready < 2) { // after the startup, and after the Sync
+                char type = (char) in.readUnsignedByte();
+                int length = in.readInt();
+                in.skipNBytes(length - 4);
+                if (type == 'C') {
+                    completions++;
+                } else if (type == 'Z') {
+                    ready++;
+                } else {
+                    assertThat(type).isIn('R', 'S', 'K', '1', '2', 'D');
+                }
+            }
+            assertThat(completions).isEqualTo(QUERIES);
+            assertThat(calls.requests).hasSize(QUERIES);
+        }
+    }
 }
