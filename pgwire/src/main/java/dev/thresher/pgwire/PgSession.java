@@ -309,8 +309,33 @@ final class PgSession implements SessionQueries.Session {
             }
             case CALL_DEADLINE_SETTING -> parseDeadline(value).map(String::valueOf).orElse("default");
             case CALL_ID_NOTICE_SETTING -> parseOnOff(CALL_ID_NOTICE_SETTING, value, true) ? "on" : "off";
+            case APPLICATION_NAME_SETTING -> applicationName(value);
             default -> value;
         };
+    }
+
+    /** The bytes an application name keeps: PostgreSQL's {@code NAMEDATALEN - 1}. */
+    static final int APPLICATION_NAME_MAX_BYTES = 63;
+
+    /**
+     * An application name as PostgreSQL keeps it: every byte outside printable ASCII written as {@code \xNN} (its
+     * {@code pg_clean_ascii}), then cut to {@link #APPLICATION_NAME_MAX_BYTES}, as {@code pg_stat_activity} shows it.
+     * So a session's name, echoed in every ParameterStatus, holds at most 63 bytes whatever the client sent.
+     */
+    static String applicationName(String value) {
+        StringBuilder clean = new StringBuilder(Math.min(value.length(), APPLICATION_NAME_MAX_BYTES));
+        for (byte b : value.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            if (clean.length() >= APPLICATION_NAME_MAX_BYTES) {
+                break;
+            }
+            int c = b & 0xff;
+            if (c >= 32 && c <= 126) {
+                clean.append((char) c);
+            } else {
+                clean.append(String.format("\\x%02x", c));
+            }
+        }
+        return clean.length() > APPLICATION_NAME_MAX_BYTES ? clean.substring(0, APPLICATION_NAME_MAX_BYTES) : clean.toString();
     }
 
     /**

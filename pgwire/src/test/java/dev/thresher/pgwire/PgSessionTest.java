@@ -152,6 +152,22 @@ class PgSessionTest {
     }
 
     @Test
+    void anApplicationNameKeepsAtMost63BytesOfPrintableAscii() {
+        // kills: settingValue keeping application_name as sent (7 MiB per session, echoed in every ParameterStatus)
+        PgSession s = session(Map.of("user", "alice", "application_name", "a".repeat(1 << 20)));
+        assertThat(s.reportedParameters().get("application_name")).isEqualTo("a".repeat(63));
+        s.set(set("application_name", "b".repeat(7 << 20), false), out::add);
+        assertThat(s.setting("application_name")).isEqualTo("b".repeat(63));
+        s.set(set("application_name", "caf\u00e9\n\u001b[2J", true), out::add);
+        assertThat(s.setting("application_name")).isEqualTo("b".repeat(63)); // SET LOCAL outside a block: no effect
+        s.set(set("application_name", "caf\u00e9\n\u001b[2J", false), out::add);
+        assertThat(s.setting("application_name")).isEqualTo("caf\\xc3\\xa9\\x0a\\x1b[2J");
+        assertThat(out).filteredOn(BackendMessage.ParameterStatus.class::isInstance)
+                .extracting(m -> ((BackendMessage.ParameterStatus) m).value())
+                .containsExactly("b".repeat(63), "caf\\xc3\\xa9\\x0a\\x1b[2J");
+    }
+
+    @Test
     void showNamesTheParameterAsPostgreSqlDoesAndRefusesOthers() {
         PgSession s = session();
         assertThat(s.shown("DATESTYLE")).isEqualTo(Map.entry("DateStyle", "ISO, MDY"));
