@@ -42,6 +42,31 @@ final class PgConnections {
         return false;
     }
 
+    /**
+     * Refused sockets left open for their client to read the refusal and close first, at most
+     * {@link PgWireServer#REFUSALS_LINGERING_MAX}: a flood's descriptors are bounded by the caps, not the connect rate.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger refusalsLingering = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** Whether a refused socket may linger for its client to close first; if so, {@link #refusalClosed} follows. */
+    boolean lingerRefusal() {
+        if (refusalsLingering.incrementAndGet() <= PgWireServer.REFUSALS_LINGERING_MAX) {
+            return true;
+        }
+        refusalsLingering.decrementAndGet();
+        return false;
+    }
+
+    /** A lingering refused socket closed. */
+    void refusalClosed() {
+        refusalsLingering.decrementAndGet();
+    }
+
+    /** Refused sockets open now, waiting for their client to close. */
+    int refusalsLingering() {
+        return refusalsLingering.get();
+    }
+
     /** An admitted socket closed. */
     void socketClosed() {
         open.decrementAndGet();

@@ -49,8 +49,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Bounds: the acceptor counts every socket it accepts against {@code limits.pgwireMaxConnections}; one past it is
  * answered FATAL {@code 53300} at once, before the client says anything, and closed (its output at once, the socket
- * once the client closes or after {@value #REFUSAL_LINGER_MS} ms), so a flood of connections costs an accept and a
- * write each and cannot take every file descriptor of the process while the sessions inside the cap go on. Sessions
+ * once the client closes or after {@value #REFUSAL_LINGER_MS} ms, at most {@value #REFUSALS_LINGERING_MAX} of them
+ * waiting so at once), so a flood of connections costs an accept and a write each and holds at most the cap plus
+ * {@value #REFUSALS_LINGERING_MAX} descriptors whatever its rate, while the sessions inside the cap go on. Sessions
  * are also counted per user name once authenticated ({@code limits.pgwireConnectionsPerUser}).
  */
 public final class PgWireServer implements AutoCloseable {
@@ -77,6 +78,11 @@ public final class PgWireServer implements AutoCloseable {
     private static final AttributeKey<Boolean> REFUSED = AttributeKey.valueOf("pgwire-refused");
     /** How long a refused socket stays open at most for its client to read the refusal and close first. */
     static final long REFUSAL_LINGER_MS = 1_000;
+    /**
+     * Refused sockets that may wait for their client at once; one more refused meanwhile is closed as soon as its
+     * refusal is written. A flood then holds at most the node's cap plus these descriptors, whatever its rate.
+     */
+    static final int REFUSALS_LINGERING_MAX = 64;
 
     private PgWireServer(EventLoopGroup acceptor, EventLoopGroup io, Channel channel, ChannelGroup connections,
                          LongAdder readPauses, Writes writes, ExecutorService lookupExecutor, PgConnections counts) {
@@ -180,7 +186,7 @@ public final class PgWireServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         if (Boolean.TRUE.equals(ch.attr(REFUSED).get())) {
                             ch.pipeline().addLast(ENCODER, BackendMessageEncoder.INSTANCE);
-                            ch.pipeline().addLast(HANDLER, new Refusal(counts.maxConnections()));
+                            ch.pipeline().addLast(HANDLER, new Refusal(counts));
                             return;
                         }
                         ch.closeFuture().addListener(f -> counts.socketClosed());
@@ -285,28 +291,45 @@ public final class PgWireServer implements AutoCloseable {
      * clients already") as soon as it is active, before reading anything, then its output is closed. What the client
      * sends meanwhile is dropped; the socket closes when the client closes its end (having read the answer: closing
      * with its startup unread would reset the connection and could lose the answer), or after
-     * {@value #REFUSAL_LINGER_MS} ms.
+     * {@value #REFUSAL_LINGER_MS} ms. At most {@value #REFUSALS_LINGERING_MAX} wait so; past them a refused socket is
+     * closed as soon as its answer is written (its client may then see a reset instead of the answer).
      */
     static final class Refusal extends ChannelInboundHandlerAdapter {
-        private final int maxConnections;
+        private final PgConnections counts;
+        private boolean lingering;
 
-        Refusal(int maxConnections) {
-            this.maxConnections = maxConnections;
+        Refusal(PgConnections counts) {
+            this.counts = counts;
         }
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            log.debug("{} refused: limits.pgwireMaxConnections ({}) connections are open", ctx.channel(), maxConnections);
+            log.debug("{} refused: limits.pgwireMaxConnections ({}) connections are open", ctx.channel(),
+                    counts.maxConnections());
             PgError error = PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "sorry, too many clients already"
-                    + " (limits.pgwireMaxConnections is " + maxConnections + ")");
+                    + " (limits.pgwireMaxConnections is " + counts.maxConnections() + ")");
+            lingering = counts.lingerRefusal();
             ctx.writeAndFlush(new BackendMessage.ErrorResponse(error)).addListener(f -> {
-                if (ctx.channel() instanceof SocketChannel socket && socket.isActive()) {
+                if (!lingering) {
+                    ctx.close(); // REFUSALS_LINGERING_MAX wait already: this one's descriptor goes at once
+                } else if (ctx.channel() instanceof SocketChannel socket && socket.isActive()) {
                     socket.shutdownOutput();
                 }
             });
-            ctx.executor().schedule(() -> {
-                ctx.close();
-            }, REFUSAL_LINGER_MS, TimeUnit.MILLISECONDS);
+            if (lingering) {
+                ctx.executor().schedule(() -> {
+                    ctx.close();
+                }, REFUSAL_LINGER_MS, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            if (lingering) {
+                lingering = false;
+                counts.refusalClosed();
+            }
+            ctx.fireChannelInactive();
         }
 
         @Override
@@ -354,6 +377,11 @@ public final class PgWireServer implements AutoCloseable {
     /** Sockets open now, authenticated or not, counted against {@code limits.pgwireMaxConnections}. */
     public int openConnections() {
         return counts.open();
+    }
+
+    /** Refused sockets open now, waiting for their client to read the refusal and close. */
+    int refusalsLingering() {
+        return counts.refusalsLingering();
     }
 
     /** Sockets refused (FATAL {@code 53300}) because {@code limits.pgwireMaxConnections} were open. */

@@ -174,6 +174,35 @@ class PgWireBoundsTest {
     }
 
     @Test
+    void aFloodOfRefusedSocketsHoldsAtMostTheLingeringBoundOfDescriptors() throws Exception {
+        // kills: Refusal letting every refused socket linger (descriptors grew with the connect rate: a flood reached
+        // 19,999 of 20,000 and the acceptor logged "Too many open files")
+        int flood = 3 * PgWireServer.REFUSALS_LINGERING_MAX;
+        try (PgWireServer server = start(Map.of("pgwireMaxConnections", "1"));
+             Session inside = Session.login(server.port(), "alice")) {
+            List<Session> refused = new ArrayList<>();
+            try {
+                for (int i = 0; i < flood; i++) {
+                    refused.add(new Session(server.port())); // connected, and never closed by the client while counted
+                }
+                for (Session s : refused) {
+                    Message answer = s.next();
+                    assertThat(answer).isNotNull();
+                    assertThat(answer.errorFields()).containsEntry('C', "53300");
+                }
+                assertThat(server.refusalsLingering()).as("refused sockets the server holds open")
+                        .isBetween(0, PgWireServer.REFUSALS_LINGERING_MAX);
+                assertThat(inside.query("CALL BINDING echo('{\"still\": 1}')").get(2).firstColumn()).isEqualTo("{\"still\": 1}");
+            } finally {
+                for (Session s : refused) {
+                    s.close();
+                }
+            }
+            await(() -> server.refusalsLingering() == 0, "every lingering refusal closed");
+        }
+    }
+
+    @Test
     void sessionsPastTheUserCapAreRefusedAfterTheStartupWith53300() throws Exception {
         try (PgWireServer server = start(Map.of("pgwireMaxConnections", "10", "pgwireConnectionsPerUser", "2"))) {
             Session a1 = Session.login(server.port(), "alice");
