@@ -6,16 +6,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Slows password guessing, per client address and per user name: after a failed authentication, each further
- * attempt from that address or for that user waits its turn — the next one {@value #BASE_MS} ms after the last
- * failure, doubling with every failure up to {@value #MAX_MS} ms — however many connections it comes on, so a
- * guesser gets a few attempts per second at first and one every {@value #MAX_MS} ms soon after. Failures are
- * forgotten {@value #FORGET_MS} ms after the last one. The delay is spent before the server's first authentication
- * message, on a timer, never blocking an I/O thread; an attempt whose turn is further away than the authentication
- * timeout is refused at once.
+ * Slows password guessing without slowing the right password.
  *
- * <p>At most {@value #KEYS} addresses and names are remembered (least recently failed forgotten first), so the
- * memory a flood of names costs is bounded.
+ * <ul>
+ *   <li><b>Per client address, attempts wait their turn:</b> after a failed authentication from an address, each
+ *       further attempt from it — on any connection, for any user — starts {@value #BASE_MS} ms after the last one's
+ *       turn, doubling with every failure up to {@value #MAX_MS} ms. A guessing address gets a few attempts per second
+ *       at first and one every {@value #MAX_MS} ms soon after, however many connections it opens. Addresses that
+ *       have not failed lately never wait.
+ *   <li><b>Per user name, failures are answered late:</b> the answer to a failed attempt for a user is held for the
+ *       same doubling wait of that user's recent failures, from whatever address (PostgreSQL's {@code auth_delay}).
+ *       A guess learns nothing sooner; a right password is answered at once, so a stranger's guesses at a user's
+ *       password never delay or refuse that user's own login from an address of its own.
+ * </ul>
+ *
+ * <p>Failures are forgotten {@value #FORGET_MS} ms after the last one. Every wait runs on a timer, never blocking an
+ * I/O thread; an attempt whose turn is further away than the authentication timeout is refused at once. At most
+ * {@value #KEYS} addresses and names are remembered (least recently failed forgotten first), so the memory a flood of
+ * names costs is bounded.
  */
 final class AuthThrottle {
     static final long BASE_MS = 100;
@@ -47,43 +55,48 @@ final class AuthThrottle {
     }
 
     /**
-     * Reserves this attempt's turn: how many milliseconds it must wait before it may start (0 when neither its
-     * address nor its user has failed lately).
+     * Reserves the turn of an attempt from {@code address}: how many milliseconds it must wait before it may start (0
+     * when the address has not failed lately). The user name plays no part: a user's failures delay the answers to
+     * failures ({@link #failed}), never an attempt.
      */
-    synchronized long admit(String address, String user) {
+    synchronized long admit(String address) {
         long now = clock.getAsLong();
-        long start = now;
-        Attempts[] keyed = {live("a:" + address, now), live("u:" + user, now)};
-        for (Attempts e : keyed) {
-            if (e != null && e.nextNanos - start > 0) {
-                start = e.nextNanos;
-            }
+        Attempts e = live("a:" + address, now);
+        if (e == null) {
+            return 0;
         }
-        for (Attempts e : keyed) {
-            if (e != null) {
-                e.nextNanos = start + TimeUnit.MILLISECONDS.toNanos(penaltyMs(e.failures));
-            }
-        }
+        long start = e.nextNanos - now > 0 ? e.nextNanos : now;
+        e.nextNanos = start + TimeUnit.MILLISECONDS.toNanos(penaltyMs(e.failures));
         return TimeUnit.NANOSECONDS.toMillis(start - now);
     }
 
-    /** A failed authentication from {@code address} for {@code user}. */
-    synchronized void failed(String address, String user) {
+    /**
+     * A failed authentication from {@code address} for {@code user}: counted against both.
+     *
+     * @return how many milliseconds to hold the failure's answer: the wait of the user's recent failures, this one
+     *     included
+     */
+    synchronized long failed(String address, String user) {
         long now = clock.getAsLong();
-        for (String key : new String[] {"a:" + address, "u:" + user}) {
-            Attempts e = live(key, now);
-            if (e == null) {
-                e = new Attempts();
-                e.nextNanos = now;
-                entries.put(key, e);
-            }
-            e.failures++;
-            e.lastFailureNanos = now;
-            long next = now + TimeUnit.MILLISECONDS.toNanos(penaltyMs(e.failures));
-            if (next - e.nextNanos > 0) {
-                e.nextNanos = next;
-            }
+        Attempts byAddress = remember("a:" + address, now);
+        long next = now + TimeUnit.MILLISECONDS.toNanos(penaltyMs(byAddress.failures));
+        if (next - byAddress.nextNanos > 0) {
+            byAddress.nextNanos = next;
         }
+        Attempts byUser = remember("u:" + user, now);
+        return penaltyMs(byUser.failures);
+    }
+
+    private Attempts remember(String key, long now) {
+        Attempts e = live(key, now);
+        if (e == null) {
+            e = new Attempts();
+            e.nextNanos = now;
+            entries.put(key, e);
+        }
+        e.failures++;
+        e.lastFailureNanos = now;
+        return e;
     }
 
     /** The wait after {@code failures} recent failures. */

@@ -63,7 +63,8 @@ final class PgAuthentication {
         boolean queued();
     }
 
-    private enum Step { STARTUP, PASSWORD, SASL, DONE }
+    /** FAILING: the attempt failed and its answer is held for the throttle's wait ({@link AuthThrottle#failed}). */
+    private enum Step { STARTUP, PASSWORD, SASL, FAILING, DONE }
 
     private final PgWireConfig config;
     private final AccessService access;
@@ -91,7 +92,7 @@ final class PgAuthentication {
         this.connection = connection;
         // A connection that has not authenticated in time is closed, as PostgreSQL's authentication_timeout does.
         timeout = ctx.executor().schedule(() -> {
-            if (step != Step.DONE && !connection.closed()) {
+            if (step != Step.DONE && step != Step.FAILING && !connection.closed()) {
                 connection.fatal(PgError.fatal(ErrorCode.AUTHENTICATION_TIMEOUT, "authentication did not finish"
                         + " within " + config.limits().pgwireAuthTimeoutMs() + " ms (limits.pgwireAuthTimeoutMs)"));
             }
@@ -104,6 +105,7 @@ final class PgAuthentication {
             case STARTUP -> startupStep(message);
             case PASSWORD -> passwordStep(message);
             case SASL -> saslStep(message);
+            case FAILING -> { } // its answer is on its way; nothing the client sends meanwhile is read
             case DONE -> throw new IllegalStateException("authentication already ended");
         }
     }
@@ -186,11 +188,10 @@ final class PgAuthentication {
             connection.fatal(PgError.fatal(e.code(), e.getMessage()));
             return;
         }
-        long waitMs = throttle.admit(clientAddress(), user);
+        long waitMs = throttle.admit(clientAddress());
         if (waitMs >= config.limits().pgwireAuthTimeoutMs()) {
-            throttle.failed(clientAddress(), user);
             connection.fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "too many failed authentication attempts"
-                    + " from this address or for this user; try again later"));
+                    + " from this address; try again later"));
             return;
         }
         step = Step.PASSWORD; // authenticating: an early password message is checked against no request yet
@@ -328,8 +329,20 @@ final class PgAuthentication {
      * whatever failed (an unknown user, a wrong password or proof, a channel binding that does not match).
      */
     private void authenticationFailed() {
-        throttle.failed(clientAddress(), user);
-        connection.fatal(PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \""
-                + Quoted.of(user) + "\""));
+        long holdMs = throttle.failed(clientAddress(), user);
+        PgError failed = PgError.fatal(ErrorCode.AUTHENTICATION_FAILED, "password authentication failed for user \""
+                + Quoted.of(user) + "\"");
+        if (holdMs <= 0) {
+            connection.fatal(failed);
+            return;
+        }
+        // Answered late, as PostgreSQL's auth_delay does: a guess learns it was wrong no sooner than the user's recent
+        // failures allow, while a right password (never held) is answered at once.
+        step = Step.FAILING;
+        ctx.executor().schedule(() -> {
+            if (!connection.closed()) {
+                connection.fatal(failed);
+            }
+        }, holdMs, TimeUnit.MILLISECONDS);
     }
 }

@@ -92,6 +92,52 @@ class PgScramTest {
         });
     }
 
+    /**
+     * A stranger guessing ann's password from one address, and leaving startups unanswered there, slows that address
+     * only: ann's right password from an address of her own logs in (before, every attempt for the name queued behind
+     * the stranger's, and with an authentication timeout of 3 s her turn was past it: refused).
+     */
+    @Test
+    void guessesAtAUsersPasswordNeitherDelayNorRefuseTheUsersOwnLoginFromElsewhere() throws Exception {
+        // kills: AuthThrottle.admit keyed on the user name
+        Limits limits = Limits.fromProperties(Map.of("limits.pgwireAuthTimeoutMs", "3000"));
+        try (PgWireServer own = PgWireServer.start(new PgWireConfig("127.0.0.1", 0, AuthMode.SCRAM, "unused", null, "acme",
+                limits), CALLS, null, null, null, null, USERS)) {
+            java.util.function.BiFunction<String, String, Properties> as = (password, from) -> {
+                Properties p = new Properties();
+                p.setProperty("user", "ann");
+                p.setProperty("password", password);
+                p.setProperty("connectTimeout", "10");
+                p.setProperty("socketTimeout", "30");
+                p.setProperty("localSocketAddress", from);
+                return p;
+            };
+            String url = "jdbc:postgresql://127.0.0.1:" + own.port() + "/thresher";
+            for (int i = 0; i < 4; i++) {
+                assertThatThrownBy(() -> DriverManager.getConnection(url, as.apply("guess-" + System.nanoTime(), "127.0.0.1")))
+                        .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("28P01"));
+            }
+            java.util.List<java.net.Socket> abandoned = new java.util.ArrayList<>();
+            try {
+                for (int i = 0; i < 15; i++) {
+                    java.net.Socket s = new java.net.Socket();
+                    s.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+                    s.connect(new java.net.InetSocketAddress("127.0.0.1", own.port()));
+                    s.getOutputStream().write(new FrontendBytes().startup(Map.of("user", "ann")).toByteArray());
+                    abandoned.add(s);
+                }
+                try (Connection c = DriverManager.getConnection(url, as.apply(ANN_PASSWORD, "127.0.0.2"));
+                     Statement st = c.createStatement(); ResultSet rs = st.executeQuery("CALL BINDING x('{}')")) {
+                    assertThat(rs.next()).isTrue();
+                }
+            } finally {
+                for (java.net.Socket s : abandoned) {
+                    s.close();
+                }
+            }
+        }
+    }
+
     @Test
     void aWrongPasswordAndAnUnknownUserAreOneAnswer28P01() {
         assertThatThrownBy(() -> connect("ann", "wrong-password-here")).isInstanceOf(SQLException.class)

@@ -173,9 +173,12 @@ class PgWireProtocolTest {
         Calls calls = Calls.returning(RESULT);
         Connection c = new Connection(config(AuthMode.PASSWORD, Limits.DEFAULTS), calls, 12);
         c.send(new FrontendBytes().startup(STARTUP).password(password).query("CALL BINDING x('{}')"));
+        assertThat(types(c.receive())).as("the failure's answer is held for the throttle's wait").isEqualTo("R");
+        c.channel.advanceTimeBy(AuthThrottle.BASE_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        c.channel.runScheduledPendingTasks();
         List<Message> messages = c.receive();
-        assertThat(types(messages)).isEqualTo("RE");
-        assertThat(messages.get(1).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "28P01");
+        assertThat(types(messages)).isEqualTo("E");
+        assertThat(messages.get(0).errorFields()).containsEntry('S', "FATAL").containsEntry('C', "28P01");
         assertThat(c.channel.isOpen()).isFalse();
         assertThat(calls.requests).isEmpty();
         c.assertNoLeaks();
