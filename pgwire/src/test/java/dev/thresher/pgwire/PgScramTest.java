@@ -34,12 +34,31 @@ class PgScramTest {
     private static final String ANN_PASSWORD = "ann-s3cret-pass";
     private static final String BOB_PASSWORD = "bob-s3cret-pass";
     private static PgWireServer server;
+    /**
+     * Passwords whose SASLprep is not the identity, each logging in with libpq (psql), which prepares it on the client:
+     * mapped and normalized (a fullwidth letter, a no-break space, a soft hyphen), and refused by SASLprep and so used
+     * as they are (a private-use character, a character unassigned in Unicode 3.2, right-to-left text mixed with
+     * left-to-right), each with a fullwidth letter that NFKC would change if it were applied.
+     */
+    static final Map<String, String> EXOTIC_PASSWORDS = Map.of(
+            "mapped", "\uff50ass\u00a0w\u00adord",
+            "private_use", "\ue000\uff50assword",
+            "unassigned", "\ud83d\ude00\uff50assword",
+            "bidi", "\u05d0\uff42\u05d0",
+            "control", "pass\u0007\uff57ord");
 
     /** ann: admin of tenant acme; bob: may call binding "allowed" only, in tenant beta. */
     private static final AccessService USERS = new AccessService() {
-        private final Map<String, Account> accounts = Map.of(
-                "ann", new Account(Principal.admin("ann", "acme"), Scram.verifier(ANN_PASSWORD)),
-                "bob", new Account(new Principal("bob", "beta", Set.of(Grant.call("allowed"))), Scram.verifier(BOB_PASSWORD)));
+        private final Map<String, Account> accounts = accounts();
+
+        private Map<String, Account> accounts() {
+            Map<String, Account> m = new java.util.HashMap<>(Map.of(
+                    "ann", new Account(Principal.admin("ann", "acme"), Scram.verifier(ANN_PASSWORD)),
+                    "bob", new Account(new Principal("bob", "beta", Set.of(Grant.call("allowed"))), Scram.verifier(BOB_PASSWORD))));
+            EXOTIC_PASSWORDS.forEach((user, password) -> m.put(user,
+                    new Account(Principal.admin(user, "acme"), Scram.verifier(password))));
+            return Map.copyOf(m);
+        }
 
         @Override
         public Optional<Account> account(String user) {
@@ -166,6 +185,35 @@ class PgScramTest {
         // the refused call never reached the call service (checked before the binding is looked up)
         assertThat(CALLS.requests.subList(before, CALLS.requests.size()))
                 .allSatisfy(r -> assertThat(r.bindingName()).isEqualTo("allowed"));
+    }
+
+    @Test
+    void psqlLogsInWithPasswordsWhoseSaslprepMapsNormalizesOrRefusesThem() throws Exception {
+        // kills: Scram.normalize applying NFKC to a password SASLprep refuses (libpq hashes it as it is)
+        for (var user : EXOTIC_PASSWORDS.entrySet()) {
+            String out = psql(user.getKey(), user.getValue());
+            assertThat(out).as(user.getKey()).contains("\"total\": 42");
+        }
+    }
+
+    private static String psql(String user, String password) throws Exception {
+        Path psql = null;
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, "psql"))) {
+                psql = Path.of(dir, "psql");
+            }
+        }
+        assertThat(psql).as("psql on the PATH (.ci/run installs postgresql-client)").isNotNull();
+        ProcessBuilder pb = new ProcessBuilder(psql.toString(), "-X", "-At", "-h", "127.0.0.1", "-p",
+                Integer.toString(server.port()), "-U", user, "-d", "thresher", "-c", "CALL BINDING x('{}')");
+        pb.environment().put("PGPASSWORD", password);
+        pb.environment().put("PGCONNECT_TIMEOUT", "10");
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(user + ": " + out).isZero();
+        return out;
     }
 
     @Test

@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-import java.text.Normalizer;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Objects;
@@ -144,36 +143,9 @@ public final class Scram {
                 & MessageDigest.isEqual(computed.serverKey(), verifier.serverKey());
     }
 
-    /**
-     * The password as hashed: SASLprep's effect for what people type (compatibility normalization, NFKC, with
-     * non-ASCII spaces mapped to a space and characters mapped to nothing removed); like PostgreSQL, a password
-     * SASLprep would refuse is used as it is.
-     */
+    /** The password as hashed: SASLprep's result, exactly as PostgreSQL and libpq compute it ({@link Saslprep}). */
     static byte[] normalize(String password) {
-        boolean ascii = true;
-        for (int i = 0; i < password.length() && ascii; i++) {
-            ascii = password.charAt(i) < 0x80;
-        }
-        if (ascii) {
-            return password.getBytes(StandardCharsets.UTF_8);
-        }
-        StringBuilder mapped = new StringBuilder(password.length());
-        for (int i = 0; i < password.length(); ) {
-            int cp = password.codePointAt(i);
-            i += Character.charCount(cp);
-            if (Character.isSpaceChar(cp) && cp != ' ') {
-                mapped.append(' ');
-            } else if (cp == 0x00AD || cp == 0x034F || cp == 0x1806 || cp == 0x180B || cp == 0x180C || cp == 0x180D
-                    || cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || (cp >= 0xFE00 && cp <= 0xFE0F)
-                    || cp == 0xFEFF) {
-                // RFC 3454 table B.1: mapped to nothing
-            } else if (Character.isISOControl(cp) || Character.getType(cp) == Character.UNASSIGNED) {
-                return password.getBytes(StandardCharsets.UTF_8); // prohibited: used as it is, as PostgreSQL does
-            } else {
-                mapped.appendCodePoint(cp);
-            }
-        }
-        return Normalizer.normalize(mapped, Normalizer.Form.NFKC).getBytes(StandardCharsets.UTF_8);
+        return Saslprep.prepare(password);
     }
 
     static byte[] saltedPassword(byte[] password, byte[] salt, int iterations) {

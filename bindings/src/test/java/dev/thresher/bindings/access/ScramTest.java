@@ -80,6 +80,20 @@ class ScramTest {
         assertThat(Scram.matches(v, "\u2168 pass word")).isTrue();
     }
 
+    @Test
+    void aPasswordSaslprepRefusesIsHashedAsItIsAsLibpqDoes() {
+        byte[] utf8 = "\ue000\uff50".getBytes(StandardCharsets.UTF_8);
+        assertThat(Saslprep.prepare("\ue000\uff50")).as("private use (C.3)").isEqualTo(utf8);
+        assertThat(Saslprep.prepare("\ud83d\ude00\uff50")).as("unassigned in Unicode 3.2 (A.1)")
+                .isEqualTo("\ud83d\ude00\uff50".getBytes(StandardCharsets.UTF_8));
+        assertThat(Saslprep.prepare("\u05d0\uff42\u05d0")).as("RandALCat with LCat")
+                .isEqualTo("\u05d0\uff42\u05d0".getBytes(StandardCharsets.UTF_8));
+        assertThat(new String(Saslprep.prepare("\u05d0\u05d1"), StandardCharsets.UTF_8)).isEqualTo("\u05d0\u05d1");
+        assertThat(new String(Saslprep.prepare("\uff50a\u2000b\u00adc"), StandardCharsets.UTF_8)).isEqualTo("pa bc");
+        assertThat(Saslprep.in(new int[] {0x10, 0x20, 0x40, 0x40}, 0x40)).isTrue();
+        assertThat(Saslprep.in(new int[] {0x10, 0x20, 0x40, 0x40}, 0x21)).isFalse();
+    }
+
     /** A full exchange, the client's side computed here as RFC 5802 says. */
     @Test
     void anExchangeWithTheRightPasswordSucceedsAndTheServerSignatureProvesTheServerKnowsTheVerifier() {
