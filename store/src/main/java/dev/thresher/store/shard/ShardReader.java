@@ -36,7 +36,7 @@ import org.postgresql.copy.CopyOut;
  * UTF-8 bytes); {@link Mode#COPY} streams {@code COPY (SELECT ...) TO STDOUT (FORMAT binary)} and parses
  * it into the batch. Both produce the same batch, byte for byte, and the same errors (one known
  * exception: a {@code numeric} beyond the range of a double is infinite over JDBC and refused,
- * {@code STORE_UNAVAILABLE}, by PostgreSQL's {@code numeric::float8} over COPY). {@link #DEFAULT_MODE}
+ * {@code INVALID_SELECTOR}, by PostgreSQL's {@code numeric::float8} over COPY). {@link #DEFAULT_MODE}
  * is the one that measured faster ({@code ShardReadBench}; figures in {@code docs/benchmarks.md}).
  *
  * <p>Thread-safe; one reader serves every partition of a node.
@@ -384,6 +384,13 @@ public final class ShardReader {
         if (state.startsWith("42") && !"42501".equals(state)) {
             return new ThresherException(ErrorCode.INVALID_SELECTOR,
                     "selector does not match the shard schema: " + e.getMessage(), e);
+        }
+        if (state.startsWith("22") || state.startsWith("54") || state.startsWith("0A")) {
+            // A data exception (division by zero, a cast of a row's value), a selector past PostgreSQL's limits, or a
+            // feature it does not have: the selector fails on this partition's rows whenever it is read, so the call
+            // fails for good rather than as "safe to retry".
+            return new ThresherException(ErrorCode.INVALID_SELECTOR, "partition " + partition.id()
+                    + ": the selector failed on the shard database (SQLSTATE " + state + "): " + e.getMessage(), e);
         }
         if ("25006".equals(state)) {
             // Shard sessions are read-only: the selector's table is a view (or has a rule) that writes.

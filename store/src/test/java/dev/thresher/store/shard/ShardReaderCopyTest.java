@@ -243,6 +243,16 @@ class ShardReaderCopyTest {
     }
 
     @Test
+    void aSelectorFailingOnTheRowsIsInvalidNotRetryable() {
+        // kills: ShardReader.mapped answering a data exception STORE_UNAVAILABLE (retry class AMBIGUOUS: "safe to
+        // retry" for a call that fails the same way every time)
+        ThresherException e = bothFail(ErrorCode.INVALID_SELECTOR, P_ALL,
+                "SELECT i4 FROM everything WHERE i4 / (i4 - i4) > 0", MAX_ROWS, MAX_BYTES, Duration.ofSeconds(10));
+        assertThat(e.getMessage()).contains("SQLSTATE 22012");
+        assertThat(e.code().retryClass()).isEqualTo(dev.thresher.errors.RetryClass.TERMINAL);
+    }
+
+    @Test
     void theDeadlineBoundsTheRead() {
         bothFail(ErrorCode.DEADLINE_EXCEEDED, P_ALL, ALL, MAX_ROWS, MAX_BYTES, Duration.ZERO);
         // Each row sleeps 50 ms: 3 s unbounded. The COPY stops at the deadline (statement_timeout, to the
@@ -285,10 +295,8 @@ class ShardReaderCopyTest {
     }
 
     @Test
-    void aFailingQueryIsStoreUnavailable() {
-        // Division by zero at the first row: an error in the middle of the COPY, from the server.
-        bothFail(ErrorCode.STORE_UNAVAILABLE, P_ALL, "SELECT nn_i FROM everything WHERE 1 / (nn_i - nn_i) = 0",
-                MAX_ROWS, MAX_BYTES, Duration.ofSeconds(10));
+    void aShardDatabaseThatCannotBeReachedIsStoreUnavailable() {
+        // (An error in the middle of the COPY, from the server: aSelectorFailingOnTheRowsIsInvalidNotRetryable.)
         HikariDataSource closed = Pools.open("shard-copy-closed", TestPostgres.newDatabase(), null, null, 1);
         closed.close();
         for (Mode mode : Mode.values()) {
@@ -310,7 +318,7 @@ class ShardReaderCopyTest {
         assertThat(batch.getDouble(0, 0)).isEqualTo(Double.POSITIVE_INFINITY);
         assertThatThrownBy(() -> copy.read(P_ALL, selector, MAX_ROWS, MAX_BYTES, Deadline.after(Duration.ofSeconds(5))))
                 .isInstanceOfSatisfying(ThresherException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.STORE_UNAVAILABLE);
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR); // 22003: fails the same every time
                     assertThat(e.getMessage()).contains("out of range");
                 });
     }
