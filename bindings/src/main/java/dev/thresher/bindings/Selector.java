@@ -102,8 +102,26 @@ public record Selector(String sql, String table, List<String> columns, Optional<
         if (table.getSchemaName() != null || table.getDatabaseName() != null) {
             throw invalid(sql, "the table must be named without schema or database");
         }
+        if (where != null) {
+            unqualify(where);
+        }
         return new Selector(sql, unquote(table.getName()), columns,
                 Optional.ofNullable(where).map(Expression::toString));
+    }
+
+    /**
+     * Drops the table qualifier of every column in the filter (the allow-list let only the selector's own table
+     * qualify one): PostgreSQL reads {@code orders.f} with no column {@code f} as the function call {@code f(orders)},
+     * so a qualified name could run a function on every row; unqualified, it can only name a column.
+     */
+    private static void unqualify(Expression where) {
+        where.accept(new net.sf.jsqlparser.util.deparser.ExpressionDeParser() {
+            @Override
+            public <S> StringBuilder visit(Column column, S context) {
+                column.setTable(null);
+                return super.visit(column, context);
+            }
+        }, null);
     }
 
     static String unquote(String identifier) {
@@ -114,6 +132,7 @@ public record Selector(String sql, String table, List<String> columns, Optional<
     }
 
     private static ThresherException invalid(String sql, String why) {
-        return new ThresherException(ErrorCode.INVALID_SELECTOR, "invalid selector '" + sql + "': " + why);
+        return new ThresherException(ErrorCode.INVALID_SELECTOR, "invalid selector '" + dev.thresher.errors.Quoted.of(sql)
+                + "': " + why);
     }
 }

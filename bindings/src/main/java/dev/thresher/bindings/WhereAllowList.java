@@ -63,12 +63,26 @@ final class WhereAllowList {
 
     private WhereAllowList() {}
 
+    /**
+     * The deepest nesting of parentheses a selector may have. Checked on the text, before the parser runs: a deeply
+     * nested expression costs the parser time that grows much faster than its length (200 levels took seconds), and a
+     * selector is parsed whenever a binding is read.
+     */
+    static final int MAX_NESTING = 32;
+
     /** Why the text cannot be a selector, or {@code null} if its tokens are acceptable. */
     static String lexicalProblem(String sql) {
         int i = 0;
         int n = sql.length();
+        int depth = 0;
         while (i < n) {
             char c = sql.charAt(i);
+            if (c == '(' && ++depth > MAX_NESTING) {
+                return "parentheses nest more than " + MAX_NESTING + " deep";
+            }
+            if (c == ')') {
+                depth--;
+            }
             if (c == '\'' || c == '"') {
                 int j = i + 1;
                 while (true) {

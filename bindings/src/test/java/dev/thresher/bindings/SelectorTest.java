@@ -91,7 +91,26 @@ class SelectorTest {
                 + " AND region IS DISTINCT FROM 'y' AND (amount > 1) IS TRUE");
         assertThat(s.where()).contains("amount BETWEEN 1 AND 2 AND region IN ('a', 'b') AND NOT (amount IS NULL)"
                 + " OR region ILIKE 'x%' AND amount::float8 > -1.5 AND CAST(amount AS bigint) % 2 = 0"
-                + " AND orders.amount <> 3 AND region IS NOT NULL AND region IS DISTINCT FROM 'y' AND (amount > 1) IS TRUE");
+                + " AND amount <> 3 AND region IS NOT NULL AND region IS DISTINCT FROM 'y' AND (amount > 1) IS TRUE");
+    }
+
+    @Test
+    void aColumnQualifiedByItsTableIsReadUnqualifiedSoItCannotCallAFunctionOnTheRow() {
+        // kills: Selector.unqualify (PostgreSQL reads orders.row_to_json, with no such column, as row_to_json(orders))
+        Selector s = Selector.parse("SELECT region FROM orders WHERE orders.row_to_json IS NOT NULL AND \"orders\".amount > 1");
+        assertThat(s.where()).contains("row_to_json IS NOT NULL AND amount > 1");
+    }
+
+    @Test
+    void parenthesesNestedPastTheBoundAreRefusedBeforeTheParserRuns() {
+        String deep = "SELECT region FROM orders WHERE " + "(".repeat(WhereAllowList.MAX_NESTING) + "amount > 1"
+                + ")".repeat(WhereAllowList.MAX_NESTING);
+        assertThat(Selector.parse(deep).where()).isPresent();
+        String deeper = "SELECT region FROM orders WHERE " + "(".repeat(200) + "amount > 1" + ")".repeat(200);
+        assertThatThrownBy(() -> Selector.parse(deeper)).isInstanceOfSatisfying(ThresherException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR);
+            assertThat(e.getMessage()).contains("nest more than " + WhereAllowList.MAX_NESTING).hasSizeLessThan(300);
+        });
     }
 
     @Test
