@@ -220,7 +220,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
             error = PgError.fatal(ErrorCode.PAYLOAD_TOO_LARGE, "message exceeds limits.pgwireMaxMessageBytes ("
                     + config.limits().pgwireMaxMessageBytes() + " bytes)");
         } else if (find(cause, CorruptedFrameException.class) != null) {
-            error = PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "invalid message length: " + cause.getMessage());
+            // PostgreSQL's words; the frame decoder's own text names its internals (lengthFieldEndOffset and the like)
+            error = PgError.fatal(ErrorCode.PROTOCOL_VIOLATION, "invalid message length");
         } else {
             ThresherException te = ThresherException.of(cause);
             if (te.code().category() == Category.INTERNAL) {

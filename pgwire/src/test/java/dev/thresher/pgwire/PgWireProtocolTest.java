@@ -708,6 +708,19 @@ class PgWireProtocolTest {
     }
 
     @Test
+    void aLengthBelowItsOwnFourBytesIsAnInvalidMessageLengthInPostgreSqlsWords() {
+        for (int length : new int[] {0, 2, 3}) {
+            Connection c = connected(config(AuthMode.TRUST, Limits.DEFAULTS), Calls.returning(RESULT), 28);
+            c.send(new FrontendBytes().raw(new byte[] {'Q', (byte) (length >>> 24), (byte) (length >>> 16),
+                    (byte) (length >>> 8), (byte) length}));
+            List<Message> m = c.receive();
+            assertThat(types(m)).isEqualTo("E");
+            assertThat(m.get(0).errorFields()).containsEntry('C', "08P01").containsEntry('M', "invalid message length");
+            assertThat(c.channel.isOpen()).isFalse();
+        }
+    }
+
+    @Test
     void oversizedMessagesAreRefusedAndClose() {
         Limits limits = Limits.fromProperties(Map.of("limits.pgwireMaxMessageBytes", "256"));
         Calls calls = Calls.returning(RESULT);
