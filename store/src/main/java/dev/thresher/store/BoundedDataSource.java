@@ -14,19 +14,39 @@ import java.sql.SQLTimeoutException;
 import java.sql.Statement;
 import java.util.Optional;
 import java.util.concurrent.Executor;
-import org.postgresql.jdbc.PgStatement;
 
 /**
  * A pool whose waits end at the thread's {@link DbDeadline}: a connection is taken within the time left
  * (not the pool's fixed connection timeout), the connection's socket gives up {@value #SOCKET_GRACE_MS} ms
- * after the deadline (a frozen or unreachable server cannot hold the caller), and every statement created on
- * it is cancelled by the server at the deadline. Outside a scope it is the pool itself.
+ * after the deadline (a frozen or unreachable server cannot hold the caller), and at the deadline the statement
+ * running on it is cancelled. Outside a scope it is the pool itself.
+ *
+ * <p>The cancel is sent from a thread of its own and nobody waits for it. The driver's own query timeout would send
+ * it from its timer and then make the statement's thread wait until the cancel connection was opened and answered:
+ * with the server cut off silently, that is the driver's {@code cancelSignalTimeout} past the deadline (10 s by
+ * default). A connection whose cancel was sent is evicted from the pool when it is closed, never handed out again,
+ * so a cancel that arrives late cannot stop the next user's statement.
  */
 final class BoundedDataSource extends ForwardingDataSource {
     /** How long after the deadline a connection's socket still waits for the server, so a statement the server
      *  cancels at the deadline can still answer with its cancellation instead of a cut connection. */
     static final int SOCKET_GRACE_MS = 250;
     private static final Executor DIRECT = Runnable::run;
+    /** Fires each connection's cancel at its deadline. */
+    private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("db-deadline"));
+    /** Sends cancels: each waits at most the driver's cancelSignalTimeout ({@link Pools}), on no caller's thread. */
+    private static final java.util.concurrent.ExecutorService CANCELS =
+            java.util.concurrent.Executors.newCachedThreadPool(daemon("db-cancel"));
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
 
     private final HikariDataSource pool;
 
@@ -59,8 +79,10 @@ final class BoundedDataSource extends ForwardingDataSource {
             c.close();
             throw e;
         }
+        Bounded bounded = new Bounded(c, pool);
+        bounded.cancelAt(ceilMillis(deadline));
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-                new Bounded(c, deadline));
+                bounded);
     }
 
     /** The time left in whole milliseconds, rounded up, at least 1: a wait to it ends past the deadline. */
@@ -68,27 +90,71 @@ final class BoundedDataSource extends ForwardingDataSource {
         return Math.max(1, (deadline.remainingNanos() + 999_999) / 1_000_000);
     }
 
-    /** Hands each statement the deadline as a query timeout, so the server cancels it there. */
-    private record Bounded(Connection delegate, Deadline deadline) implements InvocationHandler {
+    /**
+     * A connection taken under a deadline: at the deadline, what runs on it is cancelled (unless it was closed first);
+     * closed after a cancel was sent, it leaves the pool.
+     */
+    private static final class Bounded implements InvocationHandler {
+        private final Connection delegate;
+        private final HikariDataSource pool;
+        private final Object lock = new Object();
+        private java.util.concurrent.ScheduledFuture<?> cancel;
+        private boolean closed;
+        private boolean cancelSent;
+
+        Bounded(Connection delegate, HikariDataSource pool) {
+            this.delegate = delegate;
+            this.pool = pool;
+        }
+
+        void cancelAt(long delayMs) {
+            synchronized (lock) {
+                cancel = DEADLINES.schedule(this::deadlinePassed, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+        }
+
+        private void deadlinePassed() {
+            synchronized (lock) {
+                if (closed) {
+                    return;
+                }
+                cancelSent = true;
+            }
+            CANCELS.execute(() -> {
+                try {
+                    delegate.unwrap(org.postgresql.PGConnection.class).cancelQuery();
+                } catch (SQLException | RuntimeException e) {
+                    // the statement still ends at the socket's timeout; the connection leaves the pool when closed
+                }
+            });
+        }
+
         @Override
         public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
             if (method.getName().equals("unwrap") && args != null && args[0] instanceof Class<?> iface
                     && iface.isInstance(proxy)) {
                 return proxy;
             }
-            Object result;
+            if (method.getName().equals("close") && (args == null || args.length == 0)) {
+                boolean evict;
+                synchronized (lock) {
+                    if (closed) {
+                        return null;
+                    }
+                    closed = true;
+                    evict = cancelSent;
+                    cancel.cancel(false);
+                }
+                if (evict) {
+                    pool.evictConnection(delegate); // a late cancel must not reach the next user's statement
+                    return null;
+                }
+            }
             try {
-                result = method.invoke(delegate, args);
+                return method.invoke(delegate, args);
             } catch (InvocationTargetException e) {
                 throw e.getCause();
             }
-            if (result instanceof Statement s && CREATES_STATEMENT.contains(method.getName())) {
-                long left = ceilMillis(deadline);
-                if (s.isWrapperFor(PgStatement.class)) {
-                    s.unwrap(PgStatement.class).setQueryTimeoutMs(left);
-                }
-            }
-            return result;
         }
     }
 

@@ -84,6 +84,41 @@ class BoundedDataSourceTest {
     }
 
     @Test
+    void aServerThatStopsAnsweringAltogetherCannotHoldAStatementPastTheDeadlineWithTheCancel() throws Exception {
+        // kills: BoundedDataSource's own cancel (with the driver's query timeout, the statement's thread waited for the
+        // cancel connection to be answered: 10 s, cancelSignalTimeout's default, when the whole server is silent)
+        long backend;
+        String dataDirectory;
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT pg_backend_pid(), current_setting('data_directory')")) {
+            rs.next();
+            backend = rs.getLong(1);
+            dataDirectory = rs.getString(2);
+        }
+        long postmaster = Long.parseLong(java.nio.file.Files.readAllLines(
+                java.nio.file.Path.of(dataDirectory, "postmaster.pid")).get(0).trim());
+        try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(800)));
+             Connection c = bounded.getConnection(); Statement s = c.createStatement()) {
+            signal("STOP", postmaster); // a cancel connection is accepted by the kernel, then never answered
+            signal("STOP", backend);
+            try {
+                long t = System.nanoTime();
+                assertThatThrownBy(() -> s.execute("SELECT 1")).isInstanceOf(SQLException.class);
+                assertThat(System.nanoTime() - t).isLessThan(TimeUnit.MILLISECONDS.toNanos(800) + BOUND_NANOS);
+            } finally {
+                signal("CONT", backend);
+                signal("CONT", postmaster);
+            }
+        }
+        // the connection a cancel was sent on left the pool: the next one is another backend
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isNotEqualTo(backend);
+        }
+    }
+
+    @Test
     void anIdleConnectionToAFrozenServerIsGivenUpWithinTheDeadline() throws Exception {
         // kills: Pools' validation timeout (HikariCP checks a connection idle > 500 ms before handing it out and would
         // wait 5 s for a frozen server, past the deadline)
