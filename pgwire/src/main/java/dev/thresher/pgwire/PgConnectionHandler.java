@@ -111,6 +111,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     /** The server's connection counts; this session is counted under its user once {@link #sessionCounted}. */
     private final PgConnections counts;
     private boolean sessionCounted;
+    /** The client address this socket is counted under while it awaits authentication; null once it is not. */
+    private String awaitingAddress;
     /** Checks {@code limits.pgwireIdleSessionTimeoutMs} from authentication on; see {@link #idleCheck}. */
     private ScheduledFuture<?> idleTimer;
     /** Since when (System.nanoTime) the session has waited for its client: the last message, answer or write progress. */
@@ -148,6 +150,36 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         extended = new PgExtendedProtocol(ctx, session, statementStore, this::fail);
         work = new PgWork(config, calls, writes, lookups, access, ctx, session, copyIn, working);
         executor = new PgExecutor(config, ctx, session, statementStore, work, executing);
+    }
+
+    /**
+     * Counts the socket among its address's sockets awaiting authentication; one past the address's share is refused
+     * at once, FATAL {@code 53300}, as a socket past the node's cap is.
+     */
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        String address = clientAddress(ctx);
+        if (!counts.admitAwaiting(address)) {
+            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections awaiting authentication from this"
+                    + " address (at most " + counts.awaitingPerAddress() + ", a quarter of limits.pgwireMaxConnections)"));
+            return;
+        }
+        awaitingAddress = address;
+        ctx.fireChannelActive();
+    }
+
+    private static String clientAddress(ChannelHandlerContext ctx) {
+        java.net.SocketAddress remote = ctx.channel().remoteAddress();
+        return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
+                ? inet.getAddress().getHostAddress() : String.valueOf(remote);
+    }
+
+    /** Ends the socket's count among those awaiting authentication (once). */
+    private void awaitingEnded() {
+        if (awaitingAddress != null) {
+            counts.awaitingEnded(awaitingAddress);
+            awaitingAddress = null;
+        }
     }
 
     @Override
@@ -197,6 +229,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (idleTimer != null) {
             idleTimer.cancel(false);
         }
+        awaitingEnded();
         if (sessionCounted) {
             sessionCounted = false;
             counts.sessionClosed(session.user());
@@ -318,6 +351,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     };
 
     private void completeStartup(PgAuthentication.Authenticated who) {
+        awaitingEnded();
         session.authenticated(who);
         if (!counts.admitSession(session.user())) {
             // PostgreSQL's role connection limit, checked once the user is known to be who it says

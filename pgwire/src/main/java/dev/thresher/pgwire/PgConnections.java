@@ -67,6 +67,38 @@ final class PgConnections {
         return refusalsLingering.get();
     }
 
+    /**
+     * Sockets of one client address not yet authenticated, at most {@link #awaitingPerAddress()}: one address cannot
+     * hold every place of the node with connections that never log in (each may wait the authentication timeout).
+     */
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> awaiting = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A quarter of the node's cap, at least 8. */
+    int awaitingPerAddress() {
+        return Math.max(8, maxConnections / 4);
+    }
+
+    /** Counts a socket of {@code address} awaiting authentication, or refuses it when the address holds its share. */
+    boolean admitAwaiting(String address) {
+        boolean[] admitted = new boolean[1];
+        awaiting.compute(address, (a, n) -> {
+            int held = n == null ? 0 : n;
+            admitted[0] = held < awaitingPerAddress();
+            return admitted[0] ? held + 1 : n;
+        });
+        return admitted[0];
+    }
+
+    /** Sockets of {@code address} awaiting authentication now. */
+    int awaiting(String address) {
+        return awaiting.getOrDefault(address, 0);
+    }
+
+    /** A socket of {@code address} authenticated or closed. */
+    void awaitingEnded(String address) {
+        awaiting.computeIfPresent(address, (a, n) -> n <= 1 ? null : n - 1);
+    }
+
     /** An admitted socket closed. */
     void socketClosed() {
         open.decrementAndGet();

@@ -379,6 +379,11 @@ public final class PgWireServer implements AutoCloseable {
         return counts.open();
     }
 
+    /** Sockets of a client address open now and not yet authenticated. */
+    int awaitingAuthentication(String address) {
+        return counts.awaiting(address);
+    }
+
     /** Refused sockets open now, waiting for their client to read the refusal and close. */
     int refusalsLingering() {
         return counts.refusalsLingering();

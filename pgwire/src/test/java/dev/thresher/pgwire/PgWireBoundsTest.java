@@ -34,7 +34,12 @@ class PgWireBoundsTest {
         final DataInputStream in;
 
         Session(int port) throws IOException {
-            socket = new Socket("127.0.0.1", port);
+            this("127.0.0.1", port);
+        }
+
+        /** A socket from {@code localAddress} (any of 127.0.0.0/8 on loopback). */
+        Session(String localAddress, int port) throws IOException {
+            socket = new Socket("127.0.0.1", port, java.net.InetAddress.getByName(localAddress), 0);
             socket.setSoTimeout(30_000);
             in = new DataInputStream(socket.getInputStream());
         }
@@ -199,6 +204,38 @@ class PgWireBoundsTest {
                 }
             }
             await(() -> server.refusalsLingering() == 0, "every lingering refusal closed");
+        }
+    }
+
+    @Test
+    void socketsThatNeverLogInTakeAtMostAQuarterOfTheNodesPlacesPerAddress() throws Exception {
+        // kills: PgConnectionHandler.channelActive's share (sockets left unauthenticated from one address held every
+        // place of the node for the authentication timeout)
+        try (PgWireServer server = start(Map.of("pgwireMaxConnections", "40"))) {
+            List<Session> silent = new ArrayList<>();
+            try {
+                for (int i = 0; i < 10; i++) {
+                    silent.add(new Session(server.port()));
+                }
+                // sockets become active on several I/O threads: the eleventh must come after the ten are counted
+                await(() -> server.awaitingAuthentication("127.0.0.1") == 10, "the ten silent sockets counted");
+                try (Session one = new Session(server.port())) {
+                    List<Message> answer = one.untilClosed();
+                    assertThat(types(answer)).isEqualTo("E");
+                    assertThat(answer.get(0).errorFields()).containsEntry('C', "53300").containsEntry('M',
+                            "too many connections awaiting authentication from this address (at most 10, a quarter of"
+                                    + " limits.pgwireMaxConnections)");
+                }
+                try (Session other = new Session("127.0.0.2", server.port())) {
+                    assertThat(types(other.send(new FrontendBytes().startup(Map.of("user", "alice"))).untilReady()))
+                            .endsWith("Z");
+                }
+            } finally {
+                for (Session s : silent) {
+                    s.close();
+                }
+            }
+            await(() -> logsIn(server.port(), "alice"), "the address's share free again once its sockets closed");
         }
     }
 
