@@ -21,7 +21,7 @@ import dev.thresher.limits.Deadline;
 import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.DbDeadline;
-import dev.thresher.store.control.ControlStore.ReduceStart;
+import dev.thresher.store.control.CallJournal.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import dev.thresher.topology.Host;
