@@ -228,7 +228,7 @@ final class ReplicaBuilder {
                 c.rollback();
                 c.setAutoCommit(true);
             } catch (SQLException ignored) {
-                // the connection is closed.getAsBoolean() by the caller
+                // the connection is closed by the caller
             }
         }
     }
@@ -259,7 +259,7 @@ final class ReplicaBuilder {
                 }
                 for (HeldPartition h : t.held) {
                     if (closed.getAsBoolean()) {
-                        throw new SQLException("closed.getAsBoolean()");
+                        throw new SQLException("closed");
                     }
                     String sql = "COPY (SELECT " + columns + " FROM " + quote(t.namespace) + "." + quote(t.name) + " WHERE "
                             + ShardReader.SLOT_COLUMN + " BETWEEN " + h.partition.slotLo() + " AND " + h.partition.slotHi()
