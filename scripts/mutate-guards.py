@@ -18,44 +18,45 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STORE = "store/src/main/java/dev/thresher/store/control/ControlStore.java"
+CALLS = "store/src/main/java/dev/thresher/store/control/CallJournal.java"
+SLOTS = "store/src/main/java/dev/thresher/store/control/SlotPublisher.java"
 CATALOG = "store/src/main/java/dev/thresher/store/control/BindingCatalog.java"
 TOPOLOGY = "store/src/main/java/dev/thresher/store/control/TopologyStore.java"
 
 # id, what the guard is, file, old text, new text, maven module(s), surefire tests, failsafe tests
 GUARDS = [
-    ("S1", "slot publish fence: the partition lease is live", STORE,
-     "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)",
-     "AND l.host_id = ? AND l.epoch = v.epoch FOR SHARE)", "store", "ControlStoreTest", None),
-    ("S2", "slot publish fence: the lease is this host's", STORE,
-     "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)",
-     "AND (l.host_id = ? OR true) AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)",
+    ("S1", "slot publish fence: the partition lease is live", SLOTS,
+     "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())",
+     "AND l.host_id = ? AND l.epoch = v.epoch)", "store", "ControlStoreTest", None),
+    ("S2", "slot publish fence: the lease is this host's", SLOTS,
+     "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())",
+     "AND (l.host_id = ? OR true) AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())",
      "store", "ControlStoreTest", None),
-    ("S3", "slot publish fence: the lease is under the slot's epoch", STORE,
-     "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp() FOR SHARE)",
-     "AND l.host_id = ? AND true AND l.lease_until > clock_timestamp() FOR SHARE)", "store", "ControlStoreTest", None),
+    ("S3", "slot publish fence: the lease is under the slot's epoch", SLOTS,
+     "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())",
+     "AND l.host_id = ? AND true AND l.lease_until > clock_timestamp())", "store", "ControlStoreTest", None),
     ("S4", "leadership: a live lease of another host is not taken over", TOPOLOGY,
      "WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()",
      "WHERE true", "store", "ControlStoreTest", None),
-    ("S5", "reduce lease: a live lease of another host is not taken over", STORE,
+    ("S5", "reduce lease: a live lease of another host is not taken over", CALLS,
      "WHERE reduce_leases.host_id = EXCLUDED.host_id OR reduce_leases.lease_until < now()\"\"\";",
      "WHERE true\"\"\";", "store", "ControlStoreTest", None),
-    ("S6", "result publication: only a running invocation", STORE,
+    ("S6", "result publication: only a running invocation", CALLS,
      "WHERE j.tenant = ? AND j.wire_id = ? AND j.succeeded\n              AND i.call_id = ? AND i.state = 'running'",
      "WHERE j.tenant = ? AND j.wire_id = ? AND j.succeeded\n              AND i.call_id = ?",
      "store", "ControlStoreTest", None),
-    ("S7", "result publication: only by the live reduce lease holder", STORE,
-     "AND i.call_id = ? AND i.state = 'running'\n              AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?\n                          AND r.lease_until > now())",
-     "AND i.call_id = ? AND i.state = 'running'\n              AND (? IS NOT NULL OR true)",
+    ("S7", "result publication: only by the live reduce lease holder", CALLS,
+     "AND i.deadline_at >= clock_timestamp()\n              AND EXISTS (SELECT 1 FROM reduce_leases r WHERE r.call_id = i.call_id AND r.host_id = ?\n                          AND r.lease_until > now())",
+     "AND i.deadline_at >= clock_timestamp()\n              AND (? IS NOT NULL OR true)",
      "store", "ControlStoreTest", None),
-    ("S8", "result publication: only while the binding is at the pinned version", STORE,
+    ("S8", "result publication: only while the binding is at the pinned version", CALLS,
      "AND r.lease_until > now())\n              AND i.binding_version = (SELECT max(b.version) FROM bindings b\n                                       WHERE b.tenant = i.tenant AND b.name = i.binding_name)\"\"\";",
      "AND r.lease_until > now())\"\"\";", "store", "ControlStoreTest", None),
-    ("S9", "journal: the first writer of a wire id wins", STORE,
+    ("S9", "journal: the first writer of a wire id wins", SLOTS,
      "ON CONFLICT (tenant, wire_id) DO NOTHING\n                  RETURNING wire_id),",
      "ON CONFLICT (tenant, wire_id) DO UPDATE SET succeeded = EXCLUDED.succeeded, payload = EXCLUDED.payload,"
      " error_code = EXCLUDED.error_code\n                  RETURNING wire_id),", "store", "ControlStoreTest", None),
-    ("S10", "retention: a running call's coordination state is kept", STORE,
+    ("S10", "retention: a running call's coordination state is kept", CALLS,
      "String notRunning = \" AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.call_id = t.call_id AND i.state = 'running')\";",
      "String notRunning = \"\";", "store", "ControlStoreTest", None),
     ("B1", "binding versions: one writer of a binding at a time", CATALOG,

@@ -2,8 +2,9 @@ package dev.thresher.coordinator;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.store.control.CallJournal;
 import dev.thresher.store.control.ControlStore;
-import dev.thresher.store.control.ControlStore.ReduceStart;
+import dev.thresher.store.control.CallJournal.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import java.util.Map;
@@ -14,29 +15,34 @@ import java.util.UUID;
 /**
  * The coordinator's side of the control database: a call's invocation record, its reduce lease with
  * the published slots, and the reduction's journal entry with the result's publication. Each method is
- * one transaction of {@link ControlStore}, whose javadoc is the contract.
+ * one transaction of {@link CallJournal}, whose javadoc is the contract.
  */
 public interface CallStore {
 
-    /** Records a running call, only while {@code binding} is its binding's current version ({@link ControlStore#insertInvocation}). */
+    /** Records a running call, only while {@code binding} is its binding's current version ({@link CallJournal#insertInvocation}). */
     OptionalLong insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost, int shardCount,
                                   long remainingMs, long deadlineMs);
 
-    /** Records a call refused at planning, as failed ({@link ControlStore#insertRefusedInvocation}). */
+    /** Records a call refused at planning, as failed ({@link CallJournal#insertRefusedInvocation}). */
     void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
                                  long remainingMs, long deadlineMs, ErrorCode code, String message);
 
-    /** Records a call's failure unless it already finished ({@link ControlStore#failInvocation}). */
+    /** Records a call's failure unless it already finished ({@link CallJournal#failInvocation}). */
     boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts);
 
-    /** Takes the reduce lease and reads the published slots and any journaled reduction ({@link ControlStore#startReduce}). */
+    /** Takes the reduce lease and reads the published slots and any journaled reduction ({@link CallJournal#startReduce}). */
     ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs);
 
-    /** Journals the reduction and publishes its result, fenced by lease and binding version ({@link ControlStore#journalAndPublish}). */
+    /** Journals the reduction and publishes its result, fenced by lease and binding version ({@link CallJournal#journalAndPublish}). */
     Map.Entry<JournalEntry, Optional<PublishOutcome>> journalAndPublish(JournalEntry reduction, String hostId, int attempts);
 
-    /** The control database itself. */
+    /** The call journal of the control database {@code control}. */
     static CallStore of(ControlStore control) {
+        return of(control.calls());
+    }
+
+    /** The control database's call journal itself. */
+    static CallStore of(CallJournal control) {
         return new CallStore() {
             @Override
             public OptionalLong insertInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,

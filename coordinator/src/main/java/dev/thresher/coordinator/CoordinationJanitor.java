@@ -1,5 +1,6 @@
 package dev.thresher.coordinator;
 
+import dev.thresher.store.control.CallJournal;
 import dev.thresher.store.control.ControlStore;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -10,7 +11,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Deletes coordination state (journal, slots, reduce leases, finished invocations) once it is
  * older than {@code limits.coordinationRetentionMs}, and every second ends the invocations left running
- * that can no longer finish ({@link ControlStore#reconcileInvocations}: {@value #RECONCILE_GRACE_MS} ms
+ * that can no longer finish ({@link CallJournal#reconcileInvocations}: {@value #RECONCILE_GRACE_MS} ms
  * past their deadline, or their coordinator restarted). Every node runs one; both are idempotent.
  */
 public final class CoordinationJanitor implements AutoCloseable {
@@ -20,13 +21,18 @@ public final class CoordinationJanitor implements AutoCloseable {
     public static final long RECONCILE_GRACE_MS = 2_000;
     private static final long RECONCILE_PERIOD_MS = 1_000;
 
-    private final ControlStore control;
+    private final CallJournal calls;
     private final String hostId;
     private final long retentionMs;
     private final ScheduledExecutorService timer;
 
+    /** A janitor over the call journal of {@code control}. */
     public CoordinationJanitor(ControlStore control, String hostId, long retentionMs) {
-        this.control = control;
+        this(control.calls(), hostId, retentionMs);
+    }
+
+    public CoordinationJanitor(CallJournal calls, String hostId, long retentionMs) {
+        this.calls = calls;
         this.hostId = hostId;
         this.retentionMs = retentionMs;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -46,7 +52,7 @@ public final class CoordinationJanitor implements AutoCloseable {
 
     /** Ends the invocations that can no longer finish now; returns how many. */
     public int reconcile() {
-        return control.reconcileInvocations(hostId, RECONCILE_GRACE_MS);
+        return calls.reconcileInvocations(hostId, RECONCILE_GRACE_MS);
     }
 
     private void reconcileQuietly() {
@@ -63,7 +69,7 @@ public final class CoordinationJanitor implements AutoCloseable {
 
     /** Sweeps now; returns rows deleted. */
     public int sweep() {
-        return control.cleanup(retentionMs);
+        return calls.cleanup(retentionMs);
     }
 
     private void sweepQuietly() {

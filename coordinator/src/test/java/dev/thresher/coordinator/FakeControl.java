@@ -2,7 +2,7 @@ package dev.thresher.coordinator;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.errors.ErrorCode;
-import dev.thresher.store.control.ControlStore.ReduceStart;
+import dev.thresher.store.control.CallJournal.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import dev.thresher.store.control.PublishOutcome.Status;

@@ -16,12 +16,8 @@ import dev.thresher.limits.Deadline;
 import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.DbDeadline;
-import dev.thresher.store.control.ControlStore.RequestStart;
-import dev.thresher.store.control.ControlStore.SlotFence;
-import dev.thresher.store.control.ControlStore.SlotPublication;
-import dev.thresher.store.control.ControlStore.SlotPublished;
+import dev.thresher.store.control.CallJournal.RequestStart;
 import dev.thresher.store.control.JournalEntry;
-import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.topology.Partition;
 import dev.thresher.wire.HostRunHandler;
 import dev.thresher.wire.WireMessage.HostRunReply;
@@ -36,11 +32,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +58,10 @@ import org.slf4j.MDC;
  *   [shard.before-slot-publish] per slot ─► journal every outcome and publish every slot under a lease,
  *   each fenced by the partition lease, in one transaction ─► one reply, an outcome per slot
  * </pre>
+ *
+ * This class admits requests and runs their slots; a request's binding is {@link Resolved} once, a slot's input read
+ * as {@link SlotInputs} says, the deadline judged by the {@link ControlClock}, and the outcomes published by
+ * {@link SlotPublishing}.
  */
 public final class HostRunExecutor implements HostRunHandler {
     private static final Logger log = LoggerFactory.getLogger(HostRunExecutor.class);
@@ -80,6 +78,7 @@ public final class HostRunExecutor implements HostRunHandler {
     private final ExecutorService executor;
     private final ExecutorService readers;
     private final Failpoints failpoints;
+    private final SlotPublishing publishing;
     private final AtomicLong replays = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
     private final AtomicLong stopsReceived = new AtomicLong();
@@ -115,6 +114,7 @@ public final class HostRunExecutor implements HostRunHandler {
         this.places = FairPlaces.of(limits);
         this.readers = readers;
         this.failpoints = failpoints;
+        this.publishing = new SlotPublishing(hostId, control, limits, failpoints);
     }
 
     @Override
@@ -242,13 +242,6 @@ public final class HostRunExecutor implements HostRunHandler {
         return replays.get();
     }
 
-    /** What became of one slot before publication: an outcome to journal and publish, or a final answer. */
-    private record Ran(SlotRun slot, JournalEntry outcome, long readMicros, SlotOutcome answer) {
-        static Ran answered(SlotOutcome answer, SlotRun slot) {
-            return new Ran(slot, null, 0, answer);
-        }
-    }
-
     /**
      * @param refused when not null, the answer of every slot not journaled yet: no read, no guest (the request
      *     was not admitted)
@@ -278,7 +271,7 @@ public final class HostRunExecutor implements HostRunHandler {
                         + " control database's clock, before " + hostId + " could run its slots (time in transit"
                         + " and in queues counts)");
             }
-            Resolved resolved = new Resolved(request);
+            Resolved resolved = new Resolved(request, catalog, cells);
             // The component's run cell stays activated here until this request is done: no other component's
             // admission and no idle sweep evicts it between the request's slots (docs/contract.md, demand leases).
             try (DbDeadline shared = DbDeadline.enter(deadline);
@@ -317,33 +310,6 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    /**
-     * The control database's clock as a leader reads it once per host request: its reading {@code clockMicros}
-     * was taken at some moment after {@code askedNanos} (this node's {@code nanoTime} when the statement was
-     * sent), so {@code clockMicros + (now - askedNanos)} is never earlier than that clock now. A call's stored
-     * deadline converts to this node's clock on that safe side: never later than the shared clock says.
-     *
-     * @param deadlineMicros the call's deadline on that clock; 0 when unknown
-     */
-    record ControlClock(long askedNanos, long clockMicros, long deadlineMicros) {
-        static ControlClock of(long askedNanos, RequestStart start) {
-            return new ControlClock(askedNanos, start.clockMicros(), start.deadlineMicros().orElse(0));
-        }
-
-        /** The earlier of {@code local} and the call's stored deadline. */
-        Deadline deadline(Deadline local) {
-            if (deadlineMicros == 0) {
-                return local;
-            }
-            return local.earlier(new Deadline(askedNanos + TimeUnit.MICROSECONDS.toNanos(deadlineMicros - clockMicros)));
-        }
-
-        /** The latest the control database's clock can read at this node's {@code nanoTime} {@code at}; 0 when unknown. */
-        long latestAt(long at) {
-            return deadlineMicros == 0 ? 0 : clockMicros + TimeUnit.NANOSECONDS.toMicros(at - askedNanos);
-        }
-    }
-
     private HostRunReply executeSlots(HostRunRequest request, Deadline deadline, ControlClock clock,
                                       ThresherException refused, Map<String, JournalEntry> journaled,
                                       Resolved resolved, long startedNanos) {
@@ -356,27 +322,27 @@ public final class HostRunExecutor implements HostRunHandler {
                 reads.put(slot.slotIndex(), startRead(slot, resolved, deadline, startedNanos));
             }
         }
-        List<Ran> ran = new ArrayList<>(request.slots().size());
+        List<RanSlot> ran = new ArrayList<>(request.slots().size());
         ThresherException stop = null;
         for (SlotRun slot : request.slots()) {
             // The journal is the truth whatever happened since: a journaled outcome is replayed even when the
             // call was stopped or an earlier slot failed, so a replayed failure still says its guest ran.
             JournalEntry replay = journaled.get(slot.wireId());
-            Ran r;
+            RanSlot r;
             if (replay != null) {
                 r = replay(slot, replay);
             } else if (refused != null) {
                 refusals.incrementAndGet();
-                ran.add(Ran.answered(SlotOutcome.failed(slot, refused, false), slot));
+                ran.add(RanSlot.answered(SlotOutcome.failed(slot, refused, false), slot));
                 continue;
             } else if (stop != null) {
                 refusals.incrementAndGet();
-                ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
+                ran.add(RanSlot.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
                         + "of this call failed on " + hostId + ": " + stop.getMessage()), false), slot));
                 continue;
             } else if (stopped(request.callId())) {
                 refusals.incrementAndGet();
-                ran.add(Ran.answered(SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                ran.add(RanSlot.answered(SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "not run: the coordinator stopped the call after another slot failed"), false), slot));
                 continue;
             } else {
@@ -392,7 +358,7 @@ public final class HostRunExecutor implements HostRunHandler {
                 f.cancel(false); // reads of slots that were not run: their batches are dropped
             }
         });
-        return publish(request, ran);
+        return publishing.publish(request, ran);
     }
 
     /**
@@ -415,7 +381,7 @@ public final class HostRunExecutor implements HostRunHandler {
                             freshAsOfNanos);
                 } catch (ThresherException e) {
                     if (paged && (e.code() == ErrorCode.BATCH_TOO_MANY_ROWS || e.code() == ErrorCode.BATCH_TOO_LARGE)) {
-                        return new Paged(freshAsOfNanos);
+                        return new SlotInputs.Paged(freshAsOfNanos);
                     }
                     throw e;
                 }
@@ -425,95 +391,10 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    /**
-     * What the read up front gives a slot of an ABI v2 guest whose partition does not fit one batch: it is
-     * read as a paged read when its turn comes, on the thread that runs its guest. A paged read holds its
-     * connection until its guest is done, so none is opened ahead of its turn: slots waiting for their
-     * turn holding connections could take every connection of the pool from the reads they wait for. It is
-     * as fresh as the run's start, like the batch read up front.
-     */
-    private record Paged(long freshAsOfNanos) {}
-
-    /**
-     * A paged read whose first batch is in: what a slot of an ABI v2 guest waits for. As a
-     * {@link RowBatchStream} it hands over the first batch, then the rest as the guest asks, counting
-     * rows and the time spent reading.
-     */
-    static final class OpenedPages implements RowBatchStream, AutoCloseable {
-        private final PartitionReader.Pages pages;
-        private ShardBatch first;
-        private long rows;
-        private long readNanos;
-
-        private OpenedPages(PartitionReader.Pages pages, ShardBatch first) {
-            this.pages = pages;
-            this.first = first;
-            this.rows = first.rowCount();
-            this.readNanos = first.readNanos();
-        }
-
-        static OpenedPages open(PartitionReader.Pages pages) {
-            try {
-                return new OpenedPages(pages, pages.next());
-            } catch (RuntimeException e) {
-                pages.close();
-                throw e;
-            }
-        }
-
-        @Override
-        public byte[] next() {
-            if (first != null) {
-                byte[] b = first.bytes();
-                first = null;
-                return b;
-            }
-            ShardBatch b = pages.next();
-            if (b == null) {
-                return null;
-            }
-            rows += b.rowCount();
-            readNanos += b.readNanos();
-            return b.bytes();
-        }
-
-        long rows() {
-            return rows;
-        }
-
-        long readNanos() {
-            return readNanos;
-        }
-
-        @Override
-        public void close() {
-            pages.close();
-        }
-    }
-
     private Partition ledPartition(SlotRun slot) {
         return leases.ledPartition(slot.partitionId(), slot.epoch())
                 .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
                         + " does not lead partition " + slot.partitionId() + " under epoch " + slot.epoch()));
-    }
-
-    /** The read's result (a batch, or an open paged read), waited for no longer than the deadline. */
-    private static Object awaitRead(Object read, Deadline deadline) {
-        if (read instanceof RuntimeException e) {
-            throw e;
-        }
-        CompletableFuture<?> f = (CompletableFuture<?>) read;
-        try {
-            return f.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            f.cancel(false);
-            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for a partition read");
-        } catch (ExecutionException e) {
-            throw ThresherException.of(e.getCause() == null ? e : e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted waiting for a partition read", e);
-        }
     }
 
     /**
@@ -522,7 +403,7 @@ public final class HostRunExecutor implements HostRunHandler {
      * again while the others' results still count.
      */
     /** The failure that stops the later slots of the request after {@code r}, or null when they may run. */
-    private static ThresherException stopCause(Ran r) {
+    private static ThresherException stopCause(RanSlot r) {
         if (r.answer() != null && stopsTheRest(r.answer())) {
             return new ThresherException(r.answer().code(), r.answer().message());
         }
@@ -536,88 +417,35 @@ public final class HostRunExecutor implements HostRunHandler {
         return failed.guestStarted() || failed.code().retryClass() != RetryClass.RETRYABLE;
     }
 
-    private Ran replay(SlotRun slot, JournalEntry journaled) {
+    private RanSlot replay(SlotRun slot, JournalEntry journaled) {
         replays.incrementAndGet();
-        return new Ran(slot, journaled, 0, null);
+        return new RanSlot(slot, journaled, 0, null);
     }
 
-    /** The binding and component of a request, resolved once, on the first slot that needs them. */
-    private final class Resolved {
-        private final HostRunRequest request;
-        private Binding binding;
-        private boolean loaded;
-        private int abiVersion;
-
-        Resolved(HostRunRequest request) {
-            this.request = request;
-        }
-
-        /**
-         * The binding version the call was planned with. Versions are immutable, so caching them is
-         * safe; a version that does not exist here, or that pins another component than the request
-         * names, is a stale target (nothing ran).
-         */
-        Binding binding() {
-            if (binding == null) {
-                Binding b = catalog.binding(request.tenant(), request.bindingName(), request.bindingVersion())
-                        .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "binding "
-                                + request.bindingName() + " version " + request.bindingVersion() + " is not known here"));
-                java.util.OptionalInt newest = catalog.currentVersion(request.tenant(), request.bindingName());
-                if (newest.isPresent() && newest.getAsInt() > request.bindingVersion()) {
-                    // The call could not publish (publication needs its version to be current): no guest runs for it.
-                    throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " has version "
-                            + newest.getAsInt() + ", newer than the call's version " + request.bindingVersion()
-                            + "; refused before any guest code");
-                }
-                if (!b.componentDigest().equals(request.componentDigest())) {
-                    throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName() + " version "
-                            + request.bindingVersion() + " pins " + b.componentDigest() + ", not "
-                            + request.componentDigest());
-                }
-                binding = b;
-            }
-            return binding;
-        }
-
-        /** The binding's component, loaded once per request; returns its digest. */
-        String component() {
-            if (!loaded) {
-                abiVersion = cells.load(binding().componentDigest());
-                loaded = true;
-            }
-            return binding().componentDigest();
-        }
-
-        /** The guest ABI version of the component; after {@link #component()}. */
-        int abiVersion() {
-            return abiVersion;
-        }
-    }
-
-    private Ran run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
+    private RanSlot run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
                     ControlClock clock) {
         try (MDC.MDCCloseable wire = MDC.putCloseable("wire_id", slot.wireId())) {
-            Ran r = runSlot(request, slot, resolved, read, deadline, clock);
+            RanSlot r = runSlot(request, slot, resolved, read, deadline, clock);
             log.debug("slot {} of {} (partition {} at epoch {}) ran on {}", slot.slotIndex(), request.bindingName(),
                     slot.partitionId(), slot.epoch(), hostId);
             return r;
         }
     }
 
-    private Ran runSlot(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
+    private RanSlot runSlot(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
                         ControlClock clock) {
         Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
         Partition partition;
-        Input input;
+        SlotInputs.Input input;
         try {
-            Object got = awaitRead(read, deadline);
+            Object got = SlotInputs.awaitRead(read, deadline);
             partition = ledPartition(slot); // again, right before the guest: the lease may have lapsed meanwhile
-            if (got instanceof Paged p) {
+            if (got instanceof SlotInputs.Paged p) {
                 // From the start, under a snapshot of its own: the batch read up front is not part of it.
-                got = OpenedPages.open(reader.open(partition, resolved.binding().selector(), limits.rowsPerBatch(),
+                got = SlotInputs.OpenedPages.open(reader.open(partition, resolved.binding().selector(), limits.rowsPerBatch(),
                         limits.batchMaxBytes(), deadline, p.freshAsOfNanos()));
             }
-            input = Input.of(got);
+            input = SlotInputs.Input.of(got);
             try {
                 failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
             } catch (RuntimeException e) {
@@ -625,7 +453,7 @@ public final class HostRunExecutor implements HostRunHandler {
                 throw e;
             }
         } catch (RuntimeException e) {
-            return Ran.answered(refusal(slot, e), slot);
+            return RanSlot.answered(refusal(slot, e), slot);
         }
         UUID callId = callId(request);
         Budgets budgets = resolved.binding().budgets();
@@ -636,10 +464,10 @@ public final class HostRunExecutor implements HostRunHandler {
         if (budgets.inputBytes() > 0) {
             if (input.pages() == null && argumentBytes + input.batch().bytes().length > budgets.inputBytes()) {
                 input.close();
-                return Ran.answered(refusal(slot, budgets.inputOverBudget(argumentBytes + input.batch().bytes().length)),
+                return RanSlot.answered(refusal(slot, budgets.inputOverBudget(argumentBytes + input.batch().bytes().length)),
                         slot);
             }
-            batches = budgeted(batches, budgets, argumentBytes);
+            batches = SlotInputs.budgeted(batches, budgets, argumentBytes);
         }
         // the cell checks the deadline right after this, before the guest: a guest starts only before it
         long startedAt = clock.latestAt(System.nanoTime());
@@ -647,78 +475,23 @@ public final class HostRunExecutor implements HostRunHandler {
             RunOutcome out = cells.run(resolved.component(), batches, request.argumentsJson(), runDeadline, budgets);
             failpoints.hit(Failpoint.AFTER_GUEST_START, site);
             long guestNanos = Math.max(0, out.guestNanos() - input.readNanosDuringGuest());
-            return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
+            return new RanSlot(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), true, 0, null, input.rows(), out.emitCount(),
                     PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos), startedAt),
                     input.readMicros(), null);
         } catch (RuntimeException thrown) {
             RuntimeException e = budgets.overRunBudget(thrown, deadline, "run");
             if (cells.refusedBeforeGuest(thrown)) {
-                return Ran.answered(refusal(slot, e), slot);
+                return RanSlot.answered(refusal(slot, e), slot);
             }
             ThresherException te = ThresherException.of(e);
             if (te.code() == ErrorCode.INTERNAL_ERROR) {
                 log.error("slot {} failed after the guest started", slot.wireId(), e);
             }
             // A component outcome all the same: journaled, so a redelivery replays the failure.
-            return new Ran(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
+            return new RanSlot(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), input.rows(), 0,
                     null, 0, startedAt), input.readMicros(), null);
-        }
-    }
-
-    /** {@code batches}, ending in {@code BATCH_TOO_LARGE} at the batch that takes the input past {@code budgets.inputBytes}. */
-    private static RowBatchStream budgeted(RowBatchStream batches, Budgets budgets, long argumentBytes) {
-        return new RowBatchStream() {
-            long read = argumentBytes;
-
-            @Override
-            public byte[] next() {
-                byte[] b = batches.next();
-                if (b == null) {
-                    return null;
-                }
-                read += b.length;
-                if (read > budgets.inputBytes()) {
-                    throw budgets.inputOverBudget(read);
-                }
-                return b;
-            }
-        };
-    }
-
-    /** A slot's input once read: one batch (ABI v1) or an open paged read (ABI v2). */
-    private record Input(ShardBatch batch, OpenedPages pages, long firstReadNanos) implements AutoCloseable {
-        static Input of(Object read) {
-            if (read instanceof OpenedPages p) {
-                return new Input(null, p, p.readNanos());
-            }
-            return new Input((ShardBatch) read, null, 0);
-        }
-
-        RowBatchStream batches() {
-            return pages != null ? pages : RowBatchStream.of(batch.bytes());
-        }
-
-        /** Rows handed to the guest (all of a v1 batch; the pages pulled so far for v2). */
-        int rows() {
-            return (int) Math.min(Integer.MAX_VALUE, pages != null ? pages.rows() : batch.rowCount());
-        }
-
-        long readMicros() {
-            return TimeUnit.NANOSECONDS.toMicros(pages != null ? pages.readNanos() : batch.readNanos());
-        }
-
-        /** Time spent reading pages while the guest waited in {@code fd_read}: not the guest's own time. */
-        long readNanosDuringGuest() {
-            return pages != null ? pages.readNanos() - firstReadNanos : 0;
-        }
-
-        @Override
-        public void close() {
-            if (pages != null) {
-                pages.close();
-            }
         }
     }
 
@@ -730,76 +503,5 @@ public final class HostRunExecutor implements HostRunHandler {
             log.error("slot {} refused", slot.wireId(), e);
         }
         return SlotOutcome.failed(slot, te, false);
-    }
-
-    /**
-     * Journals (first writer wins) and publishes every outcome in one transaction, then answers with
-     * what stands. A failure answered from here always says the guest started: the outcome exists
-     * because the guest ran for this wire identity, in this delivery or an earlier one, so no retry
-     * may be based on it.
-     */
-    private HostRunReply publish(HostRunRequest request, List<Ran> ran) {
-        List<SlotOutcome> answers = new ArrayList<>(ran.size());
-        List<Integer> pending = new ArrayList<>();
-        List<SlotPublication> publications = new ArrayList<>();
-        for (Ran r : ran) {
-            answers.add(r.answer());
-            if (r.outcome() == null) {
-                continue;
-            }
-            try {
-                failpoints.hit(Failpoint.BEFORE_SLOT_PUBLISH, new Site(hostId, r.slot().partitionId(),
-                        r.slot().slotIndex(), r.slot().wireId()));
-            } catch (ThresherException e) {
-                answers.set(answers.size() - 1, SlotOutcome.failed(r.slot(), e, true));
-                continue;
-            }
-            pending.add(answers.size() - 1);
-            publications.add(new SlotPublication(r.outcome(), r.slot().slotIndex(), r.slot().attempt(), r.readMicros()));
-        }
-        long publishMicros = 0;
-        if (!publications.isEmpty()) {
-            long started = System.nanoTime();
-            List<SlotPublished> published;
-            try {
-                published = control.publishShardOutcomes(publications, hostId, limits.reduceLeaseMs());
-            } catch (RuntimeException e) {
-                ThresherException te = ThresherException.of(e);
-                // said where operators (and the failover test, of a leader resumed after a freeze) can see it
-                log.info("{}: {} slot outcome(s) of call {} not published: {}", hostId, pending.size(),
-                        request.callId(), te.getMessage());
-                for (int i : pending) {
-                    answers.set(i, SlotOutcome.failed(ran.get(i).slot(), te, true));
-                }
-                return new HostRunReply(request.requestId(), 0, answers);
-            }
-            publishMicros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - started);
-            for (int k = 0; k < pending.size(); k++) {
-                int i = pending.get(k);
-                answers.set(i, answer(ran.get(i), published.get(k)));
-            }
-        }
-        return new HostRunReply(request.requestId(), publishMicros, answers);
-    }
-
-    private SlotOutcome answer(Ran r, SlotPublished p) {
-        JournalEntry standing = p.standing();
-        SlotRun slot = r.slot();
-        if (!standing.succeeded()) {
-            return new SlotOutcome(slot.slotIndex(), slot.wireId(), standing.errorCode(), true,
-                    standing.errorMessage() == null ? "guest failed" : standing.errorMessage(), standing.rowCount(), 0,
-                    r.readMicros(), 0);
-        }
-        if (p.fence() == SlotFence.DEADLINE_PASSED) {
-            return SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the call's deadline"
-                    + " passed, on the control database's clock, before " + hostId + " could publish the slot"), true);
-        }
-        if (p.fence() == SlotFence.NOT_LEADER) {
-            return SlotOutcome.failed(slot, new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
-                    + " lost the lease of partition " + standing.partitionId() + " under epoch " + standing.epoch()
-                    + " before publishing the slot"), true);
-        }
-        return new SlotOutcome(slot.slotIndex(), slot.wireId(), 0, true, "", standing.rowCount(), standing.emitCount(),
-                r.readMicros(), standing.guestMicros());
     }
 }

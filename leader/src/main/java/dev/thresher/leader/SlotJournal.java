@@ -1,9 +1,10 @@
 package dev.thresher.leader;
 
+import dev.thresher.store.control.CallJournal;
 import dev.thresher.store.control.ControlStore;
-import dev.thresher.store.control.ControlStore.RequestStart;
-import dev.thresher.store.control.ControlStore.SlotPublication;
-import dev.thresher.store.control.ControlStore.SlotPublished;
+import dev.thresher.store.control.CallJournal.RequestStart;
+import dev.thresher.store.control.CallJournal.SlotPublication;
+import dev.thresher.store.control.CallJournal.SlotPublished;
 import dev.thresher.store.control.JournalEntry;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +14,7 @@ import java.util.UUID;
 /**
  * The leader's side of the control database: the journal of component outcomes by (tenant, wire
  * identity), and the one transaction that journals a host request's outcomes and publishes its slots,
- * each fenced by the partition lease ({@link ControlStore}'s javadoc is the contract).
+ * each fenced by the partition lease ({@link CallJournal}'s javadoc is the contract).
  */
 public interface SlotJournal {
 
@@ -22,7 +23,7 @@ public interface SlotJournal {
 
     /**
      * The journaled outcomes of {@code wireIds} with the call's stored deadline and the control database's clock,
-     * in one statement ({@link ControlStore#requestStart}); without a control database, no deadline is known.
+     * in one statement ({@link CallJournal#requestStart}); without a control database, no deadline is known.
      */
     default RequestStart requestStart(String tenant, UUID callId, List<String> wireIds) {
         return new RequestStart(journaled(tenant, wireIds), OptionalLong.empty(), 0);
@@ -31,8 +32,13 @@ public interface SlotJournal {
     /** Journals (first writer wins) and publishes, fenced; what stands, in the order of {@code publications}. */
     List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId, long leaseMs);
 
-    /** The control database itself. */
+    /** The call journal of the control database {@code control}. */
     static SlotJournal of(ControlStore control) {
+        return of(control.calls());
+    }
+
+    /** The control database's call journal itself. */
+    static SlotJournal of(CallJournal control) {
         return new SlotJournal() {
             @Override
             public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {

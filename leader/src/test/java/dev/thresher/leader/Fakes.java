@@ -9,9 +9,9 @@ import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
-import dev.thresher.store.control.ControlStore.SlotFence;
-import dev.thresher.store.control.ControlStore.SlotPublication;
-import dev.thresher.store.control.ControlStore.SlotPublished;
+import dev.thresher.store.control.CallJournal.SlotFence;
+import dev.thresher.store.control.CallJournal.SlotPublication;
+import dev.thresher.store.control.CallJournal.SlotPublished;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.topology.Partition;
@@ -47,9 +47,9 @@ final class Fakes {
         volatile long clockMicros;
 
         @Override
-        public dev.thresher.store.control.ControlStore.RequestStart requestStart(String tenant, java.util.UUID callId,
+        public dev.thresher.store.control.CallJournal.RequestStart requestStart(String tenant, java.util.UUID callId,
                                                                                List<String> wireIds) {
-            return new dev.thresher.store.control.ControlStore.RequestStart(journaled(tenant, wireIds),
+            return new dev.thresher.store.control.CallJournal.RequestStart(journaled(tenant, wireIds),
                     deadlineMicros == 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(deadlineMicros),
                     clockMicros);
         }

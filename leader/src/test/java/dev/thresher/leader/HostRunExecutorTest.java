@@ -12,7 +12,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.ControlStore.SlotPublication;
+import dev.thresher.store.control.CallJournal.SlotPublication;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.topology.Partition;
 import dev.thresher.wire.WireMessage.HostRunReply;

@@ -666,10 +666,10 @@ class ContractIT {
     void aResultBecomesVisibleOnceAndIsNeverReplaced() throws Exception {
         assertThat(call(2, "row_count")).isEqualTo(ROWS);
         UUID callId = UUID.fromString(lastInvocation("row_count", "call_id"));
-        PublishOutcome again = control.publishResult(callId, node(2).hostId(), "{\"rows\":1}", 0);
+        PublishOutcome again = control.calls().publishResult(callId, node(2).hostId(), "{\"rows\":1}", 0);
         assertThat(again.status()).isEqualTo(PublishOutcome.Status.ALREADY_PUBLISHED);
         assertThat(again.visibleResult()).contains(ROWS);
-        assertThat(control.takeReduceLease(callId, "intruder", callId + "/reduce", 3000))
+        assertThat(control.calls().takeReduceLease(callId, "intruder", callId + "/reduce", 3000))
                 .as("a live reduce lease is not taken over").isFalse();
     }
 
@@ -738,7 +738,7 @@ class ContractIT {
         assertThat(lastInvocation("row_count", "state")).isEqualTo("running");
         int rows = rowsOf(callId);
         await(() -> olderThanRetention(callId), "the call's journal is older than the retention");
-        control.cleanup(RETENTION_MS);
+        control.calls().cleanup(RETENTION_MS);
         assertThat(rowsOf(callId)).as("journal, slots and lease of a running call survive a sweep").isEqualTo(rows);
         n0.failpoints().release(hold);
         // Its slots are still there, their leases (3 s here) ended: expired, not missing.

@@ -85,7 +85,7 @@ class HostileGuestsIT {
 
     @Test
     void aKeyHoldingANulFailsTypedAndItsInvocationIsRecordedAsFailed() throws Exception {
-        // kills: ControlStore.storable (the validator's failure quotes the key, and no PostgreSQL text holds a NUL:
+        // kills: ControlSql.storable (the validator's failure quotes the key, and no PostgreSQL text holds a NUL:
         // the failure could not be recorded and the invocation stayed running)
         deploy("nul_key", 1, ContractGuests.SELECTOR, ContractGuests.wasm("nul_key"));
         Ended e = fails("nul_key", "10000");

@@ -3,11 +3,8 @@ package dev.thresher.store.control;
 import dev.thresher.bindings.Binding;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.store.DbDeadline;
 import dev.thresher.topology.Topology;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -15,15 +12,10 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Supplier;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +43,9 @@ import org.slf4j.LoggerFactory;
  * mid-read blocks nobody for longer; a read older than that bound is no longer joined. Reads throw
  * {@link ThresherException} with {@link ErrorCode#STORE_UNAVAILABLE} when the control database fails
  * or does not answer in time; a failed poll keeps what is cached and tries again one interval later.
+ *
+ * <p>The listening thread is {@link CatalogListener}'s, the shared, bounded reads {@link SharedReads}'; this class
+ * keeps what is cached, what a notification does to it, and the poll.
  */
 public final class ControlCache implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ControlCache.class);
@@ -62,13 +57,6 @@ public final class ControlCache implements AutoCloseable {
     /** How long a caller waits for a read of the control database, by default. */
     public static final long DEFAULT_LOAD_WAIT_MS = 15_000;
 
-    /** One wait for notifications; bounds how long the listener takes to notice {@link #close()}. */
-    private static final int LISTEN_WAIT_MS = 250;
-    /** A quiet listen connection is checked this often, so a silently dead one is replaced. */
-    private static final long LISTEN_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
-    private static final int LISTEN_CHECK_TIMEOUT_S = 5;
-    private static final long BACKOFF_MIN_MS = 50;
-    private static final long BACKOFF_MAX_MS = 5_000;
     private static final long CLOSE_WAIT_MS = 2_000;
 
     /** A consistent view: the cached topology and the topology version read just before it. */
@@ -98,7 +86,6 @@ public final class ControlCache implements AutoCloseable {
     private record TopologyLoad(long startNanos, CompletableFuture<Snapshot> result) {}
 
     private final ControlStore control;
-    private final Callable<Connection> listenConnections;
     private final long pollNanos;
     private final String nodeName;
     private final long loadWaitNanos;
@@ -128,13 +115,12 @@ public final class ControlCache implements AutoCloseable {
     private final LongAdder pollFailures = new LongAdder();
     private final LongAdder bindingReads = new LongAdder();
     private final LongAdder topologyReads = new LongAdder();
-    private final LongAdder reconnects = new LongAdder();
     private volatile String lastNotification;
 
     private volatile boolean closed;
-    private volatile Connection listening; // owned by the listener thread once it runs
+    private final CatalogListener listener;
+    private final SharedReads reads;
     private boolean pollFailing; // poll thread only
-    private Thread listener;
     private Thread poller;
 
     private ControlCache(ControlStore control, Callable<Connection> listenConnections, long pollMs, String nodeName,
@@ -143,11 +129,16 @@ public final class ControlCache implements AutoCloseable {
             throw new IllegalArgumentException("pollMs and loadWaitMs must be positive");
         }
         this.control = Objects.requireNonNull(control, "control");
-        this.listenConnections = Objects.requireNonNull(listenConnections, "listenConnections");
+        Objects.requireNonNull(listenConnections, "listenConnections");
         this.pollNanos = TimeUnit.MILLISECONDS.toNanos(pollMs);
         this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
         this.loadWaitNanos = TimeUnit.MILLISECONDS.toNanos(loadWaitMs);
         this.topologyWantedAfter = new AtomicLong(System.nanoTime());
+        this.reads = new SharedReads(nodeName, loadWaitNanos);
+        this.listener = new CatalogListener(listenConnections, nodeName, pollNanos, this::handle, () -> {
+            invalidateAll();
+            refreshNow.release();
+        }, refreshNow::release, () -> closed);
     }
 
     /**
@@ -176,14 +167,7 @@ public final class ControlCache implements AutoCloseable {
     }
 
     private void begin() {
-        boolean listenBroken = false;
-        try {
-            listening = openListening();
-        } catch (Exception e) {
-            listenBroken = true;
-            log.warn("{}: cannot listen on {} yet ({}); retrying, the {} ms poll keeps the cache current meanwhile",
-                    nodeName, CHANNEL, e.toString(), TimeUnit.NANOSECONDS.toMillis(pollNanos));
-        }
+        boolean listenBroken = !listener.open();
         try {
             loadTopology(System.nanoTime());
         } catch (RuntimeException e) {
@@ -192,7 +176,7 @@ public final class ControlCache implements AutoCloseable {
                     TimeUnit.NANOSECONDS.toMillis(pollNanos));
         }
         boolean broken = listenBroken;
-        listener = Thread.ofPlatform().daemon().name("control-cache-listen-" + nodeName).start(() -> listenLoop(broken));
+        listener.start(broken);
         poller = Thread.ofPlatform().daemon().name("control-cache-poll-" + nodeName).start(this::pollLoop);
     }
 
@@ -211,9 +195,9 @@ public final class ControlCache implements AutoCloseable {
         CurrentLoad mine = new CurrentLoad(gen, now, new CompletableFuture<>());
         // Join a read that began after every invalidation we know of (and is not hung), else start one.
         CurrentLoad running = currentLoads.compute(k, (key, cur) ->
-                cur != null && cur.generation() >= gen && young(cur.startNanos(), now) ? cur : mine);
+                cur != null && cur.generation() >= gen && reads.young(cur.startNanos(), now) ? cur : mine);
         if (running == mine) {
-            read(mine.result(), () -> {
+            reads.read(mine.result(), () -> {
                 try {
                     CurrentEntry hit = current.get(k);
                     if (hit != null) {
@@ -231,7 +215,7 @@ public final class ControlCache implements AutoCloseable {
                 }
             });
         }
-        return await(running.result(), now + loadWaitNanos, "binding " + k.tenant() + "/" + k.name());
+        return reads.await(running.result(), now + loadWaitNanos, "binding " + k.tenant() + "/" + k.name());
     }
 
     /** One immutable version of a binding; found versions are kept in an LRU of {@value #VERSIONS_CACHED}. */
@@ -243,10 +227,10 @@ public final class ControlCache implements AutoCloseable {
         }
         long now = System.nanoTime();
         VersionLoad mine = new VersionLoad(now, new CompletableFuture<>());
-        VersionLoad running = versionLoads.compute(k, (key, cur) -> cur != null && young(cur.startNanos(), now) ? cur : mine);
+        VersionLoad running = versionLoads.compute(k, (key, cur) -> cur != null && reads.young(cur.startNanos(), now) ? cur : mine);
         String what = "binding " + tenant + "/" + name + " version " + version;
         if (running == mine) {
-            read(mine.result(), () -> {
+            reads.read(mine.result(), () -> {
                 try {
                     Binding again = cachedVersion(k);
                     if (again != null) {
@@ -261,7 +245,7 @@ public final class ControlCache implements AutoCloseable {
                 }
             });
         }
-        return await(running.result(), now + loadWaitNanos, what);
+        return reads.await(running.result(), now + loadWaitNanos, what);
     }
 
     private Binding cachedVersion(VersionKey k) {
@@ -394,14 +378,14 @@ public final class ControlCache implements AutoCloseable {
                 }
                 long now = System.nanoTime();
                 running = topologyLoad;
-                if (running == null || !young(running.startNanos(), now)) {
+                if (running == null || !reads.young(running.startNanos(), now)) {
                     TopologyLoad mine = new TopologyLoad(now, new CompletableFuture<>());
                     topologyLoad = mine;
                     running = mine;
-                    read(mine.result(), () -> readTopology(mine));
+                    reads.read(mine.result(), () -> readTopology(mine));
                 }
             }
-            Snapshot got = await(running.result(), waitUntil, "the topology");
+            Snapshot got = reads.await(running.result(), waitUntil, "the topology");
             if (running.startNanos() - notBefore >= 0) {
                 return got;
             }
@@ -428,55 +412,6 @@ public final class ControlCache implements AutoCloseable {
                     topologyLoad = null;
                 }
             }
-        }
-    }
-
-    private boolean young(long startNanos, long now) {
-        return now - startNanos < loadWaitNanos;
-    }
-
-    /**
-     * Runs one read of the control database on a virtual thread of its own and completes
-     * {@code result} with it, so that every caller, the one that started it too, waits for it at most
-     * the wait bound: a read that hangs (a connection that stopped answering) is abandoned, and the
-     * next caller starts another.
-     */
-    private <T> void read(CompletableFuture<T> result, Supplier<T> read) {
-        Thread.ofVirtual().name("control-cache-read-" + nodeName).start(() -> {
-            // the read's own database waits end with the wait bound too, so an abandoned read frees its connection
-            try (DbDeadline scope = DbDeadline.enter(dev.thresher.limits.Deadline.after(
-                    java.time.Duration.ofNanos(loadWaitNanos)))) {
-                result.complete(read.get());
-            } catch (Throwable t) {
-                result.completeExceptionally(t);
-            }
-        });
-    }
-
-    /**
-     * Waits for a shared read no longer than {@code waitUntilNanos} nor the thread's {@link DbDeadline} (a
-     * call's): the read goes on for the callers that can still wait for it.
-     */
-    private <T> T await(CompletableFuture<T> f, long waitUntilNanos, String what) {
-        var deadline = DbDeadline.current();
-        long until = deadline.map(d -> d.atNanos() - waitUntilNanos < 0 ? d.atNanos() : waitUntilNanos)
-                .orElse(waitUntilNanos);
-        try {
-            return f.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            if (deadline.isPresent() && deadline.get().passed()) {
-                throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for the control"
-                        + " database's answer to a read of " + what);
-            }
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: a read of " + what
-                    + " did not answer within " + TimeUnit.NANOSECONDS.toMillis(loadWaitNanos) + " ms");
-        } catch (ExecutionException e) {
-            ThresherException te = ThresherException.of(e.getCause());
-            throw new ThresherException(te.code(), te.getMessage(), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE,
-                    "control database: interrupted while waiting for a read of " + what);
         }
     }
 
@@ -514,7 +449,7 @@ public final class ControlCache implements AutoCloseable {
 
     /** Times the listen connection was established again after it broke (or could not be opened at start). */
     public long reconnects() {
-        return reconnects.sum();
+        return listener.reconnects();
     }
 
     /** The payload of the last notification received, for tests. */
@@ -522,90 +457,7 @@ public final class ControlCache implements AutoCloseable {
         return lastNotification;
     }
 
-    // ---- the listener ------------------------------------------------------------------------------
-
-    private Connection openListening() throws Exception {
-        Connection c = listenConnections.call();
-        try {
-            c.setAutoCommit(true);
-            try (Statement s = c.createStatement()) {
-                s.execute("LISTEN " + CHANNEL);
-            }
-            c.unwrap(PGConnection.class); // fail here, not later, on a connection that cannot listen
-            return c;
-        } catch (Exception e) {
-            closeQuietly(c);
-            throw e;
-        }
-    }
-
-    private void listenLoop(boolean broken) {
-        long backoffMs = BACKOFF_MIN_MS;
-        Connection c = listening;
-        long lastHeard = System.nanoTime();
-        while (!closed) {
-            if (c == null) {
-                try {
-                    c = openListening();
-                    listening = c;
-                    lastHeard = System.nanoTime();
-                    backoffMs = BACKOFF_MIN_MS;
-                    reconnects.increment();
-                    // Listening again: whatever changed while we were not is no longer announced.
-                    invalidateAll();
-                    refreshNow.release();
-                    if (broken) {
-                        log.info("{}: listening on {} again; the cache was invalidated", nodeName, CHANNEL);
-                    }
-                    broken = false;
-                } catch (Exception e) {
-                    if (closed) {
-                        break;
-                    }
-                    if (!broken) {
-                        log.warn("{}: cannot listen on {} ({}); retrying with backoff, the poll covers the gap",
-                                nodeName, CHANNEL, e.toString());
-                        broken = true;
-                    }
-                    backoffMs = pause(backoffMs);
-                    continue;
-                }
-            }
-            try {
-                PGNotification[] got = c.unwrap(PGConnection.class).getNotifications(LISTEN_WAIT_MS);
-                if (got != null && got.length > 0) {
-                    lastHeard = System.nanoTime();
-                    boolean topologyChanged = false;
-                    for (PGNotification n : got) {
-                        topologyChanged |= handle(n.getParameter());
-                    }
-                    if (topologyChanged) {
-                        refreshNow.release();
-                    }
-                } else if (System.nanoTime() - lastHeard > LISTEN_CHECK_NANOS) {
-                    lastHeard = System.nanoTime();
-                    if (!c.isValid(LISTEN_CHECK_TIMEOUT_S)) {
-                        throw new SQLException("the listen connection stopped answering");
-                    }
-                }
-            } catch (SQLException | RuntimeException e) {
-                if (closed) {
-                    break;
-                }
-                if (!broken) {
-                    log.warn("{}: the connection listening on {} broke ({}); reconnecting, the poll covers the gap",
-                            nodeName, CHANNEL, e.toString());
-                    broken = true;
-                }
-                closeQuietly(c);
-                c = null;
-                listening = null;
-                backoffMs = pause(backoffMs);
-            }
-        }
-        closeQuietly(c);
-        listening = null;
-    }
+    // ---- notifications (CatalogListener hands them over) -------------------------------------------
 
     /** Applies one notification; returns whether it says the topology changed. */
     private boolean handle(String payload) {
@@ -638,16 +490,6 @@ public final class ControlCache implements AutoCloseable {
         // A payload this build does not know (a newer node's): assume anything changed.
         invalidateAll();
         return true;
-    }
-
-    /** Sleeps for the backoff (less when closing); returns the next, doubled up to its bound. */
-    private long pause(long backoffMs) {
-        try {
-            Thread.sleep(backoffMs);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        return Math.min(BACKOFF_MAX_MS, backoffMs * 2);
     }
 
     // ---- the poll ------------------------------------------------------------------------------
@@ -712,12 +554,12 @@ public final class ControlCache implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        for (Thread t : new Thread[] {poller, listener}) {
+        for (Thread t : new Thread[] {poller, listener.thread()}) {
             if (t != null) {
                 t.interrupt();
             }
         }
-        for (Thread t : new Thread[] {poller, listener}) {
+        for (Thread t : new Thread[] {poller, listener.thread()}) {
             if (t != null) {
                 try {
                     t.join(CLOSE_WAIT_MS);
@@ -727,20 +569,6 @@ public final class ControlCache implements AutoCloseable {
                 }
             }
         }
-        Connection c = listening;
-        if (c != null) {
-            closeQuietly(c); // the listener did not stop in time
-        }
-    }
-
-    private static void closeQuietly(Connection c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (SQLException | RuntimeException e) {
-            // nothing to do: the connection is being dropped
-        }
+        listener.closeConnection(); // when the listener did not stop in time
     }
 }

@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * its owner's deadline plus {@value #GRACE_MS} ms: by then nothing of its call can be published (the publish fence),
  * so a request finding it lapsed takes it over, and is told the call the earlier owner recorded.
  *
- * <p>Expired rows are swept with the rest of the coordination state ({@link ControlStore#cleanup}).
+ * <p>Expired rows are swept with the rest of the coordination state ({@link CallJournal#cleanup}).
  *
  * <p>Every statement is bounded by the request's deadline ({@link DbDeadline}); the blocking work runs on this
  * object's own threads, never on a front door's event loop.

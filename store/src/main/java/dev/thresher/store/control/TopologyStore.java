@@ -292,6 +292,19 @@ public final class TopologyStore {
         return sql.queryList("SELECT host_id FROM hosts ORDER BY host_id", rs -> rs.getString(1));
     }
 
+    /** The nodes registered besides {@code hostId}, as its connection budget counts them, read in one transaction. */
+    public OtherNodes otherNodes(String hostId) {
+        return sql.inTransaction(c -> {
+            record Head(int count, String server) {}
+            Head head = ControlSql.queryOne(c, "SELECT count(*), host(inet_server_addr()) || ':' || inet_server_port()"
+                    + " FROM hosts WHERE host_id <> ?", rs -> new Head(rs.getInt(1), rs.getString(2)), hostId).orElseThrow();
+            Map<Integer, Integer> candidates = new java.util.TreeMap<>();
+            ControlSql.queryList(c, "SELECT shard_id, count(*) FROM host_shards WHERE host_id <> ? GROUP BY shard_id",
+                    rs -> Map.entry(rs.getInt(1), rs.getInt(2)), hostId).forEach(e -> candidates.put(e.getKey(), e.getValue()));
+            return new OtherNodes(head.count(), candidates, head.server());
+        });
+    }
+
     /** Marks a node draining (it takes and renews no lease) or not. */
     public void setDraining(String hostId, boolean draining) {
         sql.update("UPDATE hosts SET draining = ? WHERE host_id = ?", draining, hostId);

@@ -1,16 +1,9 @@
 package dev.thresher.store.replica;
 
 import dev.thresher.bindings.Selector;
-import dev.thresher.bindings.abi.Column;
-import dev.thresher.bindings.abi.RowBatchBuilder;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.replica.BatchCache.Built;
-import dev.thresher.store.replica.ColumnVector.BoolVector;
-import dev.thresher.store.replica.ColumnVector.BytesVector;
-import dev.thresher.store.replica.ColumnVector.DoubleVector;
-import dev.thresher.store.replica.ColumnVector.LongVector;
-import dev.thresher.store.shard.PgType;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.store.shard.ShardReader;
 import java.util.ArrayList;
@@ -32,7 +25,8 @@ import java.util.Objects;
  * columns in its order and spelling, the same types and nullability, the same values bit for bit, the same
  * refusals ({@link ErrorCode#BATCH_TOO_MANY_ROWS}, {@link ErrorCode#BATCH_TOO_LARGE}); the rows may come in
  * another order, as SQL promises none either. A finished batch is kept (a few of them, least recently used
- * out first) until the rows change, so a read of unchanged rows hands out the same array again.
+ * out first) until the rows change, so a read of unchanged rows hands out the same array again. The batches and pages
+ * are written by {@link PartitionBatches}.
  *
  * <p>Thread-safety: not thread-safe, with one exception. The caller guards each partition's rows with a
  * read-write lock: changes ({@link #insert}, {@link #update}, {@link #delete}, {@link #clear}) come from
@@ -124,9 +118,9 @@ public final class PartitionRows {
      */
     public long bytes() {
         long n = FIXED_HEAP + valueHeap + cache.bytes();
-        Paged paged = lastPaged;
-        if (paged != null && paged.version == version) {
-            n += paged.heapBytes;
+        PartitionBatches.Paged paged = lastPaged;
+        if (paged != null && paged.version() == version) {
+            n += paged.heapBytes();
         }
         for (ColumnVector v : vectors) {
             n += 48 + v.vectorBytes();
@@ -277,18 +271,14 @@ public final class PartitionRows {
             throw new IllegalArgumentException("the filter was compiled against other columns");
         }
         Built built = cache.get(new BatchCache.Key(version, partitionId, selector.sql(), maxRows, maxBytes),
-                () -> build(partitionId, selector, filter, maxRows, maxBytes));
+                () -> PartitionBatches.build(this, partitionId, selector, filter, maxRows, maxBytes));
         if (built.error() != null) {
             throw new ThresherException(built.error(), built.message());
         }
         return new ShardBatch(built.bytes(), built.rows(), System.nanoTime() - started);
     }
 
-    /** The pages of one selector at one version: each finished batch and its rows. */
-    private record Paged(long version, int partitionId, String selectorSql, int maxRows, int maxBytes,
-                         List<byte[]> pages, int[] rows, long heapBytes) {}
-
-    private volatile Paged lastPaged;
+    private volatile PartitionBatches.Paged lastPaged;
 
     /**
      * The partition as batches of at most {@code maxRows} rows and {@code maxBytes} bytes each (guest ABI v2's
@@ -301,124 +291,22 @@ public final class PartitionRows {
      */
     public List<ShardBatch> pages(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
         long started = System.nanoTime();
-        Paged p = lastPaged;
-        if (p == null || p.version != version || p.partitionId != partitionId || !p.selectorSql.equals(selector.sql())
-                || p.maxRows != maxRows || p.maxBytes != maxBytes) {
-            p = buildPages(partitionId, selector, filter, maxRows, maxBytes);
+        PartitionBatches.Paged p = lastPaged;
+        if (p == null || p.version() != version || p.partitionId() != partitionId || !p.selectorSql().equals(selector.sql())
+                || p.maxRows() != maxRows || p.maxBytes() != maxBytes) {
+            p = PartitionBatches.buildPages(this, version, partitionId, selector, filter, maxRows, maxBytes);
             lastPaged = p;
         }
-        List<ShardBatch> out = new ArrayList<>(p.pages.size());
-        for (int i = 0; i < p.pages.size(); i++) {
-            out.add(new ShardBatch(p.pages.get(i), p.rows[i], i == 0 ? System.nanoTime() - started : 0));
+        List<ShardBatch> out = new ArrayList<>(p.pages().size());
+        for (int i = 0; i < p.pages().size(); i++) {
+            out.add(new ShardBatch(p.pages().get(i), p.rows()[i], i == 0 ? System.nanoTime() - started : 0));
         }
         return out;
     }
 
-    private Paged buildPages(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
-        Selected sel = select(selector);
-        ColumnVector[] selected = sel.vectors();
-        List<Column> batchColumns = sel.columns();
-        boolean[] variable = new boolean[selected.length];
-        for (int j = 0; j < selected.length; j++) {
-            variable[j] = selected[j].type == PgType.TEXT || selected[j].type == PgType.BYTEA;
-        }
-        List<byte[]> pages = new ArrayList<>();
-        List<Integer> rowCounts = new ArrayList<>();
-        long heap = 0;
-        RowBatchBuilder batch = new RowBatchBuilder(partitionId, batchColumns, maxRows, maxBytes);
-        for (int r = 0; r < count; r++) {
-            if (filter != null && !filter.accepts(this, r)) {
-                continue;
-            }
-            long varBytes = 0;
-            for (int j = 0; j < selected.length; j++) {
-                if (variable[j] && !selected[j].isNull(r)) {
-                    varBytes += ((BytesVector) selected[j]).values[r].length;
-                }
-            }
-            if (batch.rowCount() > 0 && !batch.fitsRow(varBytes)) {
-                byte[] done = batch.finish();
-                pages.add(done);
-                rowCounts.add(batch.rowCount());
-                heap += ColumnVector.arrayHeap(done.length);
-                batch = new RowBatchBuilder(partitionId, batchColumns, maxRows, maxBytes);
-            }
-            batch.startRow();
-            for (int j = 0; j < selected.length; j++) {
-                write(batch, j, selected[j], r);
-            }
-        }
-        byte[] done = batch.finish();
-        pages.add(done);
-        rowCounts.add(batch.rowCount());
-        heap += ColumnVector.arrayHeap(done.length);
-        return new Paged(version, partitionId, selector.sql(), maxRows, maxBytes, List.copyOf(pages),
-                rowCounts.stream().mapToInt(Integer::intValue).toArray(), heap);
-    }
-
-    /** The selector's columns: their vectors and their batch columns, in the selector's order. */
-    private record Selected(ColumnVector[] vectors, List<Column> columns) {}
-
-    private Selected select(Selector selector) {
-        List<String> names = selector.columns();
-        ColumnVector[] selected = new ColumnVector[names.size()];
-        List<Column> batchColumns = new ArrayList<>(names.size());
-        for (int j = 0; j < selected.length; j++) {
-            Integer c = byName.get(names.get(j));
-            if (c == null) {
-                throw new ThresherException(ErrorCode.INVALID_SELECTOR, "selector does not match the shard schema: column \""
-                        + names.get(j) + "\" does not exist in " + selector.table());
-            }
-            ColumnVector v = vectors[c];
-            if (!v.carried()) {
-                throw new ThresherException(ErrorCode.INVALID_SELECTOR, "column '" + names.get(j) + "' of "
-                        + selector.table() + " has type OID " + v.column.typeOid() + ", which a row batch cannot carry");
-            }
-            selected[j] = v;
-            batchColumns.add(new Column(names.get(j), v.type.batchType(), !v.column.notNull()));
-        }
-        return new Selected(selected, batchColumns);
-    }
-
-    private Built build(int partitionId, Selector selector, RowFilter filter, int maxRows, int maxBytes) {
-        Selected sel = select(selector);
-        ColumnVector[] selected = sel.vectors();
-        List<Column> batchColumns = sel.columns();
-        RowBatchBuilder batch = new RowBatchBuilder(partitionId, batchColumns, maxRows, maxBytes);
-        int rows = 0;
-        for (int r = 0; r < count; r++) {
-            if (filter != null && !filter.accepts(this, r)) {
-                continue;
-            }
-            batch.startRow();
-            rows++;
-            for (int j = 0; j < selected.length; j++) {
-                write(batch, j, selected[j], r);
-            }
-        }
-        return Built.of(batch.finish(), rows);
-    }
-
-    private static void write(RowBatchBuilder batch, int j, ColumnVector v, int r) {
-        if (v.isNull(r)) {
-            batch.setNull(j);
-            return;
-        }
-        switch (v.type) {
-            case INT2, INT4, INT8 -> batch.setLong(j, ((LongVector) v).values[r]);
-            case FLOAT4, FLOAT8, NUMERIC -> batch.setDouble(j, ((DoubleVector) v).values[r]);
-            case BOOL -> batch.setBool(j, ((BoolVector) v).get(r));
-            case BYTEA -> batch.setBytes(j, ((BytesVector) v).values[r]);
-            case TEXT -> {
-                byte[] utf8 = ((BytesVector) v).values[r];
-                try {
-                    batch.setTextUtf8(j, utf8, 0, utf8.length);
-                } catch (IllegalArgumentException e) {
-                    throw new ThresherException(ErrorCode.STORE_UNAVAILABLE,
-                            "column " + (j + 1) + " holds text that is not UTF-8", e);
-                }
-            }
-        }
+    /** The index of the column named {@code name} in {@link #columns()}, or null when there is none. */
+    Integer columnIndex(String name) {
+        return byName.get(name);
     }
 
     /** A column's vector, for a filter to read (by the index of the column in {@link #columns()}). */

@@ -13,10 +13,10 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.store.Pools;
 import dev.thresher.store.TestPostgres;
-import dev.thresher.store.control.ControlStore.ReduceStart;
-import dev.thresher.store.control.ControlStore.SlotFence;
-import dev.thresher.store.control.ControlStore.SlotPublication;
-import dev.thresher.store.control.ControlStore.SlotPublished;
+import dev.thresher.store.control.CallJournal.ReduceStart;
+import dev.thresher.store.control.CallJournal.SlotFence;
+import dev.thresher.store.control.CallJournal.SlotPublication;
+import dev.thresher.store.control.CallJournal.SlotPublished;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
@@ -56,12 +56,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * {@link ControlStore} on a real PostgreSQL, one guard at a time. Every test works on ids of its own
+ * {@link ControlStore} on a real PostgreSQL, one guard at a time: chiefly its call journal ({@link CallJournal} and its
+ * {@link SlotPublisher}), and the leadership statements of {@link TopologyStore}. Every test works on ids of its own
  * (a shard with two hosts, partitions, bindings and calls created for it), so tests share one
  * database and never see each other's rows. A lease is made to end by writing it into the past, or
  * by taking it for 1 ms and waiting for the database clock to pass it; no assertion waits on a sleep.
  *
- * <p>Each test names, in a one-line comment, the guard of {@code ControlStore} (an SQL condition or a
+ * <p>Each test names, in a one-line comment, the guard of those stores (an SQL condition or a
  * branch) whose removal makes it fail.
  */
 class ControlStoreTest {
@@ -77,6 +78,7 @@ class ControlStoreTest {
 
     private static HikariDataSource pool;
     private static ControlStore store;
+    private static CallJournal calls;
     private static TopologyStore topology;
 
     /** This test's shard, with hosts {@link #hostA} and {@link #hostB} registered on it. */
@@ -89,6 +91,7 @@ class ControlStoreTest {
         pool = Pools.open("control-store-test", TestPostgres.newDatabase(), null, null, 4);
         ControlStore.migrate(pool);
         store = new ControlStore(pool);
+        calls = store.calls();
         topology = new TopologyStore(pool);
         store.ensureTenant(TENANT);
         store.putPackage(DIGEST, new byte[] {0, 'a', 's', 'm'});
@@ -122,7 +125,7 @@ class ControlStoreTest {
                         + "row_count, emit_count, entry_count, lease_until) SELECT ('00000000-0000-0000-0000-'"
                         + " || lpad((g / 16)::text, 12, '0'))::uuid, g % 16, 't', g % 16, 1, 'w' || g, 'h', 0, 0, 0, now() "
                         + "FROM generate_series(1, 160) g"),
-                ControlStore.READ_SLOTS);
+                CallJournal.READ_SLOTS);
         assertThat(plan).as(plan).doesNotContain("Seq Scan on journal").contains("journal_pkey");
     }
 
@@ -134,7 +137,7 @@ class ControlStoreTest {
                 "INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal, "
                         + "coordinator_host, state, shard_count, deadline_at) SELECT gen_random_uuid(), 't', 'b', 1, 'd', "
                         + "'p', 'h', 'running', 16, now() FROM generate_series(1, 40) g"),
-                ControlStore.journalAndPublishSlotsSql(3));
+                SlotPublisher.journalAndPublishSlotsSql(3));
         assertThat(plan).as(plan).doesNotContain("Seq Scan on invocations").contains("invocations_pkey");
     }
 
@@ -547,8 +550,8 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry failed = failedShard(call, 0, p, hostA);
-        store.publishShardOutcomes(List.of(new SlotPublication(failed, 0)), hostA, LEASE_MS);
-        assertThat(store.journaled(TENANT, failed.wireId())).get()
+        calls.publishShardOutcomes(List.of(new SlotPublication(failed, 0)), hostA, LEASE_MS);
+        assertThat(calls.journaled(TENANT, failed.wireId())).get()
                 .extracting(JournalEntry::succeeded, JournalEntry::errorCode, JournalEntry::errorMessage)
                 .containsExactly(false, ErrorCode.GUEST_TRAP.code(), "trap");
     }
@@ -571,8 +574,8 @@ class ControlStoreTest {
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
-        store.publishShardOutcomes(List.of(new SlotPublication(first, 0)), hostA, LEASE_MS);
-        SlotPublished again = store.publishShardOutcomes(List.of(new SlotPublication(second, 0)), hostA, LEASE_MS).get(0);
+        calls.publishShardOutcomes(List.of(new SlotPublication(first, 0)), hostA, LEASE_MS);
+        SlotPublished again = calls.publishShardOutcomes(List.of(new SlotPublication(second, 0)), hostA, LEASE_MS).get(0);
         assertThat(again.standing()).usingRecursiveComparison().isEqualTo(first);
     }
 
@@ -584,8 +587,8 @@ class ControlStoreTest {
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
-        store.publishShardOutcomes(List.of(new SlotPublication(first, 0)), hostA, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(second, 0)), hostA, LEASE_MS);
+        calls.publishShardOutcomes(List.of(new SlotPublication(first, 0)), hostA, LEASE_MS);
+        calls.publishShardOutcomes(List.of(new SlotPublication(second, 0)), hostA, LEASE_MS);
         assertThat(startReduce(call, hostA).slots())
                 .extracting(SlotRow::rowCount, SlotRow::emitCount, SlotRow::entryCount, SlotRow::partials)
                 .containsExactly(tuple(3, 1, 1, first.payload()));
@@ -598,9 +601,9 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        store.journal(first);
+        calls.journal(first);
         JournalEntry redelivered = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
-        store.publishShardOutcomes(List.of(new SlotPublication(redelivered, 0)), hostA, LEASE_MS);
+        calls.publishShardOutcomes(List.of(new SlotPublication(redelivered, 0)), hostA, LEASE_MS);
         assertThat(startReduce(call, hostA).slots())
                 .extracting(SlotRow::rowCount, SlotRow::emitCount, SlotRow::entryCount, SlotRow::partials)
                 .containsExactly(tuple(3, 1, 1, first.payload()));
@@ -613,9 +616,9 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        store.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
+        calls.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
         Timestamp before = slotLeaseUntil(call, 0);
-        SlotFence fence = store.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 600_000).get(0).fence();
+        SlotFence fence = calls.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 600_000).get(0).fence();
         assertThat(tuple(fence, slotLeaseUntil(call, 0).after(before))).isEqualTo(tuple(SlotFence.PUBLISHED, true));
     }
 
@@ -626,11 +629,11 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        store.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
+        calls.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
         Timestamp before = slotLeaseUntil(call, 0);
         JournalEntry other = new JournalEntry(TENANT, call + "/shard/0-other", call, JournalEntry.SHARD, hostA, p.id(), 1,
                 true, 0, null, 4, 1, PartialsCodec.encode(List.of(new Partial("us", 2.0))), 10);
-        SlotFence fence = store.publishShardOutcomes(List.of(new SlotPublication(other, 0)), hostA, 600_000).get(0).fence();
+        SlotFence fence = calls.publishShardOutcomes(List.of(new SlotPublication(other, 0)), hostA, 600_000).get(0).fence();
         assertThat(tuple(fence, slotLeaseUntil(call, 0))).isEqualTo(tuple(SlotFence.NOT_LEADER, before));
     }
 
@@ -647,9 +650,9 @@ class ControlStoreTest {
         JournalEntry published = shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1));
         JournalEntry fencedOut = shardOutcome(call, 1, notLed, 1, hostA, 4, new Partial("b", 2));
         JournalEntry failed = failedShard(call, 2, led, hostA);
-        store.journal(shardOutcome(call, 3, led, 1, hostA, 7, new Partial("d", 4)));
+        calls.journal(shardOutcome(call, 3, led, 1, hostA, 7, new Partial("d", 4)));
         JournalEntry replayed = shardOutcome(call, 3, led, 1, hostA, 9, new Partial("x", 5));
-        List<SlotPublished> answers = store.publishShardOutcomes(List.of(new SlotPublication(published, 0),
+        List<SlotPublished> answers = calls.publishShardOutcomes(List.of(new SlotPublication(published, 0),
                 new SlotPublication(fencedOut, 1), new SlotPublication(failed, 2), new SlotPublication(replayed, 3)),
                 hostA, LEASE_MS);
         assertThat(answers)
@@ -672,7 +675,7 @@ class ControlStoreTest {
         candidate(hostB, otherShard);
         topology.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
-        store.publishShardOutcomes(List.of(
+        calls.publishShardOutcomes(List.of(
                 new SlotPublication(shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1)), 0),
                 new SlotPublication(shardOutcome(call, 1, notLed, 1, hostA, 4, new Partial("b", 2)), 1),
                 new SlotPublication(failedShard(call, 2, led, hostA), 2),
@@ -715,7 +718,7 @@ class ControlStoreTest {
         // kills: insertRefusedInvocation's 'failed' state, code and message (a refused call recorded as anything else)
         Binding b = binding();
         UUID call = UUID.randomUUID();
-        store.insertRefusedInvocation(call, b, "alice", hostA, 30_000, 30_000,
+        calls.insertRefusedInvocation(call, b, "alice", hostA, 30_000, 30_000,
                 ErrorCode.CELL_UNAVAILABLE, "no leader");
         assertThat(invocation(call)).contains(new Invocation("failed", ErrorCode.CELL_UNAVAILABLE.code(), "no leader", null, 0));
     }
@@ -724,7 +727,7 @@ class ControlStoreTest {
     void failInvocationFailsARunningCall() {
         // kills: failInvocation's UPDATE (state, code, message, attempts)
         UUID call = running(binding());
-        boolean changed = store.failInvocation(call, ErrorCode.GUEST_TRAP, "trap", 2);
+        boolean changed = calls.failInvocation(call, ErrorCode.GUEST_TRAP, "trap", 2);
         assertThat(tuple(changed, invocation(call)))
                 .isEqualTo(tuple(true, Optional.of(new Invocation("failed", ErrorCode.GUEST_TRAP.code(), "trap", null, 2))));
     }
@@ -734,8 +737,8 @@ class ControlStoreTest {
         // kills: failInvocation's "AND state = 'running'"
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.publishResult(call, hostA, "{\"n\":1}", 1);
-        boolean changed = store.failInvocation(call, ErrorCode.GUEST_TRAP, "late", 3);
+        calls.publishResult(call, hostA, "{\"n\":1}", 1);
+        boolean changed = calls.failInvocation(call, ErrorCode.GUEST_TRAP, "late", 3);
         assertThat(tuple(changed, invocation(call)))
                 .isEqualTo(tuple(false, Optional.of(new Invocation("succeeded", null, null, "{\"n\":1}", 1))));
     }
@@ -747,7 +750,7 @@ class ControlStoreTest {
         // kills: insertInvocation's "clock_timestamp() + make_interval(secs => ? / 1000.0)" and its RETURNING
         long before = queryLong("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint");
         UUID call = UUID.randomUUID();
-        long deadline = store.insertInvocation(call, binding(), "alice", hostA, 1, 5_000, 30_000).orElseThrow();
+        long deadline = calls.insertInvocation(call, binding(), "alice", hostA, 1, 5_000, 30_000).orElseThrow();
         long after = queryLong("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint");
         long stored = queryLong("SELECT (extract(epoch FROM deadline_at) * 1000000)::bigint FROM invocations"
                 + " WHERE call_id = ?", call);
@@ -761,15 +764,15 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         JournalEntry done = failedShard(call, 0, p, hostA);
-        store.journal(done);
+        calls.journal(done);
         long deadline = queryLong("SELECT (extract(epoch FROM deadline_at) * 1000000)::bigint FROM invocations"
                 + " WHERE call_id = ?", call);
-        ControlStore.RequestStart start = store.requestStart(TENANT, call, List.of(done.wireId(), call + "/shard/1"));
+        CallJournal.RequestStart start = calls.requestStart(TENANT, call, List.of(done.wireId(), call + "/shard/1"));
         long now = queryLong("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint");
         assertThat(tuple(start.journaled().keySet(), start.deadlineMicros().getAsLong(),
                 start.clockMicros() <= now && start.clockMicros() > now - 60_000_000))
                 .isEqualTo(tuple(java.util.Set.of(done.wireId()), deadline, true));
-        assertThat(store.requestStart(TENANT, UUID.randomUUID(), List.of("nothing")).deadlineMicros()).isEmpty();
+        assertThat(calls.requestStart(TENANT, UUID.randomUUID(), List.of("nothing")).deadlineMicros()).isEmpty();
     }
 
     @Test
@@ -780,7 +783,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
         JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        assertThat(tuple(publishOne(outcome, 0, hostA), store.journaled(TENANT, outcome.wireId()).isPresent()))
+        assertThat(tuple(publishOne(outcome, 0, hostA), calls.journaled(TENANT, outcome.wireId()).isPresent()))
                 .isEqualTo(tuple(new Publication(SlotFence.DEADLINE_PASSED, false), true));
     }
 
@@ -791,7 +794,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = running(binding());
         JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        store.journal(outcome);
+        calls.journal(outcome);
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
         assertThat(publishOne(outcome, 0, hostA).slotStored()).isFalse();
     }
@@ -817,7 +820,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         startReduce(call, hostA);
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
-        assertThat(tuple(store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue(),
+        assertThat(tuple(calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue(),
                 invocation(call).map(Invocation::state)))
                 .isEqualTo(tuple(Optional.of(new PublishOutcome(PublishOutcome.Status.DEADLINE_PASSED, Optional.empty())),
                         Optional.of("running")));
@@ -828,7 +831,7 @@ class ControlStoreTest {
         // kills: reconcileInvocations' deadline condition
         UUID call = running(binding());
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '10 seconds' WHERE call_id = ?", call);
-        store.reconcileInvocations("host-r", 2_000);
+        calls.reconcileInvocations("host-r", 2_000);
         Invocation after = invocation(call).orElseThrow();
         assertThat(tuple(after.state(), after.errorCode(), after.errorMessage().startsWith("reconciled by host-r: still"
                 + " running"))).isEqualTo(tuple("failed", ErrorCode.DEADLINE_EXCEEDED.code(), true));
@@ -842,7 +845,7 @@ class ControlStoreTest {
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", inGrace);
         UUID published = publishedCall();
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '10 seconds' WHERE call_id = ?", published);
-        store.reconcileInvocations("host-r", 5_000);
+        calls.reconcileInvocations("host-r", 5_000);
         assertThat(Stream.of(live, inGrace, published).map(c -> invocation(c).orElseThrow().state()).toList())
                 .containsExactly("running", "running", "succeeded");
     }
@@ -853,7 +856,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         exec("UPDATE invocations SET created_at = clock_timestamp() - interval '1 minute' WHERE call_id = ?", call);
         topology.registerHost(new Host(hostA, shard, "127.0.0.1", 7001), null, null); // the coordinator starts again
-        store.reconcileInvocations("host-r", 2_000);
+        calls.reconcileInvocations("host-r", 2_000);
         assertThat(invocation(call).map(Invocation::errorCode)).contains(ErrorCode.COORDINATOR_LOST.code());
     }
 
@@ -861,7 +864,7 @@ class ControlStoreTest {
     void textPostgresCannotHoldIsStoredWithTheReplacementCharacter() {
         // kills: storable() in bindFrom and in the slot publication's parameters
         UUID call = running(binding());
-        store.failInvocation(call, ErrorCode.GUEST_REPORTED_FAILURE, "bad\u0000key \uD800!", 1);
+        calls.failInvocation(call, ErrorCode.GUEST_REPORTED_FAILURE, "bad\u0000key \uD800!", 1);
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID other = running(binding());
@@ -869,7 +872,7 @@ class ControlStoreTest {
                 false, ErrorCode.GUEST_REPORTED_FAILURE.code(), "key a\u0000b", 0, 0, null, 10);
         publishOne(failed, 0, hostA);
         assertThat(tuple(invocation(call).map(Invocation::errorMessage),
-                store.journaled(TENANT, failed.wireId()).map(JournalEntry::errorMessage)))
+                calls.journaled(TENANT, failed.wireId()).map(JournalEntry::errorMessage)))
                 .isEqualTo(tuple(Optional.of("bad\uFFFDkey \uFFFD!"), Optional.of("key a\uFFFDb")));
     }
 
@@ -896,9 +899,9 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
-        store.journal(reduction(call, hostA, "{}"));
+        calls.journal(reduction(call, hostA, "{}"));
         startReduce(call, hostA);
         ReduceStart refused = startReduce(call, hostB);
         assertThat(refused).usingRecursiveComparison().isEqualTo(new ReduceStart(false, List.of(), Optional.empty()));
@@ -908,7 +911,7 @@ class ControlStoreTest {
     void anExpiredReduceLeaseIsTakenOver() {
         // kills: TAKE_REDUCE_LEASE's "OR reduce_leases.lease_until < now()"
         UUID call = running(binding());
-        store.startReduce(call, TENANT, hostA, call + "/reduce", 1);
+        calls.startReduce(call, TENANT, hostA, call + "/reduce", 1);
         awaitDbClockPast(reduceLeaseUntil(call));
         boolean taken = startReduce(call, hostB).leaseHeld();
         assertThat(tuple(taken, reduceLeaseHolder(call))).isEqualTo(tuple(true, hostB));
@@ -918,8 +921,8 @@ class ControlStoreTest {
     void takeReduceLeaseRefusesAnotherHostWhileTheLeaseIsLive() {
         // kills: TAKE_REDUCE_LEASE's ON CONFLICT ... WHERE, as takeReduceLease runs it
         UUID call = UUID.randomUUID();
-        store.takeReduceLease(call, hostA, call + "/reduce", LEASE_MS);
-        assertThat(store.takeReduceLease(call, hostB, call + "/reduce", LEASE_MS)).isFalse();
+        calls.takeReduceLease(call, hostA, call + "/reduce", LEASE_MS);
+        assertThat(calls.takeReduceLease(call, hostB, call + "/reduce", LEASE_MS)).isFalse();
     }
 
     @Test
@@ -931,7 +934,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         JournalEntry s1 = shardOutcome(call, 1, p, 1, hostA, 4, new Partial("b", 2), new Partial("c", 3));
         JournalEntry s0 = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1));
-        store.publishShardOutcomes(List.of(new SlotPublication(s1, 1), new SlotPublication(s0, 0),
+        calls.publishShardOutcomes(List.of(new SlotPublication(s1, 1), new SlotPublication(s0, 0),
                 new SlotPublication(shardOutcome(otherCall, 0, p, 1, hostA, 1, new Partial("z", 1)), 0)), hostA, LEASE_MS);
         assertThat(startReduce(call, hostA).slots()).usingRecursiveFieldByFieldElementComparator().containsExactly(
                 new SlotRow(0, p.id(), 1, s0.wireId(), hostA, 3, 1, 1, s0.payload(), true, 1),
@@ -944,7 +947,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, 1);
         awaitDbClockPast(slotLeaseUntil(call, 0));
         assertThat(startReduce(call, hostA).slots()).extracting(SlotRow::leaseLive).containsExactly(false);
@@ -956,7 +959,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         bumpEpoch(p);
         assertThat(startReduce(call, hostA).slots()).extracting(SlotRow::epoch, SlotRow::currentEpoch)
@@ -969,7 +972,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         exec("DELETE FROM partition_leases WHERE partition_id = ?", p.id());
         exec("DELETE FROM partitions WHERE partition_id = ?", p.id());
@@ -982,7 +985,7 @@ class ControlStoreTest {
         // kills: startReduce's journaled lookup of the reduce wire id
         UUID call = running(binding());
         JournalEntry reduced = reduction(call, hostA, "{\"n\":3}");
-        store.journal(reduced);
+        calls.journal(reduced);
         assertThat(startReduce(call, hostA).journaledReduce()).get().usingRecursiveComparison().isEqualTo(reduced);
     }
 
@@ -992,7 +995,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         assertThat(startReduce(call, hostA).journaledReduce()).isEmpty();
     }
@@ -1004,7 +1007,7 @@ class ControlStoreTest {
         // kills: publishResult's UPDATE (running -> succeeded under the live lease and current binding)
         UUID call = running(binding());
         startReduce(call, hostA);
-        assertThat(store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue())
+        assertThat(calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue())
                 .contains(new PublishOutcome(PublishOutcome.Status.PUBLISHED, Optional.of("{\"n\":1}")));
     }
 
@@ -1013,7 +1016,7 @@ class ControlStoreTest {
         // kills: publishResult's SET (state, result_json, attempts)
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 2);
+        calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 2);
         assertThat(invocation(call)).contains(new Invocation("succeeded", null, null, "{\"n\":1}", 2));
     }
 
@@ -1022,10 +1025,10 @@ class ControlStoreTest {
         // kills: publishResult's "i.state = 'running'" (a second reduction would replace the visible result)
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1);
+        calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1);
         JournalEntry second = new JournalEntry(TENANT, call + "/reduce-again", call, JournalEntry.REDUCE, hostA, -1, -1,
                 true, 0, null, 0, 0, "{\"n\":2}".getBytes(StandardCharsets.UTF_8), 10);
-        PublishOutcome again = store.journalAndPublish(second, hostA, 1).getValue().orElseThrow();
+        PublishOutcome again = calls.journalAndPublish(second, hostA, 1).getValue().orElseThrow();
         assertThat(tuple(again, invocation(call).map(Invocation::result))).isEqualTo(tuple(
                 new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of("{\"n\":1}")),
                 Optional.of("{\"n\":1}")));
@@ -1036,9 +1039,9 @@ class ControlStoreTest {
         // kills: journalAndPublish publishing the standing (first-journaled) reduction rather than the redelivered one
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1);
+        calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1);
         Map.Entry<JournalEntry, Optional<PublishOutcome>> again =
-                store.journalAndPublish(reduction(call, hostA, "{\"n\":2}"), hostA, 1);
+                calls.journalAndPublish(reduction(call, hostA, "{\"n\":2}"), hostA, 1);
         assertThat(tuple(new String(again.getKey().payload(), StandardCharsets.UTF_8), again.getValue())).isEqualTo(tuple(
                 "{\"n\":1}", Optional.of(new PublishOutcome(PublishOutcome.Status.ALREADY_PUBLISHED, Optional.of("{\"n\":1}")))));
     }
@@ -1048,8 +1051,8 @@ class ControlStoreTest {
         // kills: journalAndPublish publishing the standing reduction's payload (not the redelivered reduction's)
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.journal(reduction(call, hostA, "{\"n\":1}"));
-        assertThat(store.journalAndPublish(reduction(call, hostA, "{\"n\":2}"), hostA, 1).getValue())
+        calls.journal(reduction(call, hostA, "{\"n\":1}"));
+        assertThat(calls.journalAndPublish(reduction(call, hostA, "{\"n\":2}"), hostA, 1).getValue())
                 .contains(new PublishOutcome(PublishOutcome.Status.PUBLISHED, Optional.of("{\"n\":1}")));
     }
 
@@ -1058,7 +1061,7 @@ class ControlStoreTest {
         // kills: publishResult's "r.host_id = ?"
         UUID call = running(binding());
         startReduce(call, hostA);
-        Optional<PublishOutcome> outcome = store.journalAndPublish(reduction(call, hostB, "{\"n\":1}"), hostB, 1).getValue();
+        Optional<PublishOutcome> outcome = calls.journalAndPublish(reduction(call, hostB, "{\"n\":1}"), hostB, 1).getValue();
         assertThat(tuple(outcome, invocation(call).map(Invocation::state))).isEqualTo(tuple(
                 Optional.of(new PublishOutcome(PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty())),
                 Optional.of("running")));
@@ -1068,9 +1071,9 @@ class ControlStoreTest {
     void aResultIsRefusedUnderAnExpiredReduceLease() {
         // kills: publishResult's "r.lease_until > now()"
         UUID call = running(binding());
-        store.startReduce(call, TENANT, hostA, call + "/reduce", 1);
+        calls.startReduce(call, TENANT, hostA, call + "/reduce", 1);
         awaitDbClockPast(reduceLeaseUntil(call));
-        Optional<PublishOutcome> outcome = store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue();
+        Optional<PublishOutcome> outcome = calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue();
         assertThat(tuple(outcome, invocation(call).map(Invocation::state))).isEqualTo(tuple(
                 Optional.of(new PublishOutcome(PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty())),
                 Optional.of("running")));
@@ -1082,7 +1085,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         UUID otherCall = running(binding());
         startReduce(otherCall, hostA);
-        assertThat(store.publishResult(call, hostA, "{\"n\":1}", 1))
+        assertThat(calls.publishResult(call, hostA, "{\"n\":1}", 1))
                 .isEqualTo(new PublishOutcome(PublishOutcome.Status.REDUCE_LEASE_LOST, Optional.empty()));
     }
 
@@ -1093,7 +1096,7 @@ class ControlStoreTest {
         UUID call = running(v1);
         startReduce(call, hostA);
         store.putBinding(TENANT, v1.name(), DIGEST, SELECTOR_2);
-        Optional<PublishOutcome> outcome = store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue();
+        Optional<PublishOutcome> outcome = calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue();
         assertThat(tuple(outcome, invocation(call).map(Invocation::state))).isEqualTo(tuple(
                 Optional.of(new PublishOutcome(PublishOutcome.Status.BINDING_REPLACED, Optional.empty())),
                 Optional.of("running")));
@@ -1107,7 +1110,7 @@ class ControlStoreTest {
         store.putBinding(TENANT, other.name(), DIGEST, SELECTOR_2);
         UUID call = running(mine);
         startReduce(call, hostA);
-        assertThat(store.publishResult(call, hostA, "{\"n\":1}", 1).status()).isEqualTo(PublishOutcome.Status.PUBLISHED);
+        assertThat(calls.publishResult(call, hostA, "{\"n\":1}", 1).status()).isEqualTo(PublishOutcome.Status.PUBLISHED);
     }
 
     @Test
@@ -1115,8 +1118,8 @@ class ControlStoreTest {
         // kills: publishResult's "i.state = 'running'" for a failed call (a failed call would turn succeeded)
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.failInvocation(call, ErrorCode.GUEST_TRAP, "trap", 1);
-        Optional<PublishOutcome> outcome = store.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue();
+        calls.failInvocation(call, ErrorCode.GUEST_TRAP, "trap", 1);
+        Optional<PublishOutcome> outcome = calls.journalAndPublish(reduction(call, hostA, "{\"n\":1}"), hostA, 1).getValue();
         assertThat(tuple(outcome, invocation(call).map(Invocation::state))).isEqualTo(tuple(
                 Optional.of(new PublishOutcome(PublishOutcome.Status.NOT_RUNNING, Optional.empty())), Optional.of("failed")));
     }
@@ -1126,7 +1129,7 @@ class ControlStoreTest {
         // kills: journalAndPublish's "if (!standing.succeeded())"
         UUID call = running(binding());
         startReduce(call, hostA);
-        Optional<PublishOutcome> outcome = store.journalAndPublish(failedReduction(call, hostA), hostA, 1).getValue();
+        Optional<PublishOutcome> outcome = calls.journalAndPublish(failedReduction(call, hostA), hostA, 1).getValue();
         assertThat(tuple(outcome, invocation(call).map(Invocation::state))).isEqualTo(tuple(Optional.empty(),
                 Optional.of("running")));
     }
@@ -1136,8 +1139,8 @@ class ControlStoreTest {
         // kills: journalAndPublish's journal INSERT (before anything is published)
         UUID call = running(binding());
         startReduce(call, hostA);
-        store.journalAndPublish(failedReduction(call, hostA), hostA, 1);
-        assertThat(store.journaled(TENANT, call + "/reduce")).get()
+        calls.journalAndPublish(failedReduction(call, hostA), hostA, 1);
+        assertThat(calls.journaled(TENANT, call + "/reduce")).get()
                 .extracting(JournalEntry::kind, JournalEntry::succeeded, JournalEntry::errorCode)
                 .containsExactly(JournalEntry.REDUCE, false, ErrorCode.GUEST_TRAP.code());
     }
@@ -1151,7 +1154,7 @@ class ControlStoreTest {
         // Created within the hour past the retention, so only the DELETE of finished invocations takes it.
         backdateInvocation(call, "30 minutes", "20 minutes");
         backdateState(call, "20 minutes");
-        store.cleanup(RETENTION_MS);
+        calls.cleanup(RETENTION_MS);
         assertThat(rows(call)).isEqualTo(new Rows(0, 0, 0, 0));
     }
 
@@ -1159,7 +1162,7 @@ class ControlStoreTest {
     void aFinishedCallsStateYoungerThanTheRetentionStays() {
         // kills: cleanup's "recorded_at / published_at / taken_at / finished_at < now() - retention" bounds
         UUID call = publishedCall();
-        store.cleanup(RETENTION_MS);
+        calls.cleanup(RETENTION_MS);
         assertThat(rows(call)).isEqualTo(new Rows(2, 1, 1, 1));
     }
 
@@ -1169,7 +1172,7 @@ class ControlStoreTest {
         UUID call = runningCallWithState();
         backdateInvocation(call, "60 minutes", null);
         backdateState(call, "50 minutes");
-        store.cleanup(RETENTION_MS);
+        calls.cleanup(RETENTION_MS);
         assertThat(rows(call)).isEqualTo(new Rows(2, 1, 1, 1));
     }
 
@@ -1178,7 +1181,7 @@ class ControlStoreTest {
         // kills: cleanup's "- interval '1 hour'" on invocations left running
         UUID call = runningCallWithState();
         backdateInvocation(call, "30 minutes", null);
-        store.cleanup(RETENTION_MS);
+        calls.cleanup(RETENTION_MS);
         assertThat(rows(call).invocations()).isEqualTo(1);
     }
 
@@ -1188,9 +1191,9 @@ class ControlStoreTest {
         UUID call = runningCallWithState();
         backdateInvocation(call, "2 days", null);
         backdateState(call, "2 days");
-        store.cleanup(RETENTION_MS);
+        calls.cleanup(RETENTION_MS);
         Rows afterFirst = rows(call);
-        store.cleanup(RETENTION_MS);
+        calls.cleanup(RETENTION_MS);
         assertThat(tuple(afterFirst, rows(call))).isEqualTo(tuple(new Rows(2, 1, 1, 0), new Rows(0, 0, 0, 0)));
     }
 
@@ -1239,21 +1242,21 @@ class ControlStoreTest {
                 Named.of("putPartition", s -> s.putPartition(p)),
                 Named.of("readTopology", ControlStore::readTopology),
                 Named.of("readTopologyVersion", ControlStore::readTopologyVersion),
-                Named.of("insertInvocation", s -> s.insertInvocation(call, b, "alice", "h", 1, deadline, 30_000)),
-                Named.of("insertRefusedInvocation", s -> s.insertRefusedInvocation(call, b, "alice", "h", deadline, 30_000,
+                Named.of("insertInvocation", s -> s.calls().insertInvocation(call, b, "alice", "h", 1, deadline, 30_000)),
+                Named.of("insertRefusedInvocation", s -> s.calls().insertRefusedInvocation(call, b, "alice", "h", deadline, 30_000,
                         ErrorCode.CELL_UNAVAILABLE, "no leader")),
-                Named.of("failInvocation", s -> s.failInvocation(call, ErrorCode.GUEST_TRAP, "trap", 1)),
-                Named.of("journaled", s -> s.journaled(TENANT, shardEntry.wireId())),
-                Named.of("journaled(list)", s -> s.journaled(TENANT, List.of(shardEntry.wireId()))),
-                Named.of("journal", s -> s.journal(shardEntry)),
-                Named.of("publishShardOutcomes", s -> s.publishShardOutcomes(List.of(new SlotPublication(shardEntry, 0)),
+                Named.of("failInvocation", s -> s.calls().failInvocation(call, ErrorCode.GUEST_TRAP, "trap", 1)),
+                Named.of("journaled", s -> s.calls().journaled(TENANT, shardEntry.wireId())),
+                Named.of("journaled(list)", s -> s.calls().journaled(TENANT, List.of(shardEntry.wireId()))),
+                Named.of("journal", s -> s.calls().journal(shardEntry)),
+                Named.of("publishShardOutcomes", s -> s.calls().publishShardOutcomes(List.of(new SlotPublication(shardEntry, 0)),
                         "h", LEASE_MS)),
-                Named.of("startReduce", s -> s.startReduce(call, TENANT, "h", reduceEntry.wireId(), LEASE_MS)),
-                Named.of("takeReduceLease", s -> s.takeReduceLease(call, "h", reduceEntry.wireId(), LEASE_MS)),
-                Named.of("journalAndPublish", s -> s.journalAndPublish(reduceEntry, "h", 1)),
-                Named.of("publishResult", s -> s.publishResult(call, "h", "{}", 1)),
-                Named.of("cleanup", s -> s.cleanup(RETENTION_MS)),
-                Named.of("countInvocations", s -> s.countInvocations("running")));
+                Named.of("startReduce", s -> s.calls().startReduce(call, TENANT, "h", reduceEntry.wireId(), LEASE_MS)),
+                Named.of("takeReduceLease", s -> s.calls().takeReduceLease(call, "h", reduceEntry.wireId(), LEASE_MS)),
+                Named.of("journalAndPublish", s -> s.calls().journalAndPublish(reduceEntry, "h", 1)),
+                Named.of("publishResult", s -> s.calls().publishResult(call, "h", "{}", 1)),
+                Named.of("cleanup", s -> s.calls().cleanup(RETENTION_MS)),
+                Named.of("countInvocations", s -> s.calls().countInvocations("running")));
     }
 
     // ---- fixtures -----------------------------------------------------------------------------------
@@ -1295,7 +1298,7 @@ class ControlStoreTest {
     }
 
     private boolean insert(UUID call, Binding b) {
-        return store.insertInvocation(call, b, "alice", hostA, 1, 30_000, 30_000).isPresent();
+        return calls.insertInvocation(call, b, "alice", hostA, 1, 30_000, 30_000).isPresent();
     }
 
     /** A call recorded running under {@code b}. */
@@ -1308,11 +1311,11 @@ class ControlStoreTest {
     }
 
     private ReduceStart startReduce(UUID call, String host) {
-        return store.startReduce(call, TENANT, host, call + "/reduce", LEASE_MS);
+        return calls.startReduce(call, TENANT, host, call + "/reduce", LEASE_MS);
     }
 
     private Publication publishOne(JournalEntry e, int slot, String host) {
-        SlotFence fence = store.publishShardOutcomes(List.of(new SlotPublication(e, slot)), host, LEASE_MS).get(0).fence();
+        SlotFence fence = calls.publishShardOutcomes(List.of(new SlotPublication(e, slot)), host, LEASE_MS).get(0).fence();
         return new Publication(fence, queryLong("SELECT count(*) FROM shard_slots WHERE call_id = ? AND slot_index = ?",
                 e.callId(), slot) == 1);
     }
@@ -1320,7 +1323,7 @@ class ControlStoreTest {
     /** A call that ran one slot, took its reduce lease and published: two journal entries, a slot, a lease, succeeded. */
     private UUID publishedCall() {
         UUID call = runningCallWithState();
-        if (!store.publishResult(call, hostA, "{\"n\":1}", 1).published()) {
+        if (!calls.publishResult(call, hostA, "{\"n\":1}", 1).published()) {
             throw new IllegalStateException("not published");
         }
         return call;
@@ -1331,10 +1334,10 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        store.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         startReduce(call, hostA);
-        store.journal(reduction(call, hostA, "{\"n\":1}"));
+        calls.journal(reduction(call, hostA, "{\"n\":1}"));
         return call;
     }
 

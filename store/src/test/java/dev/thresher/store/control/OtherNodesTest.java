@@ -24,7 +24,8 @@ class OtherNodesTest {
             store.topology().registerHost(new Host("n2", 2, "127.0.0.1", 7002), null, null, List.of());
             store.topology().registerHost(new Host("n3", 2, "127.0.0.1", 7003), null, null, List.of(1));
 
-            OtherNodes others = OtherNodes.besides(pool, "n1");
+            OtherNodes others = store.topology().otherNodes("n1");
+            assertThat(OtherNodes.besides(pool, "n1")).isEqualTo(others);
             assertThat(others.count()).isEqualTo(2);
             assertThat(others.candidates()).isEqualTo(Map.of(1, 1, 2, 2));
             assertThat(others.controlServer()).matches(".+:\\d+");
