@@ -77,7 +77,7 @@ final class JournalCommand implements Runnable {
             if (env != null && !env.isBlank()) {
                 return env.trim();
             }
-            Main.ClusterOptions cluster = new Main.ClusterOptions();
+            ClusterOptions cluster = new ClusterOptions();
             cluster.dev = dev;
             Path endpoints = cluster.devEndpoints();
             if (Files.exists(endpoints)) {
@@ -95,7 +95,7 @@ final class JournalCommand implements Runnable {
             if (node != null && !node.isBlank()) {
                 return List.of(node.endsWith("/") ? node.substring(0, node.length() - 1) : node);
             }
-            Main.ClusterOptions cluster = new Main.ClusterOptions();
+            ClusterOptions cluster = new ClusterOptions();
             cluster.dev = dev;
             Path endpoints = cluster.devEndpoints();
             if (!Files.exists(endpoints)) {

@@ -41,7 +41,7 @@ final class UserCommand implements Runnable {
     /** A command on the users of the control database. */
     abstract static class UsersCommand implements Callable<Integer> {
         @CommandLine.Mixin
-        Main.ClusterOptions cluster;
+        ClusterOptions cluster;
 
         abstract void run(AccessStore users);
 
