@@ -134,6 +134,26 @@ public final class TopologyAdmin implements TopologyService {
                 : List.of(r.detail().split("\n")), r.requestedBy(), r.requestedAt())).toList();
     }
 
+    @Override
+    public List<Shard> shards() {
+        var t = tables.control().readTopology();
+        List<Shard> shards = new ArrayList<>();
+        for (var e : tables.shardNames().entrySet()) {
+            int id = e.getKey();
+            int partitions = (int) t.partitions().stream().filter(p -> p.shardId() == id).count();
+            shards.add(new Shard(id, e.getValue(), partitions, t.candidatesOf(id).stream()
+                    .map(c -> new ShardCandidate(c.hostId(), c.home())).toList()));
+        }
+        return shards;
+    }
+
+    @Override
+    public String controlView() {
+        var c = tables.control();
+        long version = c.readTopologyVersion();
+        return TopologyView.render(version, c.readTopology());
+    }
+
     // ---- leader transfer -------------------------------------------------------------------------------------
 
     @Override

@@ -19,8 +19,4 @@ abstract class AdminCommand implements Callable<Integer> {
         }
     }
 
-    /** Who an admin command acts as, for the record of who deployed what: the operating system's user. */
-    static String operator() {
-        return "cli:" + System.getProperty("user.name", "unknown");
-    }
 }

@@ -52,114 +52,21 @@ final class JournalCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** Which node to ask, as whom, and how to print. */
-    static final class NodeOptions {
-        @Option(names = "--node", description = "A node's HTTP address (http://host:port); default: the nodes of the dev"
-                + " cluster under --dev, in turn.")
-        String node;
-
-        @Option(names = "--dev", defaultValue = ".thresher/dev",
-                description = "A running dev cluster's directory (default ${DEFAULT-VALUE}); its endpoints.json names the nodes.")
-        Path dev;
-
+    /** Which node to ask, as whom (the admin client's {@code --node} and {@code --dev}), and how to print. */
+    static final class NodeOptions extends AdminClient {
         @Option(names = "--tenant", description = "The tenant whose calls to read (default: the node's).")
         String tenant;
 
         @Option(names = "--json", description = "Print the node's JSON answer instead of a table.")
         boolean json;
 
-        /**
-         * The admin token: {@code THRESHER_HTTP_ADMINTOKEN} (the variable a node reads its own from), else the dev
-         * cluster's {@code endpoints.json} {@code "token"}. Not an option: a command line is visible to every user.
-         */
-        String token() throws IOException {
-            String env = System.getenv("THRESHER_HTTP_ADMINTOKEN");
-            if (env != null && !env.isBlank()) {
-                return env.trim();
-            }
-            ClusterOptions cluster = new ClusterOptions();
-            cluster.dev = dev;
-            Path endpoints = cluster.devEndpoints();
-            if (Files.exists(endpoints)) {
-                String t = JSON.readTree(endpoints.toFile()).path("token").asText("");
-                if (!t.isEmpty()) {
-                    return t;
-                }
-            }
-            throw new IllegalArgumentException("no admin token: set THRESHER_HTTP_ADMINTOKEN to the node's http.adminToken"
-                    + (node == null ? ", or start ./thresher dev (no token in " + endpoints + ")" : ""));
-        }
-
-        /** The HTTP addresses to try, in order. */
-        List<String> nodes() throws IOException {
-            if (node != null && !node.isBlank()) {
-                return List.of(node.endsWith("/") ? node.substring(0, node.length() - 1) : node);
-            }
-            ClusterOptions cluster = new ClusterOptions();
-            cluster.dev = dev;
-            Path endpoints = cluster.devEndpoints();
-            if (!Files.exists(endpoints)) {
-                throw new IllegalArgumentException("no node to ask: pass --node http://host:port, or start ./thresher dev"
-                        + " (no " + endpoints + ")");
-            }
-            List<String> out = new ArrayList<>();
-            JSON.readTree(endpoints.toFile()).path("http").forEach(n -> out.add(n.asText()));
-            if (out.isEmpty()) {
-                throw new IllegalArgumentException(endpoints + " names no node's HTTP address; pass --node http://host:port");
-            }
-            return out;
-        }
-
-        /**
-         * {@code GET path} with {@code query} (null values left out) from the first node that answers; a typed error
-         * answer is thrown as its {@link ThresherException}.
-         */
+        @Override
         JsonNode get(String path, Map<String, String> query) throws IOException, InterruptedException {
             Map<String, String> q = new LinkedHashMap<>(query);
             if (tenant != null) {
                 q.put("tenant", tenant);
             }
-            StringBuilder qs = new StringBuilder();
-            q.forEach((k, v) -> {
-                if (v != null) {
-                    qs.append(qs.isEmpty() ? "?" : "&").append(k).append('=').append(URLEncoder.encode(v, StandardCharsets.UTF_8));
-                }
-            });
-            HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-            String token = token();
-            IOException unreachable = null;
-            for (String base : nodes()) {
-                URI uri;
-                try {
-                    uri = URI.create(base + path + qs);
-                } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("not an HTTP address: " + base);
-                }
-                HttpResponse<String> r;
-                try {
-                    r = client.send(HttpRequest.newBuilder(uri).header("Authorization", "Bearer " + token)
-                                    .timeout(Duration.ofSeconds(30)).GET().build(),
-                            HttpResponse.BodyHandlers.ofString());
-                } catch (IOException e) { // refused, timed out, cut: the next node may answer (a GET changes nothing)
-                    unreachable = e;
-                    continue;
-                }
-                JsonNode body;
-                try {
-                    body = JSON.readTree(r.body());
-                } catch (IOException e) {
-                    throw new ThresherException(ErrorCode.PROTOCOL_VIOLATION, base + " answered " + r.statusCode()
-                            + " with no JSON: " + r.body());
-                }
-                if (r.statusCode() / 100 != 2) {
-                    JsonNode error = body.path("error");
-                    throw new ThresherException(ErrorCode.ofCode(error.path("code").asInt(9001)),
-                            error.path("message").asText(base + " answered " + r.statusCode()));
-                }
-                return body;
-            }
-            throw new ThresherException(ErrorCode.HOST_UNREACHABLE, "no node answered (" + String.join(", ", nodes())
-                    + "): " + unreachable);
+            return super.get(path, q);
         }
 
         void print(PrintWriter out, JsonNode body) throws IOException {

@@ -2,6 +2,7 @@ package dev.thresher.server.cli;
 
 import dev.thresher.bindings.TopologyService;
 import dev.thresher.server.admin.TopologyAdmin;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -26,6 +27,16 @@ final class LeaderCommand implements Runnable {
         @Override
         TopologyService.Change change(TopologyAdmin t, String by) {
             return t.transferLeader(by, partition, to, dryRun);
+        }
+
+        @Override
+        String path() {
+            return "/admin/partitions/" + partition + "/leader";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return Map.of("to", to);
         }
     }
 }

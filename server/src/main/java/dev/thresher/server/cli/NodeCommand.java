@@ -32,11 +32,21 @@ final class NodeCommand implements Callable<Integer> {
             + " their shards (refused when a partition would have none); waits until they did.")
     static final class Drain extends TopologyChangeCommand {
         @Parameters(index = "0", description = "The node's id.")
-        String node;
+        String nodeId;
 
         @Override
         TopologyService.Change change(TopologyAdmin t, String by) {
-            return t.drainNode(by, node, dryRun);
+            return t.drainNode(by, nodeId, dryRun);
+        }
+
+        @Override
+        String path() {
+            return "/admin/nodes/" + segment(nodeId) + "/drain";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return Map.of();
         }
     }
 
@@ -44,11 +54,21 @@ final class NodeCommand implements Callable<Integer> {
             + " once it has been live for two leases.")
     static final class Undrain extends TopologyChangeCommand {
         @Parameters(index = "0", description = "The node's id.")
-        String node;
+        String nodeId;
 
         @Override
         TopologyService.Change change(TopologyAdmin t, String by) {
-            return t.undrainNode(by, node, dryRun);
+            return t.undrainNode(by, nodeId, dryRun);
+        }
+
+        @Override
+        String path() {
+            return "/admin/nodes/" + segment(nodeId) + "/undrain";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return Map.of();
         }
     }
 

@@ -2,6 +2,7 @@ package dev.thresher.server.cli;
 
 import dev.thresher.bindings.TopologyService;
 import dev.thresher.server.admin.TopologyAdmin;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -29,6 +30,16 @@ final class PartitionCommand implements Runnable {
             return t.splitPartition(by, partition, at == null ? java.util.OptionalInt.empty()
                     : java.util.OptionalInt.of(at), dryRun);
         }
+
+        @Override
+        String path() {
+            return "/admin/partitions/" + partition + "/split";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return at == null ? Map.of() : Map.of("at", at);
+        }
     }
 
     @Command(name = "move", description = "Move a partition to another shard database: copy, verify (count and"
@@ -43,6 +54,16 @@ final class PartitionCommand implements Runnable {
         @Override
         TopologyService.Change change(TopologyAdmin t, String by) {
             return t.movePartition(by, partition, to, dryRun);
+        }
+
+        @Override
+        String path() {
+            return "/admin/partitions/" + partition + "/move";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return Map.of("to", to);
         }
     }
 }

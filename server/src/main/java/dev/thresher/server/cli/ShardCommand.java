@@ -1,8 +1,12 @@
 package dev.thresher.server.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.thresher.bindings.TopologyService;
+import dev.thresher.limits.Limits;
 import dev.thresher.server.admin.TableAdmin;
 import dev.thresher.server.admin.TopologyAdmin;
+import java.util.Map;
+import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -17,16 +21,29 @@ final class ShardCommand implements Runnable {
     }
 
     @Command(name = "list", description = "Each shard database: id, name, partitions, candidate nodes.")
-    static final class List extends AdminCommand {
+    static final class List extends NodeAdminCommand {
+        @CommandLine.Mixin
+        ControlDatabaseOptions control;
+
         @Override
-        void run(TableAdmin admin) {
-            var t = admin.control().readTopology();
-            for (var e : admin.shardNames().entrySet()) {
-                int id = e.getKey();
-                long partitions = t.partitions().stream().filter(p -> p.shardId() == id).count();
-                System.out.printf("%-4d %-20s %4d partitions  candidates %s%n", id, e.getValue(), partitions,
-                        t.candidatesOf(id).stream().map(c -> c.hostId() + (c.home() ? " (home)" : ""))
-                                .collect(java.util.stream.Collectors.joining(", ", "[", "]")));
+        void run(AdminClient node) throws Exception {
+            if (control.given()) {
+                try (TableAdmin admin = control.admin()) {
+                    print(AdminClient.JSON.valueToTree(new TopologyAdmin(admin, Limits.DEFAULTS, System.out).shards()));
+                }
+            } else {
+                print(node.get("/admin/shards", Map.of()));
+            }
+        }
+
+        private static void print(JsonNode shards) {
+            for (var shard : shards) {
+                java.util.List<String> candidates = new java.util.ArrayList<>();
+                shard.path("candidates").forEach(c -> candidates.add(c.path("host").asText()
+                        + (c.path("home").asBoolean() ? " (home)" : "")));
+                System.out.printf("%-4d %-20s %4d partitions  candidates %s%n", shard.path("id").asInt(),
+                        shard.path("name").asText(), shard.path("partitions").asInt(),
+                        "[" + String.join(", ", candidates) + "]");
             }
         }
     }
@@ -41,7 +58,17 @@ final class ShardCommand implements Runnable {
 
         @Override
         TopologyService.Change change(TopologyAdmin t, String by) {
-            return t.addShard(by, url, java.util.Optional.ofNullable(name), dryRun);
+            return t.addShard(by, url, Optional.ofNullable(name), dryRun);
+        }
+
+        @Override
+        String path() {
+            return "/admin/shards";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return name == null ? Map.of("url", url) : Map.of("url", url, "name", name);
         }
     }
 
@@ -54,6 +81,16 @@ final class ShardCommand implements Runnable {
         @Override
         TopologyService.Change change(TopologyAdmin t, String by) {
             return t.removeShard(by, shard, dryRun);
+        }
+
+        @Override
+        String path() {
+            return "/admin/shards/" + segment(shard) + "/remove";
+        }
+
+        @Override
+        Map<String, Object> fields() {
+            return Map.of();
         }
     }
 }

@@ -1,9 +1,6 @@
 package dev.thresher.server.cli;
 
-import dev.thresher.bindings.TopologyService;
-import dev.thresher.server.admin.TableAdmin;
-import dev.thresher.server.admin.TopologyAdmin;
-import dev.thresher.server.node.TopologyView;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine;
@@ -18,17 +15,15 @@ final class TopologyCommand implements Runnable {
 
     @Command(name = "show", description = "The topology as the control database holds it: byte-stable JSON (sorted"
             + " keys), the same document a node serves at GET /admin/topology, so the two can be compared with diff.")
-    static final class Show extends AdminCommand {
+    static final class Show extends NodeAdminCommand {
         @Override
-        void run(TableAdmin admin) {
-            var control = admin.control();
-            long version = control.readTopologyVersion();
-            System.out.print(TopologyView.render(version, control.readTopology()));
+        void run(AdminClient node) throws Exception {
+            System.out.print(node.getText("/admin/topology/control"));
         }
     }
 
     @Command(name = "changes", description = "The audit of topology changes, newest first: who, when, what, outcome.")
-    static final class Changes extends AdminCommand {
+    static final class Changes extends NodeAdminCommand {
         @Option(names = "--limit", defaultValue = "20", description = "How many (default ${DEFAULT-VALUE}).")
         int limit;
 
@@ -36,12 +31,12 @@ final class TopologyCommand implements Runnable {
         boolean steps;
 
         @Override
-        void run(TableAdmin admin) {
-            for (TopologyService.Change c : new TopologyAdmin(admin, dev.thresher.limits.Limits.DEFAULTS, System.out).changes(limit)) {
-                System.out.printf("%6d  %s  %-10s %-20s %s%n", c.changeId(), c.requestedAt(), c.outcome(),
-                        c.requestedBy(), c.command());
+        void run(AdminClient node) throws Exception {
+            for (var c : node.get("/admin/topology/changes", Map.of("limit", Integer.toString(limit)))) {
+                System.out.printf("%6d  %s  %-10s %-20s %s%n", c.path("changeId").asLong(), c.path("requestedAt").asText(),
+                        c.path("outcome").asText(), c.path("requestedBy").asText(), c.path("command").asText());
                 if (steps) {
-                    c.steps().forEach(s -> System.out.println("        " + s));
+                    c.path("steps").forEach(s -> System.out.println("        " + s.asText()));
                 }
             }
         }

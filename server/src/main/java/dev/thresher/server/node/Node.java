@@ -22,6 +22,7 @@ import dev.thresher.leader.PartitionReader;
 import dev.thresher.leader.SlotJournal;
 import dev.thresher.pgwire.PgWireConfig;
 import dev.thresher.pgwire.PgWireServer;
+import dev.thresher.server.admin.TopologyView;
 import dev.thresher.server.handlers.HttpHandlers;
 import dev.thresher.store.ConnectionBudget;
 import dev.thresher.store.CountingDataSource;

@@ -119,6 +119,16 @@ final class NodeTableService implements TableService, AutoCloseable {
             }
 
             @Override
+            public java.util.List<Shard> shards() {
+                return t().shards();
+            }
+
+            @Override
+            public String controlView() {
+                return t().controlView();
+            }
+
+            @Override
             public Replicas replicas() {
                 return replicas.get();
             }

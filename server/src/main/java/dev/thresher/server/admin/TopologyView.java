@@ -1,4 +1,4 @@
-package dev.thresher.server.node;
+package dev.thresher.server.admin;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.MapperFeature;
