@@ -52,8 +52,8 @@ final class TopologyRoutes {
                          AdminWork admin) {
         if (changes == null || admin == null) {
             AdminWork.notServed(routes, "this node serves no topology administration", "/admin/topology/changes",
-                    "/admin/topology/replicas", "/admin/topology/control", "/admin/partitions/{rest...}", "/admin/nodes/{rest...}",
-                    "/admin/shards", "/admin/shards/{rest...}");
+                    "/admin/topology/replicas", "/admin/topology/control", "/admin/partitions/{rest...}",
+                    "/admin/nodes/{rest...}", "/admin/shards", "/admin/shards/{rest...}");
         } else {
             TopologyRoutes r = new TopologyRoutes(changes, admin);
             routes.add(HttpMethod.GET, "/admin/topology/replicas", x -> admin.run(x, HttpResponseStatus.OK, changes::replicas))

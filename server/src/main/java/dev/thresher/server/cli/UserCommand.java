@@ -1,13 +1,13 @@
 package dev.thresher.server.cli;
 
 import dev.thresher.bindings.access.AccessStatement;
-import dev.thresher.bindings.access.Grant;
-import dev.thresher.bindings.access.Identifiers;
-import dev.thresher.bindings.access.Privilege;
 import dev.thresher.bindings.access.Scram;
+import dev.thresher.bindings.access.UserService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.server.admin.TableAdmin;
+import dev.thresher.server.admin.UserAdmin;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.store.control.AccessStore;
 import dev.thresher.store.control.ControlStore;
 import java.io.BufferedReader;
@@ -25,8 +25,9 @@ import picocli.CommandLine;
 
 /**
  * {@code thresher user add|remove|list|password|token|revoke-tokens}, {@code thresher grant ...} and
- * {@code thresher revoke ...}: users and grants, written straight to the control database (as its owner, so in any
- * tenant: {@code --tenant}). The same changes are SQL over pgwire for a tenant's admins ({@code CREATE USER},
+ * {@code thresher revoke ...}: users and grants, through a node's admin routes ({@code /admin/users},
+ * {@code /admin/grants}: with the admin token, an operator's, in any tenant: {@code --tenant}), or with
+ * {@code --control-url} straight to the control database (bootstrap: before anyone can log in). The same changes are SQL over pgwire for a tenant's admins ({@code CREATE USER},
  * {@code GRANT}, ...). Every node applies them within moments.
  */
 @Command(name = "user", description = "Users who may log in (pgwire, SCRAM-SHA-256) and call over HTTP (bearer tokens).",
@@ -38,18 +39,35 @@ final class UserCommand implements Runnable {
         new CommandLine(this).usage(System.out);
     }
 
-    /** A command on the users of the control database. */
+    /**
+     * A command on the users: through a node's {@code /admin/users} and {@code /admin/grants} routes, or, given
+     * {@code --control-url}, on the control database directly (bootstrap: the first users, before anyone can log in).
+     */
     abstract static class UsersCommand implements Callable<Integer> {
         @CommandLine.Mixin
-        ClusterOptions cluster;
+        AdminClient node;
 
-        abstract void run(AccessStore users);
+        @CommandLine.Mixin
+        ControlDatabaseOptions control;
+
+        @Option(names = "--tenant", description = "Tenant (default: the admin token's, the node's tenant; on the control"
+                + " database directly, " + DevCluster.TENANT + ").")
+        String tenant;
+
+        /**
+         * @param tenant {@code --tenant}, or the control database's default; null through a node (the token's)
+         */
+        abstract void run(UserService users, String tenant) throws Exception;
 
         @Override
         public final Integer call() throws Exception {
-            try (TableAdmin admin = cluster.admin()) {
+            if (!control.given()) {
+                run(new NodeUsers(node), tenant);
+                return 0;
+            }
+            try (TableAdmin admin = control.admin()) {
                 ControlStore.migrate(admin.controlDb());
-                run(new AccessStore(admin.controlDb()));
+                run(new UserAdmin(new AccessStore(admin.controlDb())), tenant == null ? DevCluster.TENANT : tenant);
                 return 0;
             }
         }
@@ -85,14 +103,11 @@ final class UserCommand implements Runnable {
         boolean admin;
 
         @Override
-        void run(AccessStore users) {
+        void run(UserService users, String tenant) {
             String password = passwordStdin ? readPassword() : newSecret();
             Scram.Verifier verifier = new AccessStatement.Password(password).verifier();
-            users.createUser(cluster.tenant, Identifiers.userName(name), verifier, "thresher user add");
-            if (admin) {
-                users.grant(Optional.empty(), name, Grant.of(Privilege.ADMIN), "thresher user add");
-            }
-            System.out.printf("added user %s to tenant %s%s%n", name, cluster.tenant, admin ? " (admin)" : "");
+            String added = users.add(tenant, name, verifier, admin, "thresher user add");
+            System.out.printf("added user %s to tenant %s%s%n", name, added, admin ? " (admin)" : "");
             if (!passwordStdin) {
                 System.out.println("password: " + password);
             }
@@ -105,10 +120,8 @@ final class UserCommand implements Runnable {
         String name;
 
         @Override
-        void run(AccessStore users) {
-            if (!users.dropUser(Optional.empty(), name)) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "no user " + Identifiers.quoted(name));
-            }
+        void run(UserService users, String tenant) {
+            users.remove(Optional.empty(), name);
             System.out.println("removed user " + name);
         }
     }
@@ -119,10 +132,10 @@ final class UserCommand implements Runnable {
         boolean all;
 
         @Override
-        void run(AccessStore users) {
-            List<AccessStore.UserRow> rows = users.list(all ? Optional.empty() : Optional.of(cluster.tenant));
+        void run(UserService users, String tenant) {
+            List<UserService.User> rows = users.list(all ? Optional.empty() : Optional.ofNullable(tenant));
             System.out.printf("%-24s %-16s %-6s %s%n", "USER", "TENANT", "TOKENS", "GRANTS");
-            for (AccessStore.UserRow r : rows) {
+            for (UserService.User r : rows) {
                 System.out.printf("%-24s %-16s %-6d %s%n", r.name(), r.tenant(), r.tokens(),
                         r.grants().isEmpty() ? "(none)" : String.join(", ", r.grants()));
             }
@@ -138,11 +151,9 @@ final class UserCommand implements Runnable {
         boolean passwordStdin;
 
         @Override
-        void run(AccessStore users) {
+        void run(UserService users, String tenant) {
             String password = passwordStdin ? readPassword() : newSecret();
-            if (!users.setPassword(Optional.empty(), name, new AccessStatement.Password(password).verifier())) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "no user " + Identifiers.quoted(name));
-            }
+            users.setPassword(Optional.empty(), name, new AccessStatement.Password(password).verifier());
             System.out.println("password of " + name + " set");
             if (!passwordStdin) {
                 System.out.println("password: " + password);
@@ -156,11 +167,9 @@ final class UserCommand implements Runnable {
         String name;
 
         @Override
-        void run(AccessStore users) {
+        void run(UserService users, String tenant) {
             String token = "thr_" + newSecret();
-            if (!users.addToken(Optional.empty(), name, token, "thresher user token")) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "no user " + Identifiers.quoted(name));
-            }
+            users.addToken(Optional.empty(), name, token, "thresher user token");
             System.out.println(token);
         }
     }
@@ -171,7 +180,7 @@ final class UserCommand implements Runnable {
         String name;
 
         @Override
-        void run(AccessStore users) {
+        void run(UserService users, String tenant) {
             System.out.println("revoked " + users.revokeTokens(Optional.empty(), name) + " tokens of " + name);
         }
     }
@@ -184,13 +193,11 @@ final class UserCommand implements Runnable {
         List<String> words;
 
         @Override
-        void run(AccessStore users) {
+        void run(UserService users, String tenant) {
             if (!(AccessStatement.parse("GRANT " + String.join(" ", words)) instanceof AccessStatement.GrantTo g)) {
                 throw new ThresherException(ErrorCode.SYNTAX_ERROR, "expected a grant");
             }
-            if (!users.grant(Optional.empty(), g.user(), g.grant(), "thresher grant")) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "no user " + Identifiers.quoted(g.user()));
-            }
+            users.grant(Optional.empty(), g.user(), g.grant(), "thresher grant");
             System.out.println("granted " + g.grant().text() + " to " + g.user());
         }
     }
@@ -203,13 +210,11 @@ final class UserCommand implements Runnable {
         List<String> words;
 
         @Override
-        void run(AccessStore users) {
+        void run(UserService users, String tenant) {
             if (!(AccessStatement.parse("REVOKE " + String.join(" ", words)) instanceof AccessStatement.RevokeFrom r)) {
                 throw new ThresherException(ErrorCode.SYNTAX_ERROR, "expected a revoke");
             }
-            if (!users.revoke(Optional.empty(), r.user(), r.grant())) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "no user " + Identifiers.quoted(r.user()));
-            }
+            users.revoke(Optional.empty(), r.user(), r.grant());
             System.out.println("revoked " + r.grant().text() + " from " + r.user());
         }
     }

@@ -267,7 +267,10 @@ public final class Node implements AutoCloseable {
         http = HttpFront.builder().listen(config.bindHost(), config.httpPort()).tenant(config.tenant()).limits(limits)
                 .calls(frontDoorCalls).readiness(this::unreadiness).tables(tableService).bindings(tableService.bindings())
                 .topology(() -> TopologyView.render(catalog.topologyVersion(), catalog.topology()))
-                .topologyChanges(tableService.topologyChanges()).access(config.httpAccess().withUsers(access))
+                .topologyChanges(tableService.topologyChanges())
+                // users and grants: written on the upkeep pool NodeAccess reads them through (a rare write; no pool more)
+                .users(new dev.thresher.server.admin.UserAdmin(new dev.thresher.store.control.AccessStore(backgroundControlDb)))
+                .access(config.httpAccess().withUsers(access))
                 .idempotency(idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb)).journal(journal)
                 .tls(tls.http()).start();
         http.serveMetrics(metrics::scrape);
