@@ -70,7 +70,7 @@ GUARDS = [
      "if (false) {", "store", "BindingCatalogTest", None),
     ("B4", "binding rollback: the version's check runs before anything is written", CATALOG,
      "            check.accept(target);\n", "", "store", "BindingCatalogTest", None),
-    ("J1", "shard sessions are read-only", "server/src/main/java/dev/thresher/server/Node.java",
+    ("J1", "shard sessions are read-only", "server/src/main/java/dev/thresher/server/node/Node.java",
      "shardDb = Pools.openReadOnly(", "shardDb = Pools.open(", "tests", "none",
      "ContractIT#theCallPathDoesNotWriteUserTables"),
     ("J2", "selector WHERE allow-list", "bindings/src/main/java/dev/thresher/bindings/WhereAllowList.java",

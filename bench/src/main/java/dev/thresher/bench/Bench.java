@@ -319,25 +319,25 @@ final class Bench {
         }
         String data = csv.toString();
         String columns = "id bigint, region text not null, amount double precision not null";
-        try (dev.thresher.server.DevCluster cluster = dev.thresher.server.DevCluster.start(new dev.thresher.server.DevCluster.Options(
+        try (dev.thresher.server.dev.DevCluster cluster = dev.thresher.server.dev.DevCluster.start(new dev.thresher.server.dev.DevCluster.Options(
                 o.workDir().resolve("load"), 0, 1_000, 16, 3, 42, Limits.DEFAULTS, false));
-             dev.thresher.server.TableAdmin admin = new dev.thresher.server.TableAdmin(cluster.controlUrl(),
-                     dev.thresher.server.DevCluster.USER, dev.thresher.server.DevCluster.PASSWORD,
+             dev.thresher.server.admin.TableAdmin admin = new dev.thresher.server.admin.TableAdmin(cluster.controlUrl(),
+                     dev.thresher.server.dev.DevCluster.USER, dev.thresher.server.dev.DevCluster.PASSWORD,
                      new java.io.PrintStream(java.io.PrintStream.nullOutputStream()))) {
-            String tenant = dev.thresher.server.DevCluster.TENANT;
+            String tenant = dev.thresher.server.dev.DevCluster.TENANT;
             admin.create(tenant, "load_cli", "id", columns, 16, List.of());
             admin.create(tenant, "load_pgwire", "id", columns, 16, List.of());
             progress.say("load: thresher load's loader, 1,000,000 rows");
             long t = System.nanoTime();
-            long loaded = new dev.thresher.server.CsvLoader(admin, new java.io.PrintStream(java.io.PrintStream.nullOutputStream()))
+            long loaded = new dev.thresher.server.admin.CsvLoader(admin, new java.io.PrintStream(java.io.PrintStream.nullOutputStream()))
                     .load(tenant, "load_cli", new java.io.StringReader(data), false).rows();
             report.loads.add(new Report.Load("`thresher load` (its loader in-process: route by slot, one COPY per shard)",
                     loaded, System.nanoTime() - t));
 
             progress.say("load: COPY FROM STDIN through pgwire, 1,000,000 rows");
             java.util.Properties props = new java.util.Properties();
-            props.setProperty("user", dev.thresher.server.DevCluster.USER);
-            props.setProperty("password", dev.thresher.server.DevCluster.PASSWORD);
+            props.setProperty("user", dev.thresher.server.dev.DevCluster.USER);
+            props.setProperty("password", dev.thresher.server.dev.DevCluster.PASSWORD);
             props.setProperty("sslmode", "disable"); // as the PostgreSQL loads' connections: no TLS
             try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:postgresql://"
                     + cluster.nodes().get(0).pgwireAddress() + "/thresher", props)) {
@@ -350,7 +350,7 @@ final class Bench {
 
             progress.say("load: PostgreSQL's own COPY into one table, 1,000,000 rows");
             try (java.sql.Connection c = java.sql.DriverManager.getConnection(cluster.shardUrl(1),
-                    dev.thresher.server.DevCluster.USER, dev.thresher.server.DevCluster.PASSWORD);
+                    dev.thresher.server.dev.DevCluster.USER, dev.thresher.server.dev.DevCluster.PASSWORD);
                  java.sql.Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE load_plain (" + columns + ", PRIMARY KEY (id))");
                 t = System.nanoTime();

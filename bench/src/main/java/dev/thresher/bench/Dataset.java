@@ -2,7 +2,7 @@ package dev.thresher.bench;
 
 import dev.thresher.cellhost.Component;
 import dev.thresher.limits.Limits;
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.topology.Slots;
 import java.io.ByteArrayInputStream;

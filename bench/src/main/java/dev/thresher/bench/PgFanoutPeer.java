@@ -1,6 +1,6 @@
 package dev.thresher.bench;
 
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

@@ -1,8 +1,8 @@
 package dev.thresher.bench;
 
 import dev.thresher.coordinator.CallPhases;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import dev.thresher.store.replica.ShardReplica;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -60,6 +60,21 @@ public interface TopologyService {
     /** The most recent audited changes, newest first. */
     List<Change> changes(int limit);
 
+    /** A node that may lead a shard's partitions: its home node, or one standing by for it. */
+    record ShardCandidate(String host, boolean home) {}
+
+    /** A shard database as the control database records it: its name, how many partitions it holds, its candidates. */
+    record Shard(int id, String name, int partitions, List<ShardCandidate> candidates) {}
+
+    /** Every shard database, by id. */
+    List<Shard> shards();
+
+    /**
+     * The topology as the control database holds it, rendered as a node renders its own view for
+     * {@code GET /admin/topology} (byte-stable JSON), so the two can be compared with diff.
+     */
+    String controlView();
+
     /**
      * One partition as this node's leader replicas hold it.
      *

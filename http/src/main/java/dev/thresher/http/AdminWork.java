@@ -50,15 +50,20 @@ final class AdminWork {
 
     /** Runs {@code work} on the admin threads and answers with its result as JSON, or its failure. */
     void run(Exchange x, HttpResponseStatus ok, Supplier<Object> work) {
+        runJson(x, ok, () -> {
+            try {
+                return ADMIN_JSON.writeValueAsString(work.get());
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new ThresherException(ErrorCode.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    /** Runs {@code work} on the admin threads and answers with the JSON text it makes, as it is, or its failure. */
+    void runJson(Exchange x, HttpResponseStatus ok, Supplier<String> work) {
         CompletableFuture<String> future;
         try {
-            future = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return ADMIN_JSON.writeValueAsString(work.get());
-                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                    throw new ThresherException(ErrorCode.INTERNAL_ERROR, "cannot write the answer: " + e.getMessage(), e);
-                }
-            }, executor);
+            future = CompletableFuture.supplyAsync(work, executor);
         } catch (RejectedExecutionException e) {
             future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
                     "too many table administration requests waiting on this node; retry"));

@@ -17,10 +17,13 @@ import java.util.Map;
  * <pre>
  * GET  /admin/bindings                    each binding's current version
  * POST /admin/bindings                    deploys: {"manifest": {...}, "module": "&lt;base64&gt;"}; 201
- * GET  /admin/bindings/{name}             the current version with its manifest
+ * GET  /admin/bindings/{name}             the current version with its manifest (as JSON, and as stored: manifestText)
  * GET  /admin/bindings/{name}/history     every version
  * POST /admin/bindings/{name}/rollback    {"to": n}
  * </pre>
+ *
+ * A deploy or rollback records who made it as its body's {@code "by"} when it names someone (the command line sends
+ * {@code cli:<its user>}), else as {@code http}.
  *
  * A node without binding administration answers every method on these paths 404.
  */
@@ -66,8 +69,14 @@ final class BindingRoutes {
             }
             byte[] manifestBytes = (manifest.isTextual() ? manifest.asText() : manifest.toString())
                     .getBytes(StandardCharsets.UTF_8);
-            return bindings.deploy(x.tenant(), "http", manifestBytes, module);
+            return bindings.deploy(x.tenant(), by(d), manifestBytes, module);
         });
+    }
+
+    /** Who a change is recorded as made by: the body's {@code "by"} when it names someone, else {@code http}. */
+    static String by(JsonNode body) {
+        JsonNode by = body.path("by");
+        return by.isTextual() && !by.asText().isBlank() ? by.asText() : "http";
     }
 
     private void rollback(Exchange x) {
@@ -77,7 +86,7 @@ final class BindingRoutes {
             if (to == null || !to.isInt()) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "field \"to\" (a version number) is missing");
             }
-            return bindings.rollback(x.tenant(), name, to.asInt(), "http");
+            return bindings.rollback(x.tenant(), name, to.asInt(), by(AdminWork.json(body)));
         });
     }
 
@@ -93,13 +102,15 @@ final class BindingRoutes {
             BindingService.Version current = history.get(history.size() - 1);
             Map<String, Object> shown = new LinkedHashMap<>();
             shown.put("version", current);
-            shown.put("manifest", bindings.manifest(current.manifestDigest()).map(m -> {
+            java.util.Optional<String> text = bindings.manifest(current.manifestDigest());
+            shown.put("manifest", text.map(m -> {
                 try {
                     return (Object) AdminWork.JSON.readTree(m);
                 } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
                     return m;
                 }
             }).orElse(null));
+            shown.put("manifestText", text.orElse(null));
             return shown;
         });
     }

@@ -123,6 +123,7 @@ public final class HttpFront implements AutoCloseable {
         private BindingService bindings;
         private java.util.function.Supplier<String> topology;
         private dev.thresher.bindings.TopologyService topologyChanges;
+        private dev.thresher.bindings.access.UserService users;
         private HttpAccess access = HttpAccess.UNAUTHENTICATED;
         private IdempotentRequests idempotency;
         private CallOutcomes outcomes;
@@ -191,6 +192,12 @@ public final class HttpFront implements AutoCloseable {
          */
         public Builder topologyChanges(dev.thresher.bindings.TopologyService topologyChanges) {
             this.topologyChanges = topologyChanges;
+            return this;
+        }
+
+        /** Serves {@code /admin/users} and {@code /admin/grants} (with {@link #tables}). */
+        public Builder users(dev.thresher.bindings.access.UserService users) {
+            this.users = users;
             return this;
         }
 
@@ -279,6 +286,7 @@ public final class HttpFront implements AutoCloseable {
             TableRoutes.register(routes, tables, served);
             BindingRoutes.register(routes, bindings, served);
             JournalRoutes.register(routes, journal, served);
+            UserRoutes.register(routes, users, served, tenant);
             if (handlers != null) {
                 handlers.register(routes);
             }

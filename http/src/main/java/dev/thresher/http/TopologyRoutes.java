@@ -21,6 +21,8 @@ import java.util.function.Supplier;
  * GET  /admin/topology                        the node's view of the topology, byte-stable JSON (sorted keys)
  * GET  /admin/topology/replicas               this node's leader replicas: each partition in memory or not, rows, bytes, lag
  * GET  /admin/topology/changes?limit=n        the audit, newest first (100 by default)
+ * GET  /admin/topology/control                the topology as the control database holds it, as /admin/topology renders
+ * GET  /admin/shards                          every shard database: id, name, partitions, candidates
  * POST /admin/partitions/{id}/split           {"at": slot}
  * POST /admin/partitions/{id}/move            {"to": "shard"}
  * POST /admin/partitions/{id}/leader          {"to": "node"}: a leader transfer
@@ -29,12 +31,11 @@ import java.util.function.Supplier;
  * POST /admin/shards/{id}/remove              {"dryRun": true} optional
  * </pre>
  *
- * A node without topology administration answers every method on the paths of changes 404.
+ * A node without topology administration answers every method on the paths of changes 404. A change is recorded as
+ * made by its body's {@code "by"} when it names someone (the command line sends {@code <user>@cli}), else as
+ * {@code http}.
  */
 final class TopologyRoutes {
-    /** Who the audit says made a change made here. */
-    private static final String BY = "http";
-
     private final TopologyService topology;
     private final AdminWork admin;
 
@@ -51,26 +52,29 @@ final class TopologyRoutes {
                          AdminWork admin) {
         if (changes == null || admin == null) {
             AdminWork.notServed(routes, "this node serves no topology administration", "/admin/topology/changes",
-                    "/admin/topology/replicas", "/admin/partitions/{rest...}", "/admin/nodes/{rest...}",
-                    "/admin/shards", "/admin/shards/{rest...}");
+                    "/admin/topology/replicas", "/admin/topology/control", "/admin/partitions/{rest...}",
+                    "/admin/nodes/{rest...}", "/admin/shards", "/admin/shards/{rest...}");
         } else {
             TopologyRoutes r = new TopologyRoutes(changes, admin);
             routes.add(HttpMethod.GET, "/admin/topology/replicas", x -> admin.run(x, HttpResponseStatus.OK, changes::replicas))
                     .add(HttpMethod.GET, "/admin/topology/changes", r::changes)
-                    .add(HttpMethod.POST, "/admin/partitions/{id}/split", r.partition((id, d) -> changes.splitPartition(BY,
+                    .add(HttpMethod.GET, "/admin/topology/control", x -> admin.runJson(x, HttpResponseStatus.OK,
+                            changes::controlView))
+                    .add(HttpMethod.GET, "/admin/shards", x -> admin.run(x, HttpResponseStatus.OK, changes::shards))
+                    .add(HttpMethod.POST, "/admin/partitions/{id}/split", r.partition((id, d) -> changes.splitPartition(by(d),
                             id, d.path("at").isInt() ? OptionalInt.of(d.path("at").asInt()) : OptionalInt.empty(),
                             dryRun(d))))
-                    .add(HttpMethod.POST, "/admin/partitions/{id}/move", r.partition((id, d) -> changes.movePartition(BY,
+                    .add(HttpMethod.POST, "/admin/partitions/{id}/move", r.partition((id, d) -> changes.movePartition(by(d),
                             id, d.path("to").asText(null), dryRun(d))))
-                    .add(HttpMethod.POST, "/admin/partitions/{id}/leader", r.partition((id, d) -> changes.transferLeader(BY,
+                    .add(HttpMethod.POST, "/admin/partitions/{id}/leader", r.partition((id, d) -> changes.transferLeader(by(d),
                             id, AdminWork.text(d, "to"), dryRun(d))))
-                    .add(HttpMethod.POST, "/admin/nodes/{id}/drain", r.change(x -> d -> changes.drainNode(BY,
+                    .add(HttpMethod.POST, "/admin/nodes/{id}/drain", r.change(x -> d -> changes.drainNode(by(d),
                             x.capture("id"), dryRun(d))))
-                    .add(HttpMethod.POST, "/admin/nodes/{id}/undrain", r.change(x -> d -> changes.undrainNode(BY,
+                    .add(HttpMethod.POST, "/admin/nodes/{id}/undrain", r.change(x -> d -> changes.undrainNode(by(d),
                             x.capture("id"), dryRun(d))))
-                    .add(HttpMethod.POST, "/admin/shards", r.change(x -> d -> changes.addShard(BY, AdminWork.text(d, "url"),
+                    .add(HttpMethod.POST, "/admin/shards", r.change(x -> d -> changes.addShard(by(d), AdminWork.text(d, "url"),
                             Optional.ofNullable(d.path("name").isTextual() ? d.path("name").asText() : null), dryRun(d))))
-                    .add(HttpMethod.POST, "/admin/shards/{id}/remove", r.change(x -> d -> changes.removeShard(BY,
+                    .add(HttpMethod.POST, "/admin/shards/{id}/remove", r.change(x -> d -> changes.removeShard(by(d),
                             x.capture("id"), dryRun(d))));
         }
         if (view != null) {
@@ -95,6 +99,10 @@ final class TopologyRoutes {
         }
         int n = limit;
         admin.run(x, HttpResponseStatus.OK, () -> topology.changes(n));
+    }
+
+    private static String by(JsonNode body) {
+        return BindingRoutes.by(body);
     }
 
     private static boolean dryRun(JsonNode body) {

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Main;
+import dev.thresher.server.cli.Main;
+import dev.thresher.server.dev.DevCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -57,14 +57,18 @@ class AccessIT {
     /** Runs the command line in this process, as {@code ./thresher ...} would, against the cluster's control database. */
     private static String cli(String... args) throws Exception {
         DevCluster c = Cluster.get();
-        String[] all = new String[args.length + 6];
+        return run(args, "--control-url", c.controlUrl(), "--db-user", DevCluster.USER, "--db-password", DevCluster.PASSWORD);
+    }
+
+    /** Runs the command line as {@link #cli} does, through a node's admin routes (the dev cluster's, its admin token). */
+    private static String cliThroughNode(String... args) throws Exception {
+        return run(args, "--dev", Cluster.get().endpointsFile().getParent().toString());
+    }
+
+    private static String run(String[] args, String... reach) throws Exception {
+        String[] all = new String[args.length + reach.length];
         System.arraycopy(args, 0, all, 0, args.length);
-        all[args.length] = "--control-url";
-        all[args.length + 1] = c.controlUrl();
-        all[args.length + 2] = "--db-user";
-        all[args.length + 3] = DevCluster.USER;
-        all[args.length + 4] = "--db-password";
-        all[args.length + 5] = DevCluster.PASSWORD;
+        System.arraycopy(reach, 0, all, args.length, reach.length);
         PrintStream before = System.out;
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int code;
@@ -163,12 +167,25 @@ class AccessIT {
         throw new AssertionError("expected a refusal");
     }
 
+    private interface Cli {
+        String run(String... args) throws Exception;
+    }
+
     @Test
     void theCommandLineManagesUsersTokensAndGrantsAndHttpChecksThem() throws Exception {
+        manageUsers(AccessIT::cli);
+    }
+
+    @Test
+    void theCommandLineManagesUsersThroughANodesAdminRoutesAsOnTheControlDatabase() throws Exception {
+        manageUsers(AccessIT::cliThroughNode);
+    }
+
+    private static void manageUsers(Cli cli) throws Exception {
         String bob = unique("bob");
-        String added = cli("user", "add", bob);
+        String added = cli.run("user", "add", bob);
         String password = added.lines().filter(l -> l.startsWith("password: ")).findFirst().orElseThrow().substring(10);
-        String token = cli("user", "token", bob).strip();
+        String token = cli.run("user", "token", bob).strip();
         assertThat(token).startsWith("thr_");
         String http = Cluster.get().nodes().get(1).httpAddress();
 
@@ -181,7 +198,7 @@ class AccessIT {
             return r;
         }).body()).contains("\"code\":2002");
 
-        cli("grant", "call", "on", "binding", SAMPLE, "to", bob);
+        cli.run("grant", "call", "on", "binding", SAMPLE, "to", bob);
         HttpResponse<String> ok = eventually(() -> {
             HttpResponse<String> r = call(http, SAMPLE, token);
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
@@ -193,18 +210,18 @@ class AccessIT {
                 .header("Authorization", "Bearer " + token).GET().build(), HttpResponse.BodyHandlers.ofString());
         assertThat(admin.statusCode()).isEqualTo(403);
 
-        String listed = cli("user", "list");
+        String listed = cli.run("user", "list");
         assertThat(listed).contains(bob).contains("call on binding " + SAMPLE);
         try (Connection c = eventually(() -> login(0, bob, password)); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("CALL BINDING " + SAMPLE + "('{}')")) {
             assertThat(rs.next()).isTrue();
         }
-        cli("user", "revoke-tokens", bob);
+        cli.run("user", "revoke-tokens", bob);
         eventually(() -> {
             assertThat(call(http, SAMPLE, token).statusCode()).isEqualTo(401);
             return null;
         });
-        cli("user", "remove", bob);
+        cli.run("user", "remove", bob);
     }
 
     @Test
@@ -226,6 +243,29 @@ class AccessIT {
             // its admin cannot touch the default tenant's users
             assertThat(sqlState(() -> s.execute("GRANT ADMIN TO " + DevCluster.USER))).isNotEqualTo("(succeeded)");
         }
+        // nor over HTTP: its token reaches its own tenant's users only; the operator's admin token reaches every tenant's
+        String token = cli("user", "token", carol).strip();
+        String http = Cluster.get().nodes().get(0).httpAddress();
+        HttpResponse<String> own = eventually(() -> {
+            HttpResponse<String> r = admin(http, "/admin/users?all=true", token);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            return r;
+        });
+        assertThat(JSON.readTree(own.body())).isNotEmpty()
+                .allSatisfy(u -> assertThat(u.get("tenant").asText()).isEqualTo(other));
+        HttpResponse<String> theirs = admin(http, "/admin/users?tenant=" + DevCluster.TENANT, token);
+        assertThat(theirs.statusCode()).as(theirs.body()).isEqualTo(403);
+        assertThat(cliThroughNode("user", "list", "--tenant", other)).contains(carol);
+        String dave = unique("dave");
+        assertThat(cliThroughNode("user", "add", dave, "--tenant", other)).contains("added user " + dave + " to tenant " + other);
+        assertThat(cliThroughNode("user", "list", "--all-tenants")).contains(carol).contains(dave);
+        cliThroughNode("user", "remove", dave);
+        assertThat(cliThroughNode("user", "list", "--tenant", other)).doesNotContain(dave);
+    }
+
+    private static HttpResponse<String> admin(String http, String path, String token) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(http + path)).header("Authorization", "Bearer " + token)
+                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static HttpResponse<String> call(String http, String binding, String token) throws Exception {

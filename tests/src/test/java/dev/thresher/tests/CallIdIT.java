@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.CallOutcome;
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.store.control.InvocationLookup;
 import java.io.File;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package dev.thresher.tests;
 
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;

@@ -1,6 +1,6 @@
 package dev.thresher.tests;
 
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -22,7 +22,7 @@ final class Cluster {
     /** Limits whose nodes keep leader replicas (off by default): 256 MiB per node. */
     static final dev.thresher.limits.Limits REPLICAS = dev.thresher.limits.Limits.fromProperties(
             Map.of("limits.replicaMemoryBytes", Long.toString(256L << 20)));
-    private static dev.thresher.server.TableAdmin admin;
+    private static dev.thresher.server.admin.TableAdmin admin;
 
     private Cluster() {}
 
@@ -53,14 +53,14 @@ final class Cluster {
     }
 
     /** Deploys and rolls back on the cluster as its admin commands do; one control-database pool shared by the tests. */
-    static synchronized dev.thresher.server.BindingAdmin bindings() throws Exception {
+    static synchronized dev.thresher.server.admin.BindingAdmin bindings() throws Exception {
         if (admin == null) {
             DevCluster c = get();
-            admin = new dev.thresher.server.TableAdmin(c.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+            admin = new dev.thresher.server.admin.TableAdmin(c.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
                     new java.io.PrintStream(java.io.PrintStream.nullOutputStream()));
             Runtime.getRuntime().addShutdownHook(new Thread(admin::close, "it-admin-close"));
         }
-        return new dev.thresher.server.BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS);
+        return new dev.thresher.server.admin.BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS);
     }
 
     static Connection connect(int nodeIndex) throws Exception {

@@ -3,8 +3,8 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Main;
+import dev.thresher.server.cli.Main;
+import dev.thresher.server.dev.DevCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

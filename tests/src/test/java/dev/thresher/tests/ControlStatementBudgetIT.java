@@ -2,8 +2,8 @@ package dev.thresher.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import dev.thresher.store.CountingDataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

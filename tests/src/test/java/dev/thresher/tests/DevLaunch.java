@@ -51,8 +51,8 @@ final class DevLaunch {
     /** {@code CALL BINDING revenue_by_region('{}')} through pgwire at {@code address} (host:port). */
     static JsonNode call(String address) throws Exception {
         Properties p = new Properties();
-        p.setProperty("user", dev.thresher.server.DevCluster.USER);
-        p.setProperty("password", dev.thresher.server.DevCluster.PASSWORD); // the dev cluster's login (SCRAM-SHA-256)
+        p.setProperty("user", dev.thresher.server.dev.DevCluster.USER);
+        p.setProperty("password", dev.thresher.server.dev.DevCluster.PASSWORD); // the dev cluster's login (SCRAM-SHA-256)
         p.setProperty("connectTimeout", "5");
         p.setProperty("socketTimeout", "30");
         try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + address + "/thresher", p);

@@ -3,7 +3,7 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.thresher.server.DevRecovery;
+import dev.thresher.server.dev.DevRecovery;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package dev.thresher.tests;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.errors.ErrorCode;
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.tests.FaultCalls.Call;
 import dev.thresher.tests.FaultCalls.Kind;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package dev.thresher.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.tests.FaultCheckers.Check;
 import dev.thresher.tests.FaultCheckers.FaultRun;
 import dev.thresher.tests.Faults.Fault;

@@ -1,6 +1,6 @@
 package dev.thresher.tests;
 
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -11,7 +11,7 @@ import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.dev.DevCluster;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

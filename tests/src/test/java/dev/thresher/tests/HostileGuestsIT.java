@@ -3,8 +3,8 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.thresher.limits.Limits;
-import dev.thresher.server.BindingAdmin;
-import dev.thresher.server.DevCluster;
+import dev.thresher.server.admin.BindingAdmin;
+import dev.thresher.server.dev.DevCluster;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

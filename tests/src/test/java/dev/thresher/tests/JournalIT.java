@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Main;
+import dev.thresher.server.cli.Main;
+import dev.thresher.server.dev.DevCluster;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.thresher.server.DevCluster;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.thresher.server.dev.DevCluster;
 import java.io.IOException;
-import java.net.URI;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

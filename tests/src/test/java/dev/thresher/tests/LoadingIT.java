@@ -3,8 +3,8 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.TableAdmin;
+import dev.thresher.server.admin.TableAdmin;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
 import java.io.PrintStream;

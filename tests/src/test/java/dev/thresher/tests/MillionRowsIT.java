@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.CsvLoader;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.TableAdmin;
+import dev.thresher.server.admin.CsvLoader;
+import dev.thresher.server.admin.TableAdmin;
+import dev.thresher.server.dev.DevCluster;
 import dev.thresher.topology.Partition;
 import java.io.PrintStream;
 import java.io.StringReader;

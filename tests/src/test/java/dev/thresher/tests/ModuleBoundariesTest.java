@@ -28,8 +28,8 @@ class ModuleBoundariesTest {
     }
 
     @Test
-    void onlyTheServerAssemblyImportsMicrometer() {
-        noClasses().that().resideOutsideOfPackage("dev.thresher.server..")
+    void onlyTheNodeAssemblyImportsMicrometer() {
+        noClasses().that().resideOutsideOfPackage("dev.thresher.server.node..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.micrometer..", "io.prometheus..")
                 .check(classes);
     }
@@ -76,6 +76,33 @@ class ModuleBoundariesTest {
     void nothingDependsOnTheServerAssembly() {
         noClasses().that().resideOutsideOfPackage("dev.thresher.server..")
                 .should().dependOnClassesThat().resideInAPackage("dev.thresher.server..")
+                .check(classes);
+    }
+
+    /**
+     * The rooms of {@code server}: the admin services ({@code admin}) lean on no other room; a node's assembly
+     * ({@code node}) and the HTTP-handler runtime ({@code handlers}) never reach the command line or the dev
+     * cluster; only the dev cluster (which starts nodes as {@code thresher node} processes) names the command line.
+     */
+    @Test
+    void serverRoomsPointOneWay() {
+        noClasses().that().resideInAPackage("dev.thresher.server.admin..")
+                .should().dependOnClassesThat()
+                .resideInAnyPackage("dev.thresher.server.cli..", "dev.thresher.server.dev..",
+                        "dev.thresher.server.node..", "dev.thresher.server.handlers..")
+                .check(classes);
+        noClasses().that().resideInAnyPackage("dev.thresher.server.node..", "dev.thresher.server.handlers..")
+                .should().dependOnClassesThat()
+                .resideInAnyPackage("dev.thresher.server.cli..", "dev.thresher.server.dev..")
+                .check(classes);
+        noClasses().that().resideOutsideOfPackages("dev.thresher.server.cli..", "dev.thresher.server.dev..")
+                .should().dependOnClassesThat().resideInAPackage("dev.thresher.server.cli..")
+                .check(classes);
+    }
+
+    @Test
+    void everyServerClassLivesInARoom() {
+        noClasses().that().doNotHaveSimpleName("package-info").should().resideInAPackage("dev.thresher.server")
                 .check(classes);
     }
 

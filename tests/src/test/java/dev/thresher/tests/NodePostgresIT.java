@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

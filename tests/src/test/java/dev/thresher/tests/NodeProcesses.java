@@ -1,7 +1,7 @@
 package dev.thresher.tests;
 
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.DevProcesses;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.dev.DevProcesses;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -94,7 +94,7 @@ final class NodeProcesses implements AutoCloseable {
         command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
                 .filter(a -> !a.startsWith("-javaagent") && !a.startsWith("-agentlib")).toList());
         command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.thresher.server.Main"));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.thresher.server.cli.Main"));
         command.addAll(List.of(args));
         return command;
     }

@@ -3,7 +3,7 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.thresher.limits.Limits;
-import dev.thresher.server.NodeConfig;
+import dev.thresher.server.node.NodeConfig;
 import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,10 +3,10 @@ package dev.thresher.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.thresher.limits.Limits;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.limits.Limits;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;

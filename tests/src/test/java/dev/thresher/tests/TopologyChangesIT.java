@@ -7,10 +7,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.TopologyService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
-import dev.thresher.server.TableAdmin;
-import dev.thresher.server.TopologyAdmin;
+import dev.thresher.server.admin.TableAdmin;
+import dev.thresher.server.admin.TopologyAdmin;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -197,8 +197,10 @@ class TopologyChangesIT {
             int to = from % 3 + 1;
             long rows = rowsOf(partition);
             Process p = new ProcessBuilder(NodeProcesses.thresher(List.of("-Dthresher.move.haltAfter=" + phase),
-                    "partition", "move", Integer.toString(partition), "--to", Integer.toString(to), "--dev",
-                    cluster.endpointsFile().getParent().toString())).redirectErrorStream(true).start();
+                    // the move runs in this process (on the control database, --control-url), so killing it kills the move
+                    "partition", "move", Integer.toString(partition), "--to", Integer.toString(to), "--control-url",
+                    cluster.controlUrl(), "--db-user", DevCluster.USER, "--db-password", DevCluster.PASSWORD))
+                    .redirectErrorStream(true).start();
             String output = new String(p.getInputStream().readAllBytes());
             assertThat(p.waitFor()).as("the move halted in phase %s:%n%s", phase, output).isEqualTo(137);
             assertThat(output).contains("halting in phase " + phase);

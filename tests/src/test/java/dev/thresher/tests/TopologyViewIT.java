@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.thresher.server.DevCluster;
-import dev.thresher.server.Node;
+import dev.thresher.server.dev.DevCluster;
+import dev.thresher.server.node.Node;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -84,6 +84,25 @@ class TopologyViewIT {
             HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(n.httpAddress() + "/readyz")).GET().build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(ready.statusCode()).as("open on loopback").isEqualTo(200);
+        }
+    }
+
+    /** {@code thresher shard list}, through a node's {@code GET /admin/shards}: each shard, its partitions, its candidates. */
+    @Test
+    void shardListNamesEveryShardWithItsPartitionsAndCandidates() throws Exception {
+        DevCluster cluster = Cluster.get();
+        String out = ComponentHarnessIT.thresher("shard", "list", "--dev", cluster.endpointsFile().getParent().toString());
+        assertThat(out).startsWith("0:");
+        List<String> lines = out.substring(2).lines().toList();
+        assertThat(lines).hasSize(cluster.options().shards());
+        JsonNode view = new ObjectMapper().readTree(ComponentHarnessIT.thresher("topology", "show", "--dev",
+                cluster.endpointsFile().getParent().toString()).substring(2));
+        for (int shard = 1; shard <= cluster.options().shards(); shard++) {
+            int id = shard;
+            long partitions = java.util.stream.StreamSupport.stream(view.get("partitions").spliterator(), false)
+                    .filter(p -> p.get("shard").asInt() == id).count();
+            assertThat(lines.get(shard - 1)).as("shard %d", shard)
+                    .matches(id + "\\s+\\S+\\s+" + partitions + " partitions  candidates \\[.*node-" + id + " \\(home\\).*\\]");
         }
     }
 }

@@ -1,0 +1,375 @@
+package dev.thresher.server.node;
+
+import dev.thresher.bindings.BindingService;
+import dev.thresher.bindings.TableService;
+import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
+import dev.thresher.server.admin.BindingAdmin;
+import dev.thresher.server.admin.CsvLoader;
+import dev.thresher.server.admin.TableAdmin;
+import dev.thresher.server.admin.TopologyAdmin;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntConsumer;
+import net.sf.jsqlparser.JSQLParserException;
+import net.sf.jsqlparser.expression.CastExpression;
+import net.sf.jsqlparser.expression.DoubleValue;
+import net.sf.jsqlparser.expression.Expression;
+import net.sf.jsqlparser.expression.LongValue;
+import net.sf.jsqlparser.expression.NullValue;
+import net.sf.jsqlparser.expression.SignedExpression;
+import net.sf.jsqlparser.expression.StringValue;
+import net.sf.jsqlparser.expression.operators.relational.ExpressionList;
+import net.sf.jsqlparser.parser.CCJSqlParserUtil;
+import net.sf.jsqlparser.schema.Column;
+import net.sf.jsqlparser.statement.Statement;
+import net.sf.jsqlparser.statement.insert.Insert;
+import net.sf.jsqlparser.statement.select.Values;
+
+/**
+ * The node's {@link TableService}: the table commands of {@link TableAdmin} for the front doors, their SQL
+ * forms over pgwire, and {@code COPY ... FROM STDIN} and {@code INSERT ... VALUES} through the same loader as
+ * {@code thresher load} (rows routed by their key's slot, one COPY and one transaction per shard database).
+ * The catalog is opened on first use and kept.
+ */
+final class NodeTableService implements TableService, AutoCloseable {
+    private final String controlUrl;
+    private final String user;
+    private final String password;
+    private TableAdmin admin;
+    private boolean closed;
+
+    private final dev.thresher.limits.Limits limits;
+
+    NodeTableService(String controlUrl, String user, String password, dev.thresher.limits.Limits limits) {
+        this.limits = limits;
+        this.controlUrl = controlUrl;
+        this.user = user;
+        this.password = password;
+    }
+
+    synchronized TableAdmin admin() {
+        if (closed) {
+            throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "the node is stopping");
+        }
+        if (admin == null) {
+            admin = new TableAdmin(controlUrl, user, password, new PrintStream(PrintStream.nullOutputStream()));
+        }
+        return admin;
+    }
+
+    private CsvLoader loader() {
+        return new CsvLoader(admin(), new PrintStream(PrintStream.nullOutputStream()));
+    }
+
+    /**
+     * The node's binding service, on this service's catalog connections (opened on first use) and the node's
+     * limits.
+     */
+    dev.thresher.bindings.TopologyService topologyChanges() {
+        return new dev.thresher.bindings.TopologyService() {
+            private TopologyAdmin t() {
+                return new TopologyAdmin(admin(), limits, new PrintStream(PrintStream.nullOutputStream()));
+            }
+
+            @Override
+            public Change splitPartition(String by, int partitionId, java.util.OptionalInt at, boolean dryRun) {
+                return t().splitPartition(by, partitionId, at, dryRun);
+            }
+
+            @Override
+            public Change movePartition(String by, int partitionId, String toShard, boolean dryRun) {
+                return t().movePartition(by, partitionId, toShard, dryRun);
+            }
+
+            @Override
+            public Change transferLeader(String by, int partitionId, String toHost, boolean dryRun) {
+                return t().transferLeader(by, partitionId, toHost, dryRun);
+            }
+
+            @Override
+            public Change drainNode(String by, String hostId, boolean dryRun) {
+                return t().drainNode(by, hostId, dryRun);
+            }
+
+            @Override
+            public Change undrainNode(String by, String hostId, boolean dryRun) {
+                return t().undrainNode(by, hostId, dryRun);
+            }
+
+            @Override
+            public Change addShard(String by, String jdbcUrl, java.util.Optional<String> name, boolean dryRun) {
+                return t().addShard(by, jdbcUrl, name, dryRun);
+            }
+
+            @Override
+            public Change removeShard(String by, String shard, boolean dryRun) {
+                return t().removeShard(by, shard, dryRun);
+            }
+
+            @Override
+            public java.util.List<Change> changes(int limit) {
+                return t().changes(limit);
+            }
+
+            @Override
+            public java.util.List<Shard> shards() {
+                return t().shards();
+            }
+
+            @Override
+            public String controlView() {
+                return t().controlView();
+            }
+
+            @Override
+            public Replicas replicas() {
+                return replicas.get();
+            }
+        };
+    }
+
+    private volatile java.util.function.Supplier<dev.thresher.bindings.TopologyService.Replicas> replicas =
+            () -> new dev.thresher.bindings.TopologyService.Replicas(0, 0, java.util.List.of(), 0, java.util.Map.of());
+
+    /** Where {@code GET /admin/topology/replicas} reads the node's leader replicas. */
+    void replicaStatus(java.util.function.Supplier<dev.thresher.bindings.TopologyService.Replicas> status) {
+        this.replicas = status;
+    }
+
+    BindingService bindings() {
+        return new BindingService() {
+            private BindingAdmin b() {
+                return new BindingAdmin(admin(), limits);
+            }
+
+            @Override
+            public Deployed deploy(String tenant, String deployedBy, byte[] manifest, byte[] module) {
+                return b().deploy(tenant, deployedBy, manifest, module);
+            }
+
+            @Override
+            public Deployed rollback(String tenant, String name, int to, String deployedBy) {
+                return b().rollback(tenant, name, to, deployedBy);
+            }
+
+            @Override
+            public List<Version> list(String tenant) {
+                return b().list(tenant);
+            }
+
+            @Override
+            public List<Version> history(String tenant, String name) {
+                return b().history(tenant, name);
+            }
+
+            @Override
+            public java.util.Optional<String> manifest(String manifestDigest) {
+                return b().manifest(manifestDigest);
+            }
+
+            @Override
+            public String execute(String tenant, String user, String sql) {
+                return b().execute(tenant, user, sql);
+            }
+        };
+    }
+
+    @Override
+    public TableInfo create(String tenant, TableSpec spec) {
+        admin().create(tenant, spec.name(), spec.key(), spec.columns(), spec.partitions(), spec.shards());
+        return admin().info(tenant, spec.name());
+    }
+
+    @Override
+    public List<TableInfo> list(String tenant) {
+        return admin().infos(tenant);
+    }
+
+    @Override
+    public TableInfo show(String tenant, String table) {
+        return admin().info(tenant, table);
+    }
+
+    @Override
+    public void drop(String tenant, String table) {
+        admin().drop(tenant, table);
+    }
+
+    @Override
+    public TableInfo alter(String tenant, String table, Change change) {
+        return admin().alter(tenant, table, change);
+    }
+
+    @Override
+    public TableInfo migrate(String tenant, String table) {
+        return admin().migrate(tenant, table);
+    }
+
+    @Override
+    public String execute(String tenant, String user, String sql) {
+        TableSql.Statement statement = TableSql.parse(sql);
+        switch (statement) {
+            case TableSql.Create c -> {
+                create(tenant, c.spec());
+                return "CREATE TABLE";
+            }
+            case TableSql.Drop d -> {
+                try {
+                    drop(tenant, d.table());
+                } catch (ThresherException e) {
+                    if (!(d.ifExists() && e.getMessage().startsWith("there is no table"))) {
+                        throw e;
+                    }
+                }
+                return "DROP TABLE";
+            }
+            case TableSql.Alter a -> {
+                TableInfo after = alter(tenant, a.table(), a.change());
+                MigrationInfo last = after.migrations().get(after.migrations().size() - 1);
+                if (!last.errors().isEmpty()) {
+                    throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "migration " + last.version() + " ("
+                            + last.description() + ") failed on shard(s) " + last.errors() + "; it applied where it says"
+                            + " applied " + last.states() + "; fix the cause and run thresher table migrate " + a.table());
+                }
+                return "ALTER TABLE";
+            }
+        }
+    }
+
+    @Override
+    public long copyFrom(String tenant, String user, CopySpec spec, IntConsumer ready, InputStream data) {
+        InputStreamReader text = new InputStreamReader(data, StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT));
+        try {
+            return loader().copy(tenant, spec.table(), spec.columns(), spec.csv(), spec.header(), spec.delimiter(),
+                    spec.nullString(), ready, text).rows();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "COPY data is not valid UTF-8", e);
+        } catch (IOException e) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, e.getMessage() == null ? "COPY from stdin failed"
+                    : e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public long insert(String tenant, String user, String sql) {
+        Statement statement;
+        try {
+            statement = CCJSqlParserUtil.parse(sql);
+        } catch (JSQLParserException e) {
+            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "INSERT cannot be parsed: " + firstLine(e));
+        }
+        if (!(statement instanceof Insert insert)) {
+            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "not an INSERT");
+        }
+        if (insert.getReturningClause() != null || insert.getConflictAction() != null || insert.getDuplicateUpdateSets() != null) {
+            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "INSERT ... RETURNING, ON CONFLICT and ON DUPLICATE KEY are not served; insert plain rows");
+        }
+        String schema = insert.getTable().getSchemaName();
+        if (schema != null && !unquote(schema).equals("public")) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "tables live in the public schema, not " + schema);
+        }
+        String table = unquote(insert.getTable().getName());
+        List<String> columns = new ArrayList<>();
+        if (insert.getColumns() != null) {
+            for (Column c : insert.getColumns()) {
+                columns.add(unquote(c.getColumnName()));
+            }
+        }
+        Values values = insert.getValues();
+        if (values == null) {
+            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
+                    "INSERT ... SELECT is not served; insert rows with VALUES, or load with COPY FROM STDIN");
+        }
+        List<List<CsvLoader.Field>> rows = new ArrayList<>();
+        for (ExpressionList<?> row : rows(values.getExpressions())) {
+            List<CsvLoader.Field> fields = new ArrayList<>(row.size());
+            for (int i = 0; i < row.size(); i++) {
+                fields.add(literal(row.get(i), rows.size() + 1, i + 1));
+            }
+            rows.add(fields);
+        }
+        try {
+            return loader().insert(tenant, table, columns, rows).rows();
+        } catch (IOException e) {
+            throw new ThresherException(ErrorCode.INTERNAL_ERROR, "INSERT failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The rows of VALUES: a list of parenthesized lists, or one parenthesized list for one row. */
+    private static List<ExpressionList<?>> rows(ExpressionList<?> expressions) {
+        boolean nested = !expressions.isEmpty() && expressions.stream().allMatch(e -> e instanceof ExpressionList<?>);
+        if (!nested) {
+            return List.of(expressions);
+        }
+        List<ExpressionList<?>> rows = new ArrayList<>();
+        for (Expression e : expressions) {
+            rows.add((ExpressionList<?>) e);
+        }
+        return rows;
+    }
+
+    private static CsvLoader.Field literal(Expression e, int row, int column) {
+        switch (e) {
+            case NullValue n -> {
+                return CsvLoader.Field.NULL;
+            }
+            case StringValue s -> {
+                if (s.getPrefix() != null && !s.getPrefix().isEmpty()) {
+                    throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "row " + row + ", value " + column
+                            + ": string constants with a prefix (" + s.getPrefix() + "'...') are not served");
+                }
+                return CsvLoader.Field.of(s.getValue().replace("''", "'"));
+            }
+            case LongValue l -> {
+                return CsvLoader.Field.of(l.getStringValue());
+            }
+            case DoubleValue d -> {
+                return CsvLoader.Field.of(d.toString());
+            }
+            case SignedExpression s when s.getSign() == '-' || s.getSign() == '+' -> {
+                CsvLoader.Field inner = literal(s.getExpression(), row, column);
+                return CsvLoader.Field.of((s.getSign() == '-' ? "-" : "") + inner.text());
+            }
+            case CastExpression c -> {
+                return literal(c.getLeftExpression(), row, column);
+            }
+            case Column c when c.getTable() == null && (c.getColumnName().equalsIgnoreCase("true")
+                    || c.getColumnName().equalsIgnoreCase("false")) -> {
+                return CsvLoader.Field.of(c.getColumnName().toLowerCase(java.util.Locale.ROOT));
+            }
+            default -> throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "row " + row + ", value " + column
+                    + ": only literal values are served (strings, numbers, TRUE, FALSE, NULL, and casts of them), not '"
+                    + e + "'");
+        }
+    }
+
+    private static String unquote(String name) {
+        if (name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"")) {
+            return name.substring(1, name.length() - 1).replace("\"\"", "\"");
+        }
+        return name.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static String firstLine(Exception e) {
+        String m = e.getCause() != null && e.getCause().getMessage() != null ? e.getCause().getMessage() : e.getMessage();
+        return m == null ? e.toString() : m.lines().findFirst().orElse(m);
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (admin != null) {
+            admin.close();
+            admin = null;
+        }
+    }
+}
