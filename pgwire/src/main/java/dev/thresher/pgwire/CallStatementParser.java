@@ -15,15 +15,17 @@ import java.util.Locale;
  * <pre>
  * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
- * statement  := call | set | show | begin | commit | rollback | copy | insert | select | session
+ * statement  := call | set | show | begin | commit | rollback | copy | insert | select | session | table | binding
+ *             | access
  * select     := SELECT any                          -- answered by the session (SessionQueries), else a query
  *                                                   -- of a journal view (JournalSqlParser)
  * session    := DISCARD ALL | RESET ( ALL | name ('.' name)* ) | DEALLOCATE PREPARE? ( ALL | name )
  *             | CLOSE ALL | UNLISTEN ( '*' | name )
  * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
  * insert     := INSERT any                           -- kept as written for the table service
- * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
- * binding    := (CREATE | ALTER) BINDING any          -- kept as written for the binding service
+ * table      := (CREATE | ALTER | DROP) TABLE any     -- the table service's command (DdlGrammar)
+ * binding    := (CREATE | ALTER) BINDING any          -- the binding service's command (DdlGrammar)
+ * access     := (CREATE | ALTER | DROP) (USER | ROLE) any | (GRANT | REVOKE) any   -- the access service's (AccessGrammar)
  * call       := CALL BINDING name '(' argument? ')'     -- no argument: '{}'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -190,7 +192,7 @@ final class CallStatementParser {
                 if (skipToEnd(false) > 0) {
                     throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " takes no parameters");
                 }
-                yield new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
+                yield ParsedStatement.AccessStatement.of(sql.substring(start, pos).strip());
             }
             case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
             case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
@@ -729,11 +731,11 @@ final class CallStatementParser {
             if (skipToEnd(false) > 0) {
                 throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " USER takes no parameters");
             }
-            return new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
+            return ParsedStatement.AccessStatement.of(sql.substring(start, pos).strip());
         }
         if (object.equalsIgnoreCase("BINDING") && !keyword.equalsIgnoreCase("DROP")) {
             skipToEnd(false);
-            return new ParsedStatement.BindingStatement(sql.substring(start, pos).strip());
+            return ParsedStatement.BindingStatement.of(sql.substring(start, pos).strip());
         }
         if (!object.equalsIgnoreCase("TABLE")) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " " + describe(at) + " is not supported;"
@@ -742,7 +744,7 @@ final class CallStatementParser {
         if (skipToEnd(false) > 0) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " TABLE takes no parameters");
         }
-        return new ParsedStatement.TableStatement(sql.substring(start, pos).strip());
+        return ParsedStatement.TableStatement.of(sql.substring(start, pos).strip());
     }
 
     /**

@@ -1,0 +1,101 @@
+package dev.thresher.pgwire;
+
+import dev.thresher.pgwire.SqlLexer.Token;
+import java.util.List;
+
+/** A grammar's place in a statement's tokens ({@link SqlLexer}): what comes next, taken one at a time. */
+final class TokenCursor {
+    private final String sql;
+    private final List<Token> tokens;
+    private int at;
+
+    TokenCursor(String sql, List<Token> tokens) {
+        this.sql = sql;
+        this.tokens = tokens;
+    }
+
+    /** A cursor over the tokens of all of {@code sql}. */
+    static TokenCursor of(String sql) {
+        return new TokenCursor(sql, SqlLexer.tokens(sql));
+    }
+
+    String sql() {
+        return sql;
+    }
+
+    boolean atEnd() {
+        return at >= tokens.size();
+    }
+
+    /** The next token, or null at the end. */
+    Token peek() {
+        return peek(0);
+    }
+
+    /** The token {@code ahead} tokens after the next, or null past the end. */
+    Token peek(int ahead) {
+        return at + ahead < tokens.size() ? tokens.get(at + ahead) : null;
+    }
+
+    /** Takes the next token; null at the end. */
+    Token next() {
+        return atEnd() ? null : tokens.get(at++);
+    }
+
+    /** Whether the next token is the keyword {@code keyword}. */
+    boolean peekIs(String keyword) {
+        return !atEnd() && tokens.get(at).is(keyword);
+    }
+
+    /** Whether the next token is the symbol {@code symbol}. */
+    boolean peekSymbol(String symbol) {
+        return !atEnd() && tokens.get(at).isSymbol(symbol);
+    }
+
+    /** Takes the keyword {@code keyword} if it comes next. */
+    boolean accept(String keyword) {
+        if (peekIs(keyword)) {
+            at++;
+            return true;
+        }
+        return false;
+    }
+
+    /** Takes the symbol {@code symbol} if it comes next. */
+    boolean acceptSymbol(String symbol) {
+        if (peekSymbol(symbol)) {
+            at++;
+            return true;
+        }
+        return false;
+    }
+
+    /** The offset where the next token starts, or the length of the text at the end. */
+    int position() {
+        return atEnd() ? sql.length() : tokens.get(at).start();
+    }
+
+    /** The index of the next token, to come back to with {@link #reset}. */
+    int mark() {
+        return at;
+    }
+
+    void reset(int mark) {
+        at = mark;
+    }
+
+    /** The text of the statement from {@code from} up to where the next token starts (or the end), as written. */
+    String textFrom(int from) {
+        return sql.substring(from, atEnd() ? sql.length() : tokens.get(at).start());
+    }
+
+    /** Whether any token from here on is the keyword {@code keyword}. */
+    boolean anyAhead(String keyword) {
+        for (int i = at; i < tokens.size(); i++) {
+            if (tokens.get(i).is(keyword)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
