@@ -81,10 +81,10 @@ final class JournalSqlParser {
     static final int MAX_CONDITIONS = 500;
     static final int MAX_NESTING = 100;
 
-    private enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
+    enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
 
     /** One token; {@code text} is a word folded to lower case, a string's value, a symbol. */
-    private record Token(Kind kind, String text, int at) {
+    record Token(Kind kind, String text, int at) {
         boolean is(String word) {
             return kind == Kind.WORD && text.equals(word);
         }
@@ -104,7 +104,7 @@ final class JournalSqlParser {
 
     private JournalSqlParser(String sql, int from, int to) {
         this.sql = sql;
-        this.tokens = new Lexer(sql, from, to).all();
+        this.tokens = tokens(sql, from, to);
     }
 
     /**
@@ -868,191 +868,70 @@ final class JournalSqlParser {
         return new ThresherException(ErrorCode.INVALID_ARGUMENTS, message + " (position " + (t.at + 1) + ")");
     }
 
-    /** Splits the statement into tokens, ending with one {@link Kind#END} at its end. */
-    private static final class Lexer {
-        private final String sql;
-        private final int to;
-        private int pos;
-
-        Lexer(String sql, int from, int to) {
-            this.sql = sql;
-            this.pos = from;
-            this.to = to;
-        }
-
-        List<Token> all() {
-            List<Token> out = new ArrayList<>();
-            while (true) {
-                skipTrivia();
-                if (pos >= to) {
-                    // lookahead past the end stays END
-                    for (int i = 0; i < 4; i++) {
-                        out.add(new Token(Kind.END, "", to));
-                    }
-                    return out;
-                }
-                out.add(token());
+    /**
+     * The statement's tokens ({@link SqlLexer}, its {@link SqlLexer#JOURNAL} dialect), then four ENDs (lookahead past
+     * the end stays END); words folded and names checked ({@value CallStatementParser#MAX_NAME_BYTES} bytes at most).
+     * Refused here: string constants with a prefix ({@code E'...'}, {@code B'...'}, {@code X'...'}, {@code N'...'},
+     * {@code U&'...'}), a zero-length quoted name, a number with a letter right after it, a {@code $} that opens no
+     * dollar quote; all of a statement is read before any of it is parsed, so the first of these in the text is
+     * the one reported.
+     */
+    static List<Token> tokens(String sql, int from, int to) {
+        List<Token> out = new ArrayList<>();
+        SqlLexer lexer = new SqlLexer(sql, from, to, SqlLexer.JOURNAL);
+        try {
+            for (SqlLexer.Token t = lexer.next(); t != null; t = lexer.next()) {
+                out.add(token(sql, to, t));
             }
+        } catch (SqlLexer.LexError e) {
+            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (e.at() + 1) + ": "
+                    + e.problem());
         }
+        for (int i = 0; i < 4; i++) {
+            out.add(new Token(Kind.END, "", to));
+        }
+        return out;
+    }
 
-        private Token token() {
-            int at = pos;
-            char c = sql.charAt(pos);
-            if (isIdentifierStart(c)) {
-                while (pos < to && isIdentifierPart(sql.charAt(pos))) {
-                    pos++;
-                }
-                String word = sql.substring(at, pos);
-                if (pos < to && sql.charAt(pos) == '\'' && word.length() == 1 && "eEbBxXnNuU".indexOf(word.charAt(0)) >= 0) {
+    private static Token token(String sql, int to, SqlLexer.Token t) {
+        int at = t.start();
+        char after = t.end() < to ? sql.charAt(t.end()) : 0;
+        return switch (t.kind()) {
+            case WORD -> {
+                String word = t.text();
+                if (after == '\'' && word.length() == 1 && "eEbBxXnNuU".indexOf(word.charAt(0)) >= 0) {
                     throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "string constants with a prefix ("
                             + word + "'...') are not supported (position " + (at + 1) + "); write '...'");
                 }
-                if (pos < to && sql.charAt(pos) == '&' && word.equalsIgnoreCase("u")) {
+                if (after == '&' && word.equalsIgnoreCase("u")) {
                     throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                             "Unicode escapes (U&) are not supported (position " + (at + 1) + ")");
                 }
-                return new Token(Kind.WORD, CallStatementParser.checkedName(word.toLowerCase(Locale.ROOT), "a name", at),
-                        at);
+                yield new Token(Kind.WORD, CallStatementParser.checkedName(t.folded(), "a name", at), at);
             }
-            if (c == '"') {
-                String name = quoted('"');
-                if (name.isEmpty()) {
+            case QUOTED_NAME -> {
+                if (t.text().isEmpty()) {
                     throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1)
                             + ": zero-length quoted identifier");
                 }
-                return new Token(Kind.QUOTED, CallStatementParser.checkedName(name, "a name", at), at);
+                yield new Token(Kind.QUOTED, CallStatementParser.checkedName(t.text(), "a name", at), at);
             }
-            if (c == '\'') {
-                return new Token(Kind.STRING, quoted('\''), at);
-            }
-            if (c == '$') {
-                if (pos + 1 < to && Character.isDigit(sql.charAt(pos + 1))) {
-                    pos++;
-                    int from = pos;
-                    while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                        pos++;
-                    }
-                    return new Token(Kind.PARAM, sql.substring(from, pos), at);
-                }
-                return new Token(Kind.STRING, dollarQuoted(), at);
-            }
-            if (Character.isDigit(c) || c == '.' && pos + 1 < to && Character.isDigit(sql.charAt(pos + 1))) {
-                while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                    pos++;
-                }
-                if (pos < to && sql.charAt(pos) == '.') {
-                    pos++;
-                    while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                        pos++;
-                    }
-                }
-                if (pos < to && (sql.charAt(pos) == 'e' || sql.charAt(pos) == 'E')) {
-                    int save = pos++;
-                    if (pos < to && (sql.charAt(pos) == '+' || sql.charAt(pos) == '-')) {
-                        pos++;
-                    }
-                    if (pos < to && Character.isDigit(sql.charAt(pos))) {
-                        while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                            pos++;
-                        }
-                    } else {
-                        pos = save;
-                    }
-                }
-                if (pos < to && isIdentifierStart(sql.charAt(pos))) {
+            case STRING, DOLLAR_STRING, ESCAPE_STRING -> new Token(Kind.STRING, t.text(), at);
+            case PARAMETER -> new Token(Kind.PARAM, t.text(), at);
+            case NUMBER -> {
+                if (after == '_' || after >= 'a' && after <= 'z' || after >= 'A' && after <= 'Z') {
                     throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1)
                             + ": trailing junk after numeric literal");
                 }
-                return new Token(Kind.NUMBER, sql.substring(at, pos), at);
+                yield new Token(Kind.NUMBER, t.text(), at);
             }
-            for (String op : List.of("::", "<=", ">=", "<>", "!=", "||")) {
-                if (sql.startsWith(op, pos) && pos + op.length() <= to) {
-                    pos += op.length();
-                    return new Token(Kind.SYMBOL, op, at);
+            case SYMBOL -> {
+                if (t.text().equals("$")) {
+                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1)
+                            + ": unexpected '$'");
                 }
+                yield new Token(Kind.SYMBOL, t.text(), at);
             }
-            pos++;
-            return new Token(Kind.SYMBOL, String.valueOf(c), at);
-        }
-
-        private String quoted(char quote) {
-            int open = pos++;
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                int close = sql.indexOf(quote, pos);
-                if (close < 0 || close >= to) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1) + ": "
-                            + (quote == '"' ? "unterminated quoted identifier" : "unterminated quoted string"));
-                }
-                out.append(sql, pos, close);
-                pos = close + 1;
-                if (pos < to && sql.charAt(pos) == quote) {
-                    out.append(quote);
-                    pos++;
-                } else {
-                    return out.toString();
-                }
-            }
-        }
-
-        private String dollarQuoted() {
-            int open = pos;
-            int tagEnd = pos + 1;
-            while (tagEnd < to && (isIdentifierStart(sql.charAt(tagEnd)) || Character.isDigit(sql.charAt(tagEnd)))) {
-                tagEnd++;
-            }
-            if (tagEnd >= to || sql.charAt(tagEnd) != '$') {
-                throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1)
-                        + ": unexpected '$'");
-            }
-            String delimiter = sql.substring(open, tagEnd + 1);
-            int close = sql.indexOf(delimiter, tagEnd + 1);
-            if (close < 0 || close >= to) {
-                throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1)
-                        + ": unterminated dollar-quoted string");
-            }
-            pos = close + delimiter.length();
-            return sql.substring(tagEnd + 1, close);
-        }
-
-        private void skipTrivia() {
-            while (pos < to) {
-                char c = sql.charAt(pos);
-                if (Character.isWhitespace(c)) {
-                    pos++;
-                } else if (sql.startsWith("--", pos)) {
-                    int eol = sql.indexOf('\n', pos);
-                    pos = eol < 0 || eol >= to ? to : eol + 1;
-                } else if (sql.startsWith("/*", pos)) {
-                    int open = pos;
-                    int depth = 0;
-                    do {
-                        if (pos >= to) {
-                            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1)
-                                    + ": unterminated /* comment");
-                        }
-                        if (sql.startsWith("/*", pos)) {
-                            depth++;
-                            pos += 2;
-                        } else if (sql.startsWith("*/", pos)) {
-                            depth--;
-                            pos += 2;
-                        } else {
-                            pos++;
-                        }
-                    } while (depth > 0);
-                } else {
-                    return;
-                }
-            }
-        }
-
-        private static boolean isIdentifierStart(char c) {
-            return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        }
-
-        private static boolean isIdentifierPart(char c) {
-            return isIdentifierStart(c) || (c >= '0' && c <= '9') || c == '$';
-        }
+        };
     }
 }

@@ -9,22 +9,69 @@ import java.util.List;
  * The tokens of a statement as PostgreSQL reads them, for the grammars of the statements pgwire serves:
  *
  * <pre>
- * word        := letter ( letter | digit | '_' | '$' )*     -- a keyword or an unquoted name, kept as written
+ * word        := letter ( letter | digit | '$' )*           -- a keyword or an unquoted name, kept as written
  *                                                         -- (a grammar folds it: {@link Token#folded()})
- * letter      := [A-Za-z_] | any character from U+0080 that is a letter
+ * letter      := [A-Za-z_] | a letter past ASCII ({@link Dialect#unicodeWords})
  * quotedName  := '"' ( any but '"' | '""' )* '"'            -- the name as written, '""' standing for '"'
  * string      := '\'' ( any but '\'' | '\'\'' )* '\''        -- standard_conforming_strings: no backslash escapes
  * escape      := [Ee] '\'' ( any but '\'' or '\\' | '\'\'' | '\\' any )* '\''   -- text kept undecoded
  * dollar      := '$' tag? '$' any '$' tag? '$'                -- tag: [A-Za-z0-9_]*, not starting with a digit
  * parameter   := '$' digit+
  * number      := digit+ ( '.' digit* )? ( [Ee] [+-]? digit+ )? | '.' digit+ ...
- * symbol      := '::' | '<=' | '>=' | '<>' | '!=' | any other single character
+ * symbol      := '::' | '<=' | '>=' | '<>' | '!=' | '||' | any other single character
  * </pre>
  *
- * Between tokens: whitespace (space, tab, newline, carriage return, form feed), {@code -- line} comments and nested
- * {@code /* block * /} comments. Positions are 0-based offsets into the text (messages show them 1-based).
+ * Between tokens: whitespace, {@code -- line} comments and nested {@code /* block * /} comments. Positions are 0-based
+ * offsets into the text (messages show them 1-based).
+ *
+ * <p>The grammars read what they read today, to the character, so the lexer keeps the few differences they had as a
+ * {@link Dialect}: which characters are whitespace, whether a word may hold letters past ASCII, and whether
+ * {@code E'...'} is one token. A grammar checks the rest itself, over the tokens and the text around them (the
+ * journal's grammar refuses {@code B'...'}, a number followed by a letter, a lone {@code $}).
+ *
+ * <p>The lexer reads a token when asked ({@link #next}), so a grammar that stops at the first thing it refuses never
+ * reads, nor reports, what follows.
  */
 final class SqlLexer {
+    /**
+     * How a grammar reads text.
+     *
+     * @param anyWhitespace every {@link Character#isWhitespace} character separates tokens, not only space, tab,
+     *     newline, carriage return and form feed
+     * @param unicodeWords a word may start with any letter ({@link Character#isLetter}) and go on with any letter or
+     *     digit, not only ASCII ones
+     * @param escapeStrings {@code E'...'} is one token, not the word {@code E} and a string
+     * @param unicodeDigits a number, a parameter's number and a dollar quote's tag may hold any digit
+     *     ({@link Character#isDigit}), not only ASCII ones
+     */
+    record Dialect(boolean anyWhitespace, boolean unicodeWords, boolean escapeStrings, boolean unicodeDigits) {
+    }
+
+    /** The table, binding and access statements: as {@code AccessStatement}'s own tokenizer read user names. */
+    static final Dialect STATEMENTS = new Dialect(false, true, true, false);
+    /** The journal's SELECT: as its own lexer read it. */
+    static final Dialect JOURNAL = new Dialect(true, false, false, true);
+
+    /** Text the lexer cannot read: an unterminated string, quoted name, dollar quote or comment. */
+    static final class LexError extends RuntimeException {
+        private final int at;
+
+        LexError(int at, String problem) {
+            super(problem, null, false, false);
+            this.at = at;
+        }
+
+        /** The offset where the unterminated thing opens. */
+        int at() {
+            return at;
+        }
+
+        /** What is wrong, e.g. {@code unterminated quoted string}. */
+        String problem() {
+            return getMessage();
+        }
+    }
+
     /** What a token is. */
     enum Kind { WORD, QUOTED_NAME, STRING, ESCAPE_STRING, DOLLAR_STRING, PARAMETER, NUMBER, SYMBOL }
 
@@ -55,35 +102,43 @@ final class SqlLexer {
 
     private final String sql;
     private final int to;
+    private final Dialect dialect;
     private int pos;
 
-    private SqlLexer(String sql, int from, int to) {
+    /** A lexer of {@code sql} between {@code from} and {@code to}. */
+    SqlLexer(String sql, int from, int to, Dialect dialect) {
         this.sql = sql;
         this.pos = from;
         this.to = to;
-    }
-
-    /** The tokens of all of {@code sql}. */
-    static List<Token> tokens(String sql) {
-        return tokens(sql, 0, sql.length());
+        this.dialect = dialect;
     }
 
     /**
-     * The tokens of {@code sql} between {@code from} and {@code to}.
+     * All the tokens of {@code sql}, in the {@link #STATEMENTS} dialect.
      *
      * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} for an unterminated string, quoted name, dollar quote
      *     or comment, naming its position
      */
-    static List<Token> tokens(String sql, int from, int to) {
-        SqlLexer lexer = new SqlLexer(sql, from, to);
+    static List<Token> tokens(String sql) {
+        SqlLexer lexer = new SqlLexer(sql, 0, sql.length(), STATEMENTS);
         List<Token> out = new ArrayList<>();
-        for (Token t = lexer.next(); t != null; t = lexer.next()) {
-            out.add(t);
+        try {
+            for (Token t = lexer.next(); t != null; t = lexer.next()) {
+                out.add(t);
+            }
+        } catch (LexError e) {
+            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (e.at() + 1) + ": "
+                    + e.problem());
         }
         return out;
     }
 
-    private Token next() {
+    /**
+     * The next token, or null at the end.
+     *
+     * @throws LexError for an unterminated string, quoted name, dollar quote or comment
+     */
+    Token next() {
         skipTrivia();
         if (pos >= to) {
             return null;
@@ -96,7 +151,7 @@ final class SqlLexer {
         if (c == '"') {
             return new Token(Kind.QUOTED_NAME, quoted('"'), start, pos);
         }
-        if ((c == 'E' || c == 'e') && pos + 1 < to && sql.charAt(pos + 1) == '\'') {
+        if (dialect.escapeStrings() && (c == 'E' || c == 'e') && pos + 1 < to && sql.charAt(pos + 1) == '\'') {
             pos++;
             return new Token(Kind.ESCAPE_STRING, escapeText(start), start, pos);
         }
@@ -107,9 +162,9 @@ final class SqlLexer {
             }
             return new Token(Kind.WORD, sql.substring(start, pos), start, pos);
         }
-        if (c == '$' && pos + 1 < to && isDigit(sql.charAt(pos + 1))) {
+        if (c == '$' && pos + 1 < to && digit(sql.charAt(pos + 1))) {
             pos++;
-            while (pos < to && isDigit(sql.charAt(pos))) {
+            while (pos < to && digit(sql.charAt(pos))) {
                 pos++;
             }
             return new Token(Kind.PARAMETER, sql.substring(start + 1, pos), start, pos);
@@ -122,27 +177,27 @@ final class SqlLexer {
             pos = start + 1;
             return new Token(Kind.SYMBOL, "$", start, pos);
         }
-        if (isDigit(c) || c == '.' && pos + 1 < to && isDigit(sql.charAt(pos + 1))) {
+        if (digit(c) || c == '.' && pos + 1 < to && digit(sql.charAt(pos + 1))) {
             number();
             return new Token(Kind.NUMBER, sql.substring(start, pos), start, pos);
         }
-        for (String two : new String[] {"::", "<=", ">=", "<>", "!="}) {
+        for (String two : new String[] {"::", "<=", ">=", "<>", "!=", "||"}) {
             if (sql.startsWith(two, pos) && pos + 2 <= to) {
                 pos += 2;
                 return new Token(Kind.SYMBOL, two, start, pos);
             }
         }
-        pos += Character.isHighSurrogate(c) && pos + 1 < to ? 2 : 1;
-        return new Token(Kind.SYMBOL, sql.substring(start, pos), start, pos);
+        pos++;
+        return new Token(Kind.SYMBOL, String.valueOf(c), start, pos);
     }
 
     private void number() {
-        while (pos < to && isDigit(sql.charAt(pos))) {
+        while (pos < to && digit(sql.charAt(pos))) {
             pos++;
         }
         if (pos < to && sql.charAt(pos) == '.') {
             pos++;
-            while (pos < to && isDigit(sql.charAt(pos))) {
+            while (pos < to && digit(sql.charAt(pos))) {
                 pos++;
             }
         }
@@ -151,9 +206,9 @@ final class SqlLexer {
             if (exponent + 1 < to && (sql.charAt(exponent) == '+' || sql.charAt(exponent) == '-')) {
                 exponent++;
             }
-            if (exponent < to && isDigit(sql.charAt(exponent))) {
+            if (exponent < to && digit(sql.charAt(exponent))) {
                 pos = exponent;
-                while (pos < to && isDigit(sql.charAt(pos))) {
+                while (pos < to && digit(sql.charAt(pos))) {
                     pos++;
                 }
             }
@@ -204,7 +259,7 @@ final class SqlLexer {
     private String dollarQuoted() {
         int open = pos;
         int tagEnd = pos + 1;
-        while (tagEnd < to && isAsciiWordPart(sql.charAt(tagEnd))) {
+        while (tagEnd < to && (isAsciiWordPart(sql.charAt(tagEnd)) || digit(sql.charAt(tagEnd)))) {
             tagEnd++;
         }
         if (tagEnd >= to || sql.charAt(tagEnd) != '$') {
@@ -222,7 +277,8 @@ final class SqlLexer {
     private void skipTrivia() {
         while (pos < to) {
             char c = sql.charAt(pos);
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+                    || dialect.anyWhitespace() && Character.isWhitespace(c)) {
                 pos++;
             } else if (sql.startsWith("--", pos)) {
                 int eol = sql.indexOf('\n', pos);
@@ -249,23 +305,29 @@ final class SqlLexer {
         }
     }
 
-    private static boolean startsWord(char c) {
-        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80 && Character.isLetter(c);
+    private boolean startsWord(char c) {
+        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+                || dialect.unicodeWords() && c >= 0x80 && Character.isLetter(c);
     }
 
-    private static boolean continuesWord(char c) {
-        return startsWord(c) || isDigit(c) || c == '$';
+    private boolean continuesWord(char c) {
+        return startsWord(c) || isDigit(c) || c == '$' || dialect.unicodeWords() && c >= 0x80 && Character.isDigit(c);
     }
 
     private static boolean isAsciiWordPart(char c) {
         return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isDigit(c);
     }
 
+    /** An ASCII digit, or any digit in a dialect of {@link Dialect#unicodeDigits}. */
+    private boolean digit(char c) {
+        return isDigit(c) || dialect.unicodeDigits() && Character.isDigit(c);
+    }
+
     private static boolean isDigit(char c) {
         return c >= '0' && c <= '9';
     }
 
-    private static ThresherException syntax(int at, String message) {
-        return new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1) + ": " + message);
+    private static LexError syntax(int at, String problem) {
+        return new LexError(at, problem);
     }
 }
