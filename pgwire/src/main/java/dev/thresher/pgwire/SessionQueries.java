@@ -108,8 +108,8 @@ final class SessionQueries {
     static Optional<Query> match(String sql, int from, int to) {
         List<Tok> tokens;
         try {
-            tokens = new Lexer(sql, from, to).all();
-        } catch (ThresherException e) {
+            tokens = tokens(sql, from, to);
+        } catch (SqlLexer.LexError e) {
             return Optional.empty(); // left to the journal parser, which says what is wrong
         }
         Optional<Query> q = TypeLookup.match(tokens);
@@ -302,7 +302,7 @@ final class SessionQueries {
         private final int parameterType;
 
         TypeLookup(String template, List<Column> columns, int parameterType) {
-            this.template = new Lexer(template, 0, template.length()).all();
+            this.template = tokens(template, 0, template.length());
             this.columns = columns;
             this.parameterType = parameterType;
         }
@@ -457,10 +457,10 @@ final class SessionQueries {
 
     // ---- tokens
 
-    private enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
+    enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
 
     /** One token: a word folded to lower case, a quoted name or a string's value, a number, a parameter's number. */
-    private record Tok(Kind kind, String text) {
+    record Tok(Kind kind, String text) {
         boolean is(Kind k, String t) {
             return kind == k && text.equals(t);
         }
@@ -562,149 +562,73 @@ final class SessionQueries {
         }
     }
 
-    /** Tokens of SQL text, as PostgreSQL's lexer splits them, for the few forms matched here; then END. */
-    private static final class Lexer {
-        private static final Map<Character, Integer> SIMPLE_ESCAPES = Map.of('b', 8, 'f', 12, 'n', 10, 'r', 13, 't', 9);
-        private final String sql;
-        private final int to;
-        private int pos;
+    private static final Map<Character, Integer> SIMPLE_ESCAPES = Map.of('b', 8, 'f', 12, 'n', 10, 'r', 13, 't', 9);
 
-        Lexer(String sql, int from, int to) {
-            this.sql = sql;
-            this.pos = from;
-            this.to = to;
-        }
-
-        List<Tok> all() {
-            List<Tok> out = new ArrayList<>();
-            while (true) {
-                skipTrivia();
-                if (pos >= to) {
-                    out.add(new Tok(Kind.END, ""));
-                    return out;
-                }
-                out.add(token());
-            }
-        }
-
-        private Tok token() {
-            char c = sql.charAt(pos);
-            if ((c == 'E' || c == 'e') && pos + 1 < to && sql.charAt(pos + 1) == '\'') {
-                pos++;
-                return new Tok(Kind.STRING, escaped());
-            }
-            if (c == '_' || Character.isLetter(c)) {
-                int at = pos;
-                while (pos < to && (sql.charAt(pos) == '_' || sql.charAt(pos) == '$'
-                        || Character.isLetterOrDigit(sql.charAt(pos)))) {
-                    pos++;
-                }
-                return new Tok(Kind.WORD, sql.substring(at, pos).toLowerCase(Locale.ROOT));
-            }
-            if (c == '"' || c == '\'') {
-                return new Tok(c == '"' ? Kind.QUOTED : Kind.STRING, quoted(c));
-            }
-            if (c >= '0' && c <= '9') {
-                int at = pos;
-                while (pos < to && (Character.isLetterOrDigit(sql.charAt(pos)) || sql.charAt(pos) == '.')) {
-                    pos++;
-                }
-                return new Tok(Kind.NUMBER, sql.substring(at, pos));
-            }
-            if (c == '$' && pos + 1 < to && Character.isDigit(sql.charAt(pos + 1))) {
-                int at = ++pos;
-                while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                    pos++;
-                }
-                String digits = sql.substring(at, pos);
-                return new Tok(Kind.PARAM, digits.length() > 6 ? "999999" : digits);
-            }
-            if (c == ':' && pos + 1 < to && sql.charAt(pos + 1) == ':') {
-                pos += 2;
-                return new Tok(Kind.SYMBOL, "::");
-            }
-            pos++;
-            return new Tok(Kind.SYMBOL, String.valueOf(c));
-        }
-
-        private String quoted(char quote) {
-            int open = pos++;
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                int close = sql.indexOf(quote, pos);
-                if (close < 0 || close >= to) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "unterminated quote at position " + (open + 1));
-                }
-                out.append(sql, pos, close);
-                pos = close + 1;
-                if (pos < to && sql.charAt(pos) == quote) {
-                    out.append(quote);
-                    pos++;
-                } else {
-                    return out.toString();
-                }
-            }
-        }
-
-        /** An escape string's body from its quote on ({@code E'a\'b'}): psql writes names with backslashes so. */
-        private String escaped() {
-            int open = pos++;
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                if (pos >= to) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "unterminated quote at position " + (open + 1));
-                }
-                char c = sql.charAt(pos++);
-                if (c == '\'') {
-                    if (pos < to && sql.charAt(pos) == '\'') {
-                        out.append('\'');
-                        pos++;
+    /**
+     * The tokens of {@code sql} between {@code from} and {@code to} ({@link SqlLexer}, its {@link SqlLexer#SESSION}
+     * dialect), then END: words folded to lower case, escape strings with the escapes psql writes names with
+     * ({@code \b \f \n \r \t}; any other character after a backslash stands for itself). A number is a digit and
+     * every letter, digit and '.' after it (so {@code 1abc} or {@code 1.5} is no integer), and the only symbol of two
+     * characters is {@code ::}: no form matched here holds another, nor a dollar-quoted string ({@code $} is a symbol).
+     *
+     * @throws SqlLexer.LexError for an unterminated string, quoted name or comment
+     */
+    static List<Tok> tokens(String sql, int from, int to) {
+        List<Tok> out = new ArrayList<>();
+        SqlLexer lexer = new SqlLexer(sql, from, to, SqlLexer.SESSION);
+        for (SqlLexer.Token t = lexer.next(); t != null; t = lexer.next()) {
+            int at = t.start();
+            switch (t.kind()) {
+                case WORD -> out.add(new Tok(Kind.WORD, t.folded()));
+                case QUOTED_NAME -> out.add(new Tok(Kind.QUOTED, t.text()));
+                case STRING -> out.add(new Tok(Kind.STRING, t.text()));
+                case ESCAPE_STRING -> out.add(new Tok(Kind.STRING, unescaped(t.text())));
+                case PARAMETER -> out.add(new Tok(Kind.PARAM, t.text().length() > 6 ? "999999" : t.text()));
+                case NUMBER -> {
+                    char c = sql.charAt(at);
+                    if (c < '0' || c > '9') { // '.5', or a digit past ASCII: a symbol, then on after it
+                        out.add(new Tok(Kind.SYMBOL, String.valueOf(c)));
+                        lexer.resumeAt(at + 1);
                         continue;
                     }
-                    return out.toString();
+                    int end = at;
+                    while (end < to && (Character.isLetterOrDigit(sql.charAt(end)) || sql.charAt(end) == '.')) {
+                        end++;
+                    }
+                    out.add(new Tok(Kind.NUMBER, sql.substring(at, end)));
+                    lexer.resumeAt(end);
                 }
-                if (c != '\\' || pos >= to) {
-                    out.append(c);
-                    continue;
+                case SYMBOL -> {
+                    for (char c : t.text().equals("::") ? new char[0] : t.text().toCharArray()) {
+                        out.add(new Tok(Kind.SYMBOL, String.valueOf(c)));
+                    }
+                    if (t.text().equals("::")) {
+                        out.add(new Tok(Kind.SYMBOL, "::"));
+                    }
                 }
-                char e = sql.charAt(pos++);
-                Integer simple = SIMPLE_ESCAPES.get(e);
-                if (simple != null) {
-                    out.append((char) simple.intValue());
-                } else {
-                    out.append(e); // \\, \', and anything else stands for itself; no octal or hex in names psql writes
-                }
+                case DOLLAR_STRING -> throw new IllegalStateException("no dollar quotes in the session dialect");
             }
         }
+        out.add(new Tok(Kind.END, ""));
+        return out;
+    }
 
-        private void skipTrivia() {
-            while (pos < to) {
-                char c = sql.charAt(pos);
-                if (Character.isWhitespace(c)) {
-                    pos++;
-                } else if (sql.startsWith("--", pos)) {
-                    int eol = sql.indexOf('\n', pos);
-                    pos = eol < 0 || eol >= to ? to : eol + 1;
-                } else if (sql.startsWith("/*", pos)) {
-                    int depth = 0;
-                    do {
-                        if (pos >= to) {
-                            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "unterminated comment");
-                        }
-                        if (sql.startsWith("/*", pos)) {
-                            depth++;
-                            pos += 2;
-                        } else if (sql.startsWith("*/", pos)) {
-                            depth--;
-                            pos += 2;
-                        } else {
-                            pos++;
-                        }
-                    } while (depth > 0);
-                } else {
-                    return;
-                }
+    /** An escape string's text as written, decoded: {@code ''} and the escapes psql writes names with. */
+    private static String unescaped(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '\'' && i + 1 < text.length()) {
+                out.append('\'');
+                i++;
+            } else if (c == '\\' && i + 1 < text.length()) {
+                char e = text.charAt(++i);
+                Integer simple = SIMPLE_ESCAPES.get(e);
+                out.append(simple != null ? (char) simple.intValue() : e);
+            } else {
+                out.append(c);
             }
         }
+        return out.toString();
     }
 }

@@ -43,32 +43,54 @@ final class SqlLexer {
      * @param escapeStrings {@code E'...'} is one token, not the word {@code E} and a string
      * @param unicodeDigits a number, a parameter's number and a dollar quote's tag may hold any digit
      *     ({@link Character#isDigit}), not only ASCII ones
+     * @param dollarQuotes {@code $tag$...$tag$} is one token, not a {@code $} symbol and what follows it
      */
-    record Dialect(boolean anyWhitespace, boolean unicodeWords, boolean escapeStrings, boolean unicodeDigits) {
+    record Dialect(boolean anyWhitespace, boolean unicodeWords, boolean escapeStrings, boolean unicodeDigits,
+                   boolean dollarQuotes) {
     }
 
     /** The table, binding and access statements: as {@code AccessStatement}'s own tokenizer read user names. */
-    static final Dialect STATEMENTS = new Dialect(false, true, true, false);
+    static final Dialect STATEMENTS = new Dialect(false, true, true, false, true);
+    /**
+     * The statements {@link CallStatementParser} reads itself (CALL, SET, COPY, ...), and the text it skips to a
+     * statement's end: words of ASCII letters only.
+     */
+    static final Dialect CALL = new Dialect(false, false, true, false, true);
     /** The journal's SELECT: as its own lexer read it. */
-    static final Dialect JOURNAL = new Dialect(true, false, false, true);
+    static final Dialect JOURNAL = new Dialect(true, false, false, true, true);
+    /** The session's queries ({@link SessionQueries}): as their own lexer read them. */
+    static final Dialect SESSION = new Dialect(true, true, true, true, false);
 
-    /** Text the lexer cannot read: an unterminated string, quoted name, dollar quote or comment. */
+    /**
+     * Text the lexer cannot read: an unterminated string, quoted name, dollar quote or comment
+     * ({@link ErrorCode#SYNTAX_ERROR}), or an escape string that is no text ({@link #code()} says which).
+     */
     static final class LexError extends RuntimeException {
         private final int at;
+        private final ErrorCode code;
 
         LexError(int at, String problem) {
-            super(problem, null, false, false);
-            this.at = at;
+            this(at, problem, ErrorCode.SYNTAX_ERROR);
         }
 
-        /** The offset where the unterminated thing opens. */
+        LexError(int at, String problem, ErrorCode code) {
+            super(problem, null, false, false);
+            this.at = at;
+            this.code = code;
+        }
+
+        /** The offset of what is wrong (where the unterminated thing opens, the bad escape starts). */
         int at() {
             return at;
         }
 
-        /** What is wrong, e.g. {@code unterminated quoted string}. */
+        /** What is wrong, e.g. {@code unterminated quoted string}; a whole message when the code is not a syntax error. */
         String problem() {
             return getMessage();
+        }
+
+        ErrorCode code() {
+            return code;
         }
     }
 
@@ -133,6 +155,59 @@ final class SqlLexer {
         return out;
     }
 
+    /** Goes on reading at {@code offset}: for a grammar that reads a run of characters its own way. */
+    void resumeAt(int offset) {
+        pos = offset;
+    }
+
+    /** Where the lexer is: the offset just past what it read. */
+    int position() {
+        return pos;
+    }
+
+    /**
+     * Skips whitespace and comments from where the lexer is, for a grammar that reads characters itself.
+     *
+     * @return the offset of what follows them
+     * @throws LexError for an unterminated comment
+     */
+    int skipSpace() {
+        skipTrivia();
+        return pos;
+    }
+
+    /**
+     * The string or quoted name opening at the lexer's position ({@code quote} there), doubled quotes standing for one.
+     *
+     * @throws LexError when it is unterminated
+     */
+    String readQuoted(char quote) {
+        return quoted(quote);
+    }
+
+    /**
+     * The dollar-quoted string opening at the lexer's position ({@code $} there); null, nothing read, when the
+     * {@code $} opens none.
+     *
+     * @throws LexError when it is unterminated
+     */
+    String readDollarQuoted() {
+        return dollarQuoted();
+    }
+
+    /**
+     * The value of the escape string whose quote is at the lexer's position ({@code E} before it): see
+     * {@link EscapeString}.
+     *
+     * @throws LexError for an unterminated string, a malformed escape, or bytes that are not UTF-8
+     */
+    String readEscapeString() {
+        EscapeString e = new EscapeString(sql, pos, to);
+        String value = e.decode();
+        pos = e.end();
+        return value;
+    }
+
     /**
      * The next token, or null at the end.
      *
@@ -169,7 +244,7 @@ final class SqlLexer {
             }
             return new Token(Kind.PARAMETER, sql.substring(start + 1, pos), start, pos);
         }
-        if (c == '$') {
+        if (c == '$' && dialect.dollarQuotes()) {
             String value = dollarQuoted();
             if (value != null) {
                 return new Token(Kind.DOLLAR_STRING, value, start, pos);
