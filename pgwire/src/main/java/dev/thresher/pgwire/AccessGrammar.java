@@ -24,7 +24,8 @@ import java.util.Locale;
  * </pre>
  *
  * Names are SQL identifiers: unquoted ones are folded to lower case, double-quoted ones kept as written; keywords
- * are matched without regard to case. Tokens are {@link SqlLexer}'s.
+ * are matched without regard to case. Tokens are {@link SqlLexer}'s ({@link SqlLexer#ACCESS}: an unquoted name may
+ * hold {@code -}, as before the statements were read here).
  */
 public final class AccessGrammar {
     private final TokenCursor c;
@@ -39,7 +40,7 @@ public final class AccessGrammar {
      * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} when it is none of them
      */
     public static AccessStatement parse(String sql) {
-        return new AccessGrammar(TokenCursor.of(sql)).statement();
+        return new AccessGrammar(TokenCursor.of(sql, SqlLexer.ACCESS)).statement();
     }
 
     private AccessStatement statement() {

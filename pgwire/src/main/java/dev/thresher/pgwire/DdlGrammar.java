@@ -52,7 +52,7 @@ final class DdlGrammar {
      * @throws ThresherException {@link ErrorCode#UNSUPPORTED_STATEMENT} naming what is wrong and the forms served
      */
     static TableCommand table(String sql) {
-        TokenCursor c = TokenCursor.of(sql);
+        TokenCursor c = TokenCursor.of(sql, SqlLexer.STATEMENTS);
         Token verb = c.next();
         if (verb == null || !c.accept("TABLE")) {
             throw unsupported("this form is not served");
@@ -225,7 +225,7 @@ final class DdlGrammar {
      *     {@link ErrorCode#INVALID_ARGUMENTS} for a module that is neither hex nor base64
      */
     static BindingCommand binding(String sql) {
-        TokenCursor c = TokenCursor.of(sql);
+        TokenCursor c = TokenCursor.of(sql, SqlLexer.STATEMENTS);
         Token verb = c.next();
         if (verb != null && c.accept("BINDING")) {
             if (verb.is("CREATE") && c.accept("WITH") && c.accept("MANIFEST")) {

@@ -401,6 +401,11 @@ final class JournalSqlParser extends JournalValues {
         return predicate();
     }
 
+    /**
+     * One condition: a column, then a comparison, {@code IS [NOT] NULL}, {@code [NOT] IN}, {@code [NOT] LIKE|ILIKE}
+     * or {@code [NOT] BETWEEN}, each refused with what is not served. Longer than most methods: it is the
+     * grammar's {@code predicate} rule, read as one sequence of alternatives, as it stands in the class comment.
+     */
     private Filter predicate() {
         Token start = peek();
         if (start.kind() == Kind.NUMBER || start.kind() == Kind.STRING || start.kind() == Kind.PARAM

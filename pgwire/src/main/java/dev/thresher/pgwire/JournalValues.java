@@ -49,6 +49,11 @@ abstract class JournalValues extends JournalTokens {
         return literal;
     }
 
+    /**
+     * A literal as {@code column}'s type reads it: a number, a string (cast or not), {@code $n}, {@code true} or
+     * {@code false} (refused), {@code now()} or a timestamp, each refused with what is not served. Longer than most
+     * methods: it is the grammar's {@code value} rule, one alternative per form, read top to bottom.
+     */
     Literal literal(JournalColumn column) {
         Token t = peek();
         String sign = "";

@@ -44,22 +44,26 @@ final class SqlLexer {
      * @param unicodeDigits a number, a parameter's number and a dollar quote's tag may hold any digit
      *     ({@link Character#isDigit}), not only ASCII ones
      * @param dollarQuotes {@code $tag$...$tag$} is one token, not a {@code $} symbol and what follows it
+     * @param hyphenWords a word goes on over {@code -} ({@code ann-b} one name), as the access statements' own
+     *     tokenizer read user names
      */
     record Dialect(boolean anyWhitespace, boolean unicodeWords, boolean escapeStrings, boolean unicodeDigits,
-                   boolean dollarQuotes) {
+                   boolean dollarQuotes, boolean hyphenWords) {
     }
 
-    /** The table, binding and access statements: as {@code AccessStatement}'s own tokenizer read user names. */
-    static final Dialect STATEMENTS = new Dialect(false, true, true, false, true);
+    /** The table and binding statements. */
+    static final Dialect STATEMENTS = new Dialect(false, true, true, false, true, false);
+    /** The user and grant statements: as {@code AccessStatement}'s own tokenizer read user names. */
+    static final Dialect ACCESS = new Dialect(false, true, true, false, true, true);
     /**
      * The statements {@link CallStatementParser} reads itself (CALL, SET, COPY, ...), and the text it skips to a
      * statement's end: words of ASCII letters only.
      */
-    static final Dialect CALL = new Dialect(false, false, true, false, true);
+    static final Dialect CALL = new Dialect(false, false, true, false, true, false);
     /** The journal's SELECT: as its own lexer read it. */
-    static final Dialect JOURNAL = new Dialect(true, false, false, true, true);
+    static final Dialect JOURNAL = new Dialect(true, false, false, true, true, false);
     /** The session's queries ({@link SessionQueries}): as their own lexer read them. */
-    static final Dialect SESSION = new Dialect(true, true, true, true, false);
+    static final Dialect SESSION = new Dialect(true, true, true, true, false, false);
 
     /**
      * Text the lexer cannot read: an unterminated string, quoted name, dollar quote or comment
@@ -136,13 +140,13 @@ final class SqlLexer {
     }
 
     /**
-     * All the tokens of {@code sql}, in the {@link #STATEMENTS} dialect.
+     * All the tokens of {@code sql}.
      *
      * @throws ThresherException {@link ErrorCode#SYNTAX_ERROR} for an unterminated string, quoted name, dollar quote
      *     or comment, naming its position
      */
-    static List<Token> tokens(String sql) {
-        SqlLexer lexer = new SqlLexer(sql, 0, sql.length(), STATEMENTS);
+    static List<Token> tokens(String sql, Dialect dialect) {
+        SqlLexer lexer = new SqlLexer(sql, 0, sql.length(), dialect);
         List<Token> out = new ArrayList<>();
         try {
             for (Token t = lexer.next(); t != null; t = lexer.next()) {
@@ -386,7 +390,7 @@ final class SqlLexer {
     }
 
     private boolean continuesWord(char c) {
-        return startsWord(c) || isDigit(c) || c == '$' || dialect.unicodeWords() && c >= 0x80 && Character.isDigit(c);
+        return startsWord(c) || c == '-' && dialect.hyphenWords() || isDigit(c) || c == '$' || dialect.unicodeWords() && c >= 0x80 && Character.isDigit(c);
     }
 
     private static boolean isAsciiWordPart(char c) {

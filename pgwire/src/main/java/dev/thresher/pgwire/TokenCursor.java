@@ -14,9 +14,9 @@ final class TokenCursor {
         this.tokens = tokens;
     }
 
-    /** A cursor over the tokens of all of {@code sql}. */
-    static TokenCursor of(String sql) {
-        return new TokenCursor(sql, SqlLexer.tokens(sql));
+    /** A cursor over the tokens of all of {@code sql}, in {@code dialect}. */
+    static TokenCursor of(String sql, SqlLexer.Dialect dialect) {
+        return new TokenCursor(sql, SqlLexer.tokens(sql, dialect));
     }
 
     String sql() {
@@ -75,18 +75,9 @@ final class TokenCursor {
         return atEnd() ? sql.length() : tokens.get(at).start();
     }
 
-    /** The index of the next token, to come back to with {@link #reset}. */
-    int mark() {
-        return at;
-    }
-
-    void reset(int mark) {
-        at = mark;
-    }
-
-    /** The text of the statement from {@code from} up to where the next token starts (or the end), as written. */
-    String textFrom(int from) {
-        return sql.substring(from, atEnd() ? sql.length() : tokens.get(at).start());
+    /** Goes back (or on) to the token of index {@code index}: 0 for the first. */
+    void reset(int index) {
+        at = index;
     }
 
     /** Whether any token from here on is the keyword {@code keyword}. */
