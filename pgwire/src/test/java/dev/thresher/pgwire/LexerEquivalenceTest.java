@@ -164,7 +164,7 @@ class LexerEquivalenceTest {
 
     private static String session(String sql) {
         try {
-            return SessionQueries.tokens(sql, 0, sql.length()).stream().map(t -> t.kind() + ":" + t.text()).toList().toString();
+            return SessionTokens.tokens(sql, 0, sql.length()).stream().map(t -> t.kind() + ":" + t.text()).toList().toString();
         } catch (SqlLexer.LexError e) {
             return "refused";
         }
