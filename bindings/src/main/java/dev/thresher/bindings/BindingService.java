@@ -41,11 +41,11 @@ public interface BindingService {
     Optional<String> manifest(String manifestDigest);
 
     /**
-     * Runs a binding statement of SQL: {@code CREATE BINDING WITH MANIFEST '<json>' MODULE '<module>'} (the
-     * module as hex, with or without a {@code \x} prefix, or base64) or {@code ALTER BINDING name ROLLBACK TO
-     * VERSION n}.
+     * Runs a binding command as the front door parsed it from {@code CREATE BINDING WITH MANIFEST '<json>' MODULE
+     * '<module>'} or {@code ALTER BINDING name ROLLBACK TO VERSION n}, as {@code user} (recorded as
+     * {@code pgwire:<user>}).
      *
-     * @return the command tag
+     * @return the command tag ({@code CREATE BINDING}, {@code ALTER BINDING})
      */
-    String execute(String tenant, String user, String sql);
+    String execute(String tenant, String user, BindingCommand command);
 }

@@ -115,11 +115,10 @@ public interface TableService {
     TableInfo migrate(String tenant, String table);
 
     /**
-     * Runs a table statement of SQL: {@code CREATE TABLE name (columns) PARTITION BY HASH (key)
-     * [WITH (partitions = n)]}, {@code DROP TABLE name}, {@code ALTER TABLE name ADD [COLUMN] ...} or
-     * {@code DROP [COLUMN] ...}.
+     * Runs a table command as the front door parsed it from {@code CREATE TABLE}, {@code DROP TABLE} or
+     * {@code ALTER TABLE}; a {@code DROP TABLE IF EXISTS} of no table does nothing.
      *
      * @return the command tag ({@code CREATE TABLE}, {@code DROP TABLE}, {@code ALTER TABLE})
      */
-    String execute(String tenant, String user, String sql);
+    String execute(String tenant, String user, TableCommand command);
 }

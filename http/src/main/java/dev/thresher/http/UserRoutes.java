@@ -1,8 +1,8 @@
 package dev.thresher.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.thresher.bindings.access.AccessStatement;
 import dev.thresher.bindings.access.Grant;
+import dev.thresher.bindings.access.Privilege;
 import dev.thresher.bindings.access.Scram;
 import dev.thresher.bindings.access.UserService;
 import dev.thresher.errors.ErrorCode;
@@ -124,13 +124,7 @@ final class UserRoutes {
         return x -> admin.withBody(x, HttpResponseStatus.OK, body -> {
             JsonNode d = AdminWork.json(body);
             String user = AdminWork.text(d, "user");
-            String words = AdminWork.text(d, "grant");
-            Grant g = switch (AccessStatement.parse((grant ? "GRANT " : "REVOKE ") + words
-                    + (grant ? " TO " : " FROM ") + "\"" + user.replace("\"", "\"\"") + "\"")) {
-                case AccessStatement.GrantTo to -> to.grant();
-                case AccessStatement.RevokeFrom from -> from.grant();
-                default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "not a grant: " + words);
-            };
+            Grant g = grantOf(d);
             if (grant) {
                 users.grant(scope(x), user, g, by(d));
                 return Map.of("granted", g.text(), "user", user);
@@ -138,6 +132,26 @@ final class UserRoutes {
             users.revoke(scope(x), user, g);
             return Map.of("revoked", g.text(), "user", user);
         });
+    }
+
+    /**
+     * The grant a body names, as structured fields: {@code "privilege"} ({@code call}, {@code deploy} or {@code admin})
+     * and, for a call grant of one binding, {@code "binding"} (without it, a call grant covers every binding).
+     */
+    static Grant grantOf(JsonNode body) {
+        String word = AdminWork.text(body, "privilege");
+        Privilege privilege = java.util.Arrays.stream(Privilege.values()).filter(p -> p.word().equals(word)).findFirst()
+                .orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS, "privilege: call, deploy or admin,"
+                        + " not '" + dev.thresher.errors.Quoted.of(word) + "'"));
+        JsonNode binding = body.get("binding");
+        if (binding == null || binding.isNull()) {
+            return Grant.of(privilege);
+        }
+        if (privilege != Privilege.CALL || !binding.isTextual()) {
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "binding: the name of the one binding a call grant"
+                    + " covers (a text), for privilege call only");
+        }
+        return Grant.call(binding.asText());
     }
 
     private static Scram.Verifier verifier(JsonNode body) {

@@ -15,15 +15,17 @@ import java.util.Locale;
  * <pre>
  * query      := ';'* ( statement ( ';'+ statement )* )? ';'*   -- a simple query; nothing at all is the empty query
  * prepared   := ';'* statement? ';'*                  -- the extended protocol's Parse: one statement at most
- * statement  := call | set | show | begin | commit | rollback | copy | insert | select | session
+ * statement  := call | set | show | begin | commit | rollback | copy | insert | select | session | table | binding
+ *             | access
  * select     := SELECT any                          -- answered by the session (SessionQueries), else a query
  *                                                   -- of a journal view (JournalSqlParser)
  * session    := DISCARD ALL | RESET ( ALL | name ('.' name)* ) | DEALLOCATE PREPARE? ( ALL | name )
  *             | CLOSE ALL | UNLISTEN ( '*' | name )
  * copy       := COPY table ( '(' name ( ',' name )* ')' )? FROM STDIN copyoptions   -- see copy()
  * insert     := INSERT any                           -- kept as written for the table service
- * table      := (CREATE | ALTER | DROP) TABLE any     -- kept as written for the table service
- * binding    := (CREATE | ALTER) BINDING any          -- kept as written for the binding service
+ * table      := (CREATE | ALTER | DROP) TABLE any     -- the table service's command (DdlGrammar)
+ * binding    := (CREATE | ALTER) BINDING any          -- the binding service's command (DdlGrammar)
+ * access     := (CREATE | ALTER | DROP) (USER | ROLE) any | (GRANT | REVOKE) any   -- the access service's (AccessGrammar)
  * call       := CALL BINDING name '(' argument? ')'     -- no argument: '{}'
  * name       := [A-Za-z_][A-Za-z0-9_]*               -- folded to lower case, as PostgreSQL does
  *             | '"' ( any but '"' | '""' )+ '"'        -- kept as written
@@ -57,27 +59,35 @@ import java.util.Locale;
  *
  * <p>The parser is a loop over statements and recursive in nothing that a statement can repeat, so no input grows
  * its stack; a simple query's statements are capped ({@code limits.pgwireStatementsPerQuery}) as they are read.
+ *
+ * <p>It reads which statement comes, {@code CALL}, {@code INSERT} and what it hands on; the families have a grammar
+ * each, over the same scanner ({@link SqlScanner}: whitespace, words, names, strings through {@link SqlLexer}):
+ * {@link SessionGrammar} ({@code set}, {@code show}, {@code session} but {@code DISCARD}, {@code CLOSE},
+ * {@code UNLISTEN}, {@code begin}, {@code commit}, {@code rollback}), {@link CopyGrammar} ({@code copy}),
+ * {@link DdlGrammar} ({@code table}, {@code binding}), {@link AccessGrammar} ({@code access}), and for a
+ * {@code SELECT} {@link SessionQueries} then {@link JournalSqlParser}.
  */
-final class CallStatementParser {
+final class CallStatementParser extends SqlScanner {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
             + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
             + " CREATE/ALTER BINDING, SHOW CALL '<call id>', SHOW CALLS, SELECT ... FROM thresher.invocations or"
             + " thresher.shard_slots, SELECT of constants and session functions (SELECT 1, version(), current_schema(),"
             + " current_setting('name')), and SET, SHOW, RESET, DISCARD ALL, DEALLOCATE, BEGIN, COMMIT and ROLLBACK"
             + " (docs/clients.md)";
-    private static final java.util.regex.Pattern UUID_TEXT = java.util.regex.Pattern.compile(
-            "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
-    private static final java.util.Set<String> TRANSACTION_MODE_WORDS = java.util.Set.of("ISOLATION", "LEVEL",
-            "SERIALIZABLE", "REPEATABLE", "READ", "COMMITTED", "UNCOMMITTED", "WRITE", "ONLY", "NOT", "DEFERRABLE");
 
     /** PostgreSQL's NAMEDATALEN - 1: the longest identifier, in UTF-8 bytes. */
     static final int MAX_NAME_BYTES = 63;
 
-    private final String sql;
-    private int pos;
-
     private CallStatementParser(String sql) {
-        this.sql = sql;
+        super(sql, 0);
+    }
+
+    /** Reads a statement of the session's with {@link SessionGrammar}, from here on. */
+    private ParsedStatement session(java.util.function.Function<SessionGrammar, ParsedStatement> read) {
+        SessionGrammar grammar = new SessionGrammar(sql, pos);
+        ParsedStatement statement = read.apply(grammar);
+        pos = grammar.pos;
+        return statement;
     }
 
     /**
@@ -137,20 +147,25 @@ final class CallStatementParser {
         String keyword = word();
         ParsedStatement result = switch (keyword.toUpperCase(Locale.ROOT)) {
             case "CALL" -> call(start);
-            case "SET" -> set();
-            case "SHOW" -> show();
+            case "SET" -> session(SessionGrammar::set);
+            case "SHOW" -> session(SessionGrammar::show);
             case "BEGIN" -> {
                 optionalWord("WORK", "TRANSACTION");
-                yield begin();
+                yield session(SessionGrammar::begin);
             }
             case "START" -> {
                 skipTrivia();
                 if (!word().equalsIgnoreCase("TRANSACTION")) {
                     throw syntax("expected TRANSACTION after START");
                 }
-                yield begin();
+                yield session(SessionGrammar::begin);
             }
-            case "COPY" -> copy(start);
+            case "COPY" -> {
+                CopyGrammar grammar = new CopyGrammar(sql, pos);
+                ParsedStatement copy = grammar.copy(start);
+                pos = grammar.pos;
+                yield copy;
+            }
             case "INSERT" -> insert(start);
             case "SELECT" -> {
                 skipToEnd(true);
@@ -166,8 +181,8 @@ final class CallStatementParser {
                 }
                 yield new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.DISCARD_ALL, "");
             }
-            case "RESET" -> reset();
-            case "DEALLOCATE" -> deallocate();
+            case "RESET" -> session(SessionGrammar::reset);
+            case "DEALLOCATE" -> session(SessionGrammar::deallocate);
             case "CLOSE" -> {
                 skipTrivia();
                 int at = pos;
@@ -190,10 +205,10 @@ final class CallStatementParser {
                 if (skipToEnd(false) > 0) {
                     throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " takes no parameters");
                 }
-                yield new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
+                yield ParsedStatement.AccessStatement.of(sql.substring(start, pos).strip());
             }
-            case "COMMIT", "END" -> endBlock(ParsedStatement.Transaction.Kind.COMMIT);
-            case "ROLLBACK", "ABORT" -> endBlock(ParsedStatement.Transaction.Kind.ROLLBACK);
+            case "COMMIT", "END" -> session(g -> g.endBlock(ParsedStatement.Transaction.Kind.COMMIT));
+            case "ROLLBACK", "ABORT" -> session(g -> g.endBlock(ParsedStatement.Transaction.Kind.ROLLBACK));
             default -> throw unsupported(start, "statement " + describe(start) + " is not supported");
         };
         skipTrivia();
@@ -326,360 +341,6 @@ final class CallStatementParser {
         throw syntax("expected a string literal or $1, found " + describe(pos));
     }
 
-    private ParsedStatement set() {
-        skipTrivia();
-        String name = identifier("a parameter name");
-        boolean local = false;
-        if (name.equals("session") || name.equals("local")) {
-            int save = pos;
-            skipTrivia();
-            if (startsIdentifier() || (!atEnd() && peek() == '"')) {
-                local = name.equals("local");
-                boolean session = name.equals("session");
-                name = identifier("a parameter name");
-                if (session && name.equals("characteristics")) {
-                    requireWords("AS", "TRANSACTION");
-                    skipTrivia();
-                    int modesAt = pos;
-                    transactionModes();
-                    return new ParsedStatement.Set("session_characteristics", sql.substring(modesAt, pos).strip());
-                }
-            } else {
-                pos = save;
-            }
-        }
-        while (!atEnd() && peek() == '.') {
-            pos++;
-            name = name + "." + identifier("a parameter name");
-        }
-        skipTrivia();
-        if (!atEnd() && peek() == '=') {
-            pos++;
-        } else {
-            int save = pos;
-            if (!word().equalsIgnoreCase("TO")) {
-                pos = save;
-            }
-        }
-        skipTrivia();
-        if (!atEnd() && peek() == '\'') {
-            return new ParsedStatement.Set(name, quoted('\''), local);
-        }
-        int valueStart = pos;
-        while (!atEnd() && peek() != ';') {
-            pos++;
-        }
-        String value = sql.substring(valueStart, pos).strip();
-        if (value.isEmpty()) {
-            throw syntax("SET " + name + " needs a value");
-        }
-        return new ParsedStatement.Set(name, value, local);
-    }
-
-    /** {@code RESET ALL} or {@code RESET name}. */
-    private ParsedStatement reset() {
-        skipTrivia();
-        String name = identifier("a parameter name or ALL");
-        if (name.equals("all")) {
-            return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.RESET_ALL, "");
-        }
-        if (name.equals("time")) {
-            requireWords("ZONE");
-            name = "timezone";
-        }
-        while (!atEnd() && peek() == '.') {
-            pos++;
-            name = name + "." + identifier("a parameter name");
-        }
-        return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.RESET, name);
-    }
-
-    /** {@code DEALLOCATE [PREPARE] name} or {@code DEALLOCATE [PREPARE] ALL}. */
-    private ParsedStatement deallocate() {
-        skipTrivia();
-        int at = pos;
-        if (!word().equalsIgnoreCase("PREPARE")) {
-            pos = at;
-        }
-        skipTrivia();
-        at = pos;
-        if (word().equalsIgnoreCase("ALL")) {
-            return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.DEALLOCATE_ALL, "");
-        }
-        pos = at;
-        return new ParsedStatement.SessionCommand(ParsedStatement.SessionCommand.Kind.DEALLOCATE,
-                identifier("a prepared statement name or ALL"));
-    }
-
-    private ParsedStatement show() {
-        skipTrivia();
-        String name = identifier("a parameter name");
-        if (name.equals("transaction")) {
-            requireWords("ISOLATION", "LEVEL");
-            return new ParsedStatement.Show("transaction_isolation");
-        }
-        if (name.equals("time")) {
-            requireWords("ZONE");
-            return new ParsedStatement.Show("timezone");
-        }
-        if (name.equals("calls")) {
-            int save = pos;
-            skipTrivia();
-            if (atEnd() || peek() == ';') {
-                return new ParsedStatement.Select(JournalSqlParser.showCalls());
-            }
-            pos = save;
-        }
-        if (name.equals("call")) {
-            int save = pos;
-            skipTrivia();
-            if (!atEnd() && peek() == '\'') {
-                return showCall();
-            }
-            pos = save; // SHOW call: a parameter of that name (there is none)
-        }
-        while (!atEnd() && peek() == '.') {
-            pos++;
-            name = name + "." + identifier("a parameter name");
-        }
-        return new ParsedStatement.Show(name);
-    }
-
-    /** {@code SHOW CALL 'id'} from the quote on: the id must be a UUID in its canonical text form. */
-    private ParsedStatement showCall() {
-        int at = pos;
-        String id = quoted('\'');
-        if (!UUID_TEXT.matcher(id).matches()) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "invalid call id at position " + (at + 1)
-                    + ": '" + Quoted.of(id)
-                    + "' is not a UUID (SHOW CALL takes the id a CALL BINDING was told, e.g. '0f8e6d2c-1b7a-4c3e-9d5f-2a4b6c8d0e1f')");
-        }
-        return new ParsedStatement.ShowCall(java.util.UUID.fromString(id));
-    }
-
-    /** The transaction modes after BEGIN or START TRANSACTION: checked, then ignored. */
-    private ParsedStatement begin() {
-        transactionModes();
-        return new ParsedStatement.Transaction(ParsedStatement.Transaction.Kind.BEGIN);
-    }
-
-    /** Transaction modes to the end of the statement, checked. */
-    private void transactionModes() {
-        while (true) {
-            skipTrivia();
-            if (atEnd() || peek() == ';') {
-                return;
-            }
-            if (peek() == ',') {
-                pos++;
-                continue;
-            }
-            int at = pos;
-            if (!TRANSACTION_MODE_WORDS.contains(word().toUpperCase(Locale.ROOT))) {
-                pos = at;
-                throw syntax("expected a transaction mode, found " + describe(at));
-            }
-        }
-    }
-
-    private ParsedStatement endBlock(ParsedStatement.Transaction.Kind kind) {
-        int at = pos;
-        optionalWord("WORK", "TRANSACTION");
-        skipTrivia();
-        int andAt = pos;
-        if (word().equalsIgnoreCase("AND")) {
-            skipTrivia();
-            int noAt = pos;
-            if (!word().equalsIgnoreCase("NO")) {
-                throw unsupported(andAt, "AND CHAIN is not supported");
-            }
-            pos = noAt;
-            requireWords("NO", "CHAIN");
-        } else {
-            pos = andAt;
-        }
-        skipTrivia();
-        if (!atEnd() && peek() != ';' && kind == ParsedStatement.Transaction.Kind.ROLLBACK) {
-            throw unsupported(at, "savepoints are not supported");
-        }
-        return new ParsedStatement.Transaction(kind);
-    }
-
-    /**
-     * {@code COPY table [(column, ...)] FROM STDIN [[WITH] (option, ...) | legacy options]}; options
-     * {@code FORMAT text|csv}, {@code HEADER [boolean]}, {@code DELIMITER 'c'}, {@code NULL 'string'},
-     * {@code QUOTE '"'}, {@code ESCAPE '"'}, {@code ENCODING 'UTF8'}; legacy {@code CSV}, {@code HEADER},
-     * {@code DELIMITER [AS] 'c'}, {@code NULL [AS] 'string'} (what psql's {@code \copy} sends).
-     */
-    private ParsedStatement copy(int start) {
-        skipTrivia();
-        String table = qualifiedTable();
-        skipTrivia();
-        List<String> columns = new ArrayList<>();
-        if (!atEnd() && peek() == '(') {
-            pos++;
-            do {
-                skipTrivia();
-                columns.add(identifier("a column name"));
-                skipTrivia();
-            } while (!atEnd() && peek() == ',' && ++pos > 0);
-            expect(')');
-        }
-        skipTrivia();
-        int directionAt = pos;
-        String direction = word();
-        if (direction.equalsIgnoreCase("TO")) {
-            throw unsupported(directionAt, "COPY ... TO is not served: read the shard databases with SQL, or call a binding");
-        }
-        if (!direction.equalsIgnoreCase("FROM")) {
-            pos = directionAt;
-            throw syntax("expected FROM STDIN, found " + describe(directionAt));
-        }
-        skipTrivia();
-        int sourceAt = pos;
-        String source = word();
-        if (!source.equalsIgnoreCase("STDIN")) {
-            throw unsupported(sourceAt, "COPY FROM a file or a program is not served: the server reads neither; send"
-                    + " the rows with COPY ... FROM STDIN (psql: \\copy table FROM 'file')");
-        }
-        CopyOptions o = new CopyOptions();
-        skipTrivia();
-        optionalWord("WITH");
-        skipTrivia();
-        if (!atEnd() && peek() == '(') {
-            pos++;
-            do {
-                skipTrivia();
-                int at = pos;
-                String option = word().toUpperCase(Locale.ROOT);
-                skipTrivia();
-                switch (option) {
-                    case "FORMAT" -> o.format(word(), at);
-                    case "HEADER" -> o.header = atEnd() || peek() == ',' || peek() == ')' || booleanValue(word(), at);
-                    case "DELIMITER" -> o.delimiter = singleChar(stringValue(), "DELIMITER", at);
-                    case "NULL" -> o.nullString = stringValue();
-                    case "QUOTE", "ESCAPE" -> o.quoteOrEscape(option, stringValue(), at);
-                    case "ENCODING" -> o.encoding(stringValue(), at);
-                    default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
-                }
-                skipTrivia();
-            } while (!atEnd() && peek() == ',' && ++pos > 0);
-            expect(')');
-        } else {
-            while (true) {
-                skipTrivia();
-                int at = pos;
-                String option = word().toUpperCase(Locale.ROOT);
-                switch (option) {
-                    case "" -> {
-                        return o.statement(table, columns);
-                    }
-                    case "CSV" -> o.format("csv", at);
-                    case "BINARY" -> o.format("binary", at);
-                    case "HEADER" -> o.header = true;
-                    case "DELIMITER" -> {
-                        optionalWord("AS");
-                        skipTrivia();
-                        o.delimiter = singleChar(stringValue(), "DELIMITER", at);
-                    }
-                    case "NULL" -> {
-                        optionalWord("AS");
-                        skipTrivia();
-                        o.nullString = stringValue();
-                    }
-                    case "QUOTE", "ESCAPE" -> {
-                        optionalWord("AS");
-                        skipTrivia();
-                        o.quoteOrEscape(option, stringValue(), at);
-                    }
-                    default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
-                }
-            }
-        }
-        return o.statement(table, columns);
-    }
-
-    /** The options of one COPY, with PostgreSQL's defaults per format. */
-    private final class CopyOptions {
-        boolean csv;
-        boolean header;
-        Character delimiter;
-        String nullString;
-
-        void format(String name, int at) {
-            switch (name.toLowerCase(Locale.ROOT)) {
-                case "csv" -> csv = true;
-                case "text" -> csv = false;
-                case "binary" -> throw unsupported(at, "COPY in binary format is not served; use text or csv");
-                default -> throw syntax("COPY format " + describe(at) + " is not recognized");
-            }
-        }
-
-        void quoteOrEscape(String option, String value, int at) {
-            if (!value.equals("\"")) {
-                throw unsupported(at, "COPY " + option + " other than '\"' is not served");
-            }
-        }
-
-        void encoding(String value, int at) {
-            if (!value.replace("-", "").equalsIgnoreCase("UTF8")) {
-                throw unsupported(at, "COPY ENCODING '" + Quoted.of(value) + "' is not served; data is UTF-8");
-            }
-        }
-
-        ParsedStatement.Copy statement(String table, List<String> columns) {
-            char d = delimiter != null ? delimiter : csv ? ',' : '\t';
-            String n = nullString != null ? nullString : csv ? "" : "\\N";
-            if (header && !csv) {
-                throw unsupported(pos, "COPY HEADER is served with FORMAT csv only");
-            }
-            if (d == '\n' || d == '\r' || d == '\\' || (csv && d == '"')) {
-                throw unsupported(pos, "COPY DELIMITER " + describeChar(d) + " is not allowed");
-            }
-            return new ParsedStatement.Copy(table, columns, csv, header, d, n);
-        }
-    }
-
-    private static String describeChar(char c) {
-        return c < ' ' ? String.format("U+%04X", (int) c) : "'" + c + "'";
-    }
-
-    private boolean booleanValue(String w, int at) {
-        return switch (w.toLowerCase(Locale.ROOT)) {
-            case "true", "on", "1", "yes" -> true;
-            case "false", "off", "0", "no" -> false;
-            case "match" -> throw unsupported(at, "COPY HEADER MATCH is not served; use HEADER true");
-            default -> throw syntax("expected a boolean for HEADER, found " + describe(at));
-        };
-    }
-
-    private String stringValue() {
-        if (atEnd() || peek() != '\'') {
-            throw syntax("expected a quoted string, found " + describe(pos));
-        }
-        return quoted('\'');
-    }
-
-    private char singleChar(String value, String option, int at) {
-        if (value.length() != 1 || value.charAt(0) > 0x7f) { // one byte of UTF-8, as PostgreSQL requires
-            throw unsupported(at, "COPY " + option + " must be a single one-byte character");
-        }
-        return value.charAt(0);
-    }
-
-    /** A table name, optionally qualified by the schema {@code public}. */
-    private String qualifiedTable() {
-        String name = identifier("a table name");
-        if (!atEnd() && peek() == '.') {
-            if (!name.equals("public")) {
-                throw syntax("tables live in the shard databases' public schema, not '" + Quoted.of(name) + "'");
-            }
-            pos++;
-            name = identifier("a table name");
-        }
-        return name;
-    }
-
     /**
      * {@code INSERT ...}: kept as written, to the end of the statement (quotes, dollar quotes and comments
      * respected), for the table writer to parse; {@code $n} parameters are counted.
@@ -729,11 +390,11 @@ final class CallStatementParser {
             if (skipToEnd(false) > 0) {
                 throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " USER takes no parameters");
             }
-            return new ParsedStatement.AccessStatement(sql.substring(start, pos).strip());
+            return ParsedStatement.AccessStatement.of(sql.substring(start, pos).strip());
         }
         if (object.equalsIgnoreCase("BINDING") && !keyword.equalsIgnoreCase("DROP")) {
             skipToEnd(false);
-            return new ParsedStatement.BindingStatement(sql.substring(start, pos).strip());
+            return ParsedStatement.BindingStatement.of(sql.substring(start, pos).strip());
         }
         if (!object.equalsIgnoreCase("TABLE")) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " " + describe(at) + " is not supported;"
@@ -742,90 +403,7 @@ final class CallStatementParser {
         if (skipToEnd(false) > 0) {
             throw unsupported(start, keyword.toUpperCase(Locale.ROOT) + " TABLE takes no parameters");
         }
-        return new ParsedStatement.TableStatement(sql.substring(start, pos).strip());
-    }
-
-    /**
-     * Moves to the end of the statement (its semicolon or the end), over quoted strings, quoted names,
-     * dollar quotes and comments, and escape strings when {@code escapes} (else they are refused: the table service
-     * does not read them); returns the highest {@code $n} parameter seen.
-     */
-    private int skipToEnd(boolean escapes) {
-        int parameters = 0;
-        while (!atEnd() && peek() != ';') {
-            char c = peek();
-            if (c == '\'' || c == '"') {
-                quoted(c);
-            } else if (c == '$' && pos + 1 < sql.length() && isDigit(sql.charAt(pos + 1))) {
-                int from = ++pos;
-                while (!atEnd() && isDigit(peek())) {
-                    pos++;
-                }
-                parameters = Math.max(parameters, Integer.parseInt(sql.substring(from, Math.min(pos, from + 6))));
-            } else if (c == '$') {
-                dollarQuoted();
-            } else if (c == '-' && sql.startsWith("--", pos) || c == '/' && sql.startsWith("/*", pos)) {
-                skipTrivia();
-            } else if (c == 'E' || c == 'e') {
-                if (pos + 1 < sql.length() && sql.charAt(pos + 1) == '\'' && (pos == 0 || !isIdentifierPart(sql.charAt(pos - 1)))) {
-                    if (!escapes) {
-                        throw unsupported(pos, "escape string constants (E'...') are not served");
-                    }
-                    pos++;
-                    escapeString();
-                } else {
-                    pos++;
-                }
-            } else {
-                pos++;
-            }
-        }
-        return parameters;
-    }
-
-    /** Skips one of {@code words} (case-insensitive) if it comes next. */
-    private void optionalWord(String... words) {
-        skipTrivia();
-        int at = pos;
-        String w = word();
-        for (String each : words) {
-            if (w.equalsIgnoreCase(each)) {
-                return;
-            }
-        }
-        pos = at;
-    }
-
-    private void requireWords(String... words) {
-        for (String each : words) {
-            skipTrivia();
-            int at = pos;
-            if (!word().equalsIgnoreCase(each)) {
-                pos = at;
-                throw syntax("expected " + each + ", found " + describe(at));
-            }
-        }
-    }
-
-    /** An unquoted identifier folded to lower case, or a quoted one as written; at most {@value #MAX_NAME_BYTES} bytes. */
-    private String identifier(String what) {
-        if (atEnd()) {
-            throw syntax("expected " + what + ", found the end of the statement");
-        }
-        int at = pos;
-        String name;
-        if (peek() == '"') {
-            name = quoted('"');
-            if (name.isEmpty()) {
-                pos = at;
-                throw syntax("zero-length quoted identifier");
-            }
-        } else if (!startsIdentifier()) {
-            throw syntax("expected " + what + ", found " + describe(pos));
-        } else {
-            name = word().toLowerCase(Locale.ROOT);
-        }
-        return checkedName(name, what, at);
+        return ParsedStatement.TableStatement.of(sql.substring(start, pos).strip());
     }
 
     /**
@@ -840,265 +418,5 @@ final class CallStatementParser {
                     + MAX_NAME_BYTES + " bytes: \"" + Quoted.of(name) + "\"");
         }
         return name;
-    }
-
-    /** Text between {@code quote} characters, a doubled quote standing for one. */
-    private String quoted(char quote) {
-        int open = pos++;
-        StringBuilder out = new StringBuilder();
-        while (true) {
-            int close = sql.indexOf(quote, pos);
-            if (close < 0) {
-                pos = open;
-                throw syntax(quote == '"' ? "unterminated quoted identifier" : "unterminated quoted string");
-            }
-            out.append(sql, pos, close);
-            pos = close + 1;
-            if (!atEnd() && peek() == quote) {
-                out.append(quote);
-                pos++;
-            } else {
-                return out.toString();
-            }
-        }
-    }
-
-    /**
-     * An escape string's text from its quote on ({@code E} already read): {@code ''} and the backslash escapes
-     * {@code \b \f \n \r \t}, octal {@code \o}..{@code \ooo}, hex {@code \xh} or {@code \xhh}, a backslash and
-     * {@code uXXXX} or {@code UXXXXXXXX} (a surrogate pair in two escapes); any other character after a backslash
-     * stands for itself.
-     * Octal and hex escapes give bytes, which together with the rest must be valid UTF-8.
-     */
-    private String escapeString() {
-        int open = pos++;
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        while (true) {
-            if (atEnd()) {
-                pos = open;
-                throw syntax("unterminated quoted string");
-            }
-            char c = sql.charAt(pos++);
-            if (c == '\'') {
-                if (!atEnd() && peek() == '\'') {
-                    out.write('\'');
-                    pos++;
-                    continue;
-                }
-                break;
-            }
-            if (c != '\\') {
-                int end = Character.isHighSurrogate(c) && !atEnd() ? pos + 1 : pos;
-                out.writeBytes(sql.substring(pos - 1, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                pos = end;
-                continue;
-            }
-            if (atEnd()) {
-                continue; // the unterminated string is reported above
-            }
-            int at = pos - 1;
-            char e = sql.charAt(pos++);
-            switch (e) {
-                case 'b' -> out.write('\b');
-                case 'f' -> out.write('\f');
-                case 'n' -> out.write('\n');
-                case 'r' -> out.write('\r');
-                case 't' -> out.write('\t');
-                case 'x' -> {
-                    int value = digits(16, 2);
-                    if (value < 0) {
-                        out.write('x');
-                    } else {
-                        out.write(value);
-                    }
-                }
-                case 'u', 'U' -> {
-                    int length = e == 'u' ? 4 : 8;
-                    int cp = digits(16, length, length);
-                    if (cp < 0) {
-                        pos = at;
-                        throw syntax("invalid Unicode escape: \\" + e + " takes " + length + " hexadecimal digits");
-                    }
-                    boolean surrogate = cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE;
-                    if (surrogate && Character.isHighSurrogate((char) cp)) {
-                        int low = -1;
-                        if (sql.startsWith("\\u", pos)) {
-                            pos += 2;
-                            low = digits(16, 4, 4);
-                        }
-                        if (low < 0 || !Character.isLowSurrogate((char) low)) {
-                            pos = at;
-                            throw syntax("invalid Unicode surrogate pair");
-                        }
-                        cp = Character.toCodePoint((char) cp, (char) low);
-                    } else if (cp > Character.MAX_CODE_POINT || surrogate || cp == 0) {
-                        pos = at;
-                        throw syntax("invalid Unicode escape value");
-                    }
-                    out.writeBytes(new String(Character.toChars(cp)).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                }
-                default -> {
-                    if (e >= '0' && e <= '7') {
-                        pos--;
-                        int value = digits(8, 3);
-                        if (value == 0) {
-                            pos = at;
-                            throw syntax("invalid null character in an escape string");
-                        }
-                        out.write(value & 0xFF);
-                    } else {
-                        int end = Character.isHighSurrogate(e) && !atEnd() ? pos + 1 : pos;
-                        out.writeBytes(sql.substring(pos - 1, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                        pos = end;
-                    }
-                }
-            }
-        }
-        return dev.thresher.bindings.abi.Utf8.decode(java.nio.ByteBuffer.wrap(out.toByteArray()))
-                .orElseThrow(() -> new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "the escape string at position "
-                        + (open + 1) + " is not valid UTF-8"));
-    }
-
-    /** Up to {@code max} digits in {@code radix} as a number; -1 when there is none. */
-    private int digits(int radix, int max) {
-        return digits(radix, 1, max);
-    }
-
-    /** Between {@code min} and {@code max} digits in {@code radix} as a number; -1 when there are fewer. */
-    private int digits(int radix, int min, int max) {
-        int start = pos;
-        long value = 0;
-        while (!atEnd() && pos - start < max && Character.digit(peek(), radix) >= 0) {
-            value = value * radix + Character.digit(peek(), radix);
-            pos++;
-        }
-        if (pos - start < min) {
-            pos = start;
-            return -1;
-        }
-        return value > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) value;
-    }
-
-    private String dollarQuoted() {
-        int open = pos;
-        int tagEnd = pos + 1;
-        while (tagEnd < sql.length() && isIdentifierPart(sql.charAt(tagEnd))) {
-            tagEnd++;
-        }
-        if (tagEnd >= sql.length() || sql.charAt(tagEnd) != '$') {
-            throw syntax("expected a string literal or $1, found " + describe(pos));
-        }
-        String delimiter = sql.substring(open, tagEnd + 1);
-        int close = sql.indexOf(delimiter, tagEnd + 1);
-        if (close < 0) {
-            throw syntax("unterminated dollar-quoted string");
-        }
-        pos = close + delimiter.length();
-        return sql.substring(tagEnd + 1, close);
-    }
-
-    /** A run of identifier characters (possibly empty); keywords are read with it too. */
-    private String word() {
-        int start = pos;
-        if (startsIdentifier()) {
-            pos++;
-            while (!atEnd() && isIdentifierPart(peek())) {
-                pos++;
-            }
-        }
-        return sql.substring(start, pos);
-    }
-
-    private void expect(char c) {
-        if (atEnd() || peek() != c) {
-            throw syntax("expected '" + c + "', found " + describe(pos));
-        }
-        pos++;
-    }
-
-    private void skipSemicolons() {
-        skipTrivia();
-        while (!atEnd() && peek() == ';') {
-            pos++;
-            skipTrivia();
-        }
-    }
-
-    /** Skips whitespace, {@code --} line comments and nested block comments. */
-    private void skipTrivia() {
-        while (!atEnd()) {
-            char c = peek();
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
-                pos++;
-            } else if (sql.startsWith("--", pos)) {
-                int eol = sql.indexOf('\n', pos);
-                pos = eol < 0 ? sql.length() : eol + 1;
-            } else if (sql.startsWith("/*", pos)) {
-                int open = pos;
-                int depth = 0;
-                do {
-                    if (sql.startsWith("/*", pos)) {
-                        depth++;
-                        pos += 2;
-                    } else if (sql.startsWith("*/", pos)) {
-                        depth--;
-                        pos += 2;
-                    } else if (atEnd()) {
-                        pos = open;
-                        throw syntax("unterminated /* comment");
-                    } else {
-                        pos++;
-                    }
-                } while (depth > 0);
-            } else {
-                return;
-            }
-        }
-    }
-
-    private boolean startsIdentifier() {
-        if (atEnd()) {
-            return false;
-        }
-        char c = peek();
-        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    }
-
-    private static boolean isIdentifierPart(char c) {
-        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isDigit(c);
-    }
-
-    private static boolean isDigit(char c) {
-        return c >= '0' && c <= '9';
-    }
-
-    private boolean atEnd() {
-        return pos >= sql.length();
-    }
-
-    private char peek() {
-        return sql.charAt(pos);
-    }
-
-    /** A short quote of the text at {@code at} for messages (at most 20 characters, control characters escaped). */
-    private String describe(int at) {
-        if (at >= sql.length()) {
-            return "the end of the statement";
-        }
-        int end = at;
-        while (end < sql.length() && end - at < 20 && !Character.isWhitespace(sql.charAt(end))) {
-            end++;
-        }
-        return "'" + Quoted.of(sql.substring(at, Math.max(end, at + 1))) + "'";
-    }
-
-    private ThresherException syntax(String message) {
-        return new ThresherException(ErrorCode.SYNTAX_ERROR,
-                "syntax error at position " + (pos + 1) + ": " + message + "; " + USAGE);
-    }
-
-    private static ThresherException unsupported(int at, String message) {
-        return new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                message + " (position " + (at + 1) + "); " + USAGE);
     }
 }

@@ -55,7 +55,7 @@ import java.util.regex.Pattern;
  * {@link ErrorCode#UNKNOWN_COLUMN} ({@code 42703}) for a column the view lacks, {@link ErrorCode#SYNTAX_ERROR} for malformed text and
  * {@link ErrorCode#INVALID_ARGUMENTS} for a literal its column's type does not read; each names the 1-based position.
  */
-final class JournalSqlParser {
+final class JournalSqlParser extends JournalValues {
     static final String VIEWS = "the journal views are thresher.invocations and thresher.shard_slots"
             + " (docs/operations.md, \"Reading the journal\")";
 
@@ -81,30 +81,12 @@ final class JournalSqlParser {
     static final int MAX_CONDITIONS = 500;
     static final int MAX_NESTING = 100;
 
-    private enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
-
-    /** One token; {@code text} is a word folded to lower case, a string's value, a symbol. */
-    private record Token(Kind kind, String text, int at) {
-        boolean is(String word) {
-            return kind == Kind.WORD && text.equals(word);
-        }
-
-        boolean symbol(String s) {
-            return kind == Kind.SYMBOL && text.equals(s);
-        }
-    }
-
-    private final String sql;
-    private final List<Token> tokens;
-    private int next;
-    private JournalView view;
     /** Conditions read so far, and the parentheses and NOTs open now. */
     private int conditions;
     private int nesting;
 
     private JournalSqlParser(String sql, int from, int to) {
-        this.sql = sql;
-        this.tokens = new Lexer(sql, from, to).all();
+        super(sql, from, to);
     }
 
     /**
@@ -153,8 +135,8 @@ final class JournalSqlParser {
         if (t.symbol(",")) {
             throw unsupported(t, "a query reads one view; joins are not supported");
         }
-        if (t.kind == Kind.QUOTED || t.kind == Kind.WORD && !Set.of("where", "order", "limit", "offset").contains(t.text)
-                && (t.is("as") || !NOT_SERVED_CLAUSES.contains(t.text))) {
+        if (t.kind() == Kind.QUOTED || t.kind() == Kind.WORD && !Set.of("where", "order", "limit", "offset").contains(t.text())
+                && (t.is("as") || !NOT_SERVED_CLAUSES.contains(t.text()))) {
             throw unsupported(t, "table aliases are not supported; name columns without a qualifier");
         }
         Optional<Filter> where = Optional.empty();
@@ -201,13 +183,13 @@ final class JournalSqlParser {
 
     /** Moves past the select list, to FROM, refusing what no select list of a view holds. */
     private void skipSelectList() {
-        if (peek().kind == Kind.END || peek().symbol(";")) {
+        if (peek().kind() == Kind.END || peek().symbol(";")) {
             throw syntax(peek(), "expected a select list");
         }
         int depth = 0;
         while (true) {
             Token t = peek();
-            if (t.kind == Kind.END) {
+            if (t.kind() == Kind.END) {
                 throw unsupported(t, "a SELECT without FROM is answered for constants and the session functions only"
                         + " (version(), current_schema(), current_database(), current_user, session_user,"
                         + " current_setting('name'), pg_backend_pid()); " + VIEWS);
@@ -233,7 +215,7 @@ final class JournalSqlParser {
         Token second = peek();
         String name = name("a view");
         if (accept(".")) {
-            throw unsupported(first, "relation " + Quoted.of(schema + "." + name + "." + peek().text) + " is not served; "
+            throw unsupported(first, "relation " + Quoted.of(schema + "." + name + "." + peek().text()) + " is not served; "
                     + VIEWS);
         }
         if (peek().symbol("(")) {
@@ -262,7 +244,7 @@ final class JournalSqlParser {
         do {
             columns.add(column("in the select list"));
             Token t = peek();
-            if (t.is("as") || t.kind == Kind.WORD && !t.is("from") || t.kind == Kind.QUOTED) {
+            if (t.is("as") || t.kind() == Kind.WORD && !t.is("from") || t.kind() == Kind.QUOTED) {
                 throw unsupported(t, "column aliases are not supported");
             }
         } while (accept(","));
@@ -275,7 +257,7 @@ final class JournalSqlParser {
     /** A column of the view, checked to exist. */
     private String column(String where) {
         Token t = peek();
-        if (t.kind == Kind.NUMBER || t.kind == Kind.STRING || t.kind == Kind.PARAM) {
+        if (t.kind() == Kind.NUMBER || t.kind() == Kind.STRING || t.kind() == Kind.PARAM) {
             throw unsupported(t, "a literal " + where + " is not supported; name a column of " + view.qualifiedName());
         }
         if (t.symbol("*")) {
@@ -284,10 +266,10 @@ final class JournalSqlParser {
         if (t.symbol("(")) {
             throw unsupported(t, "a parenthesized expression " + where + " is not supported; name a column");
         }
-        if (t.kind == Kind.WORD && Set.of("true", "false", "null").contains(t.text)) {
-            throw unsupported(t, t.text.toUpperCase(Locale.ROOT) + " " + where + " is not supported; name a column");
+        if (t.kind() == Kind.WORD && Set.of("true", "false", "null").contains(t.text())) {
+            throw unsupported(t, t.text().toUpperCase(Locale.ROOT) + " " + where + " is not supported; name a column");
         }
-        if (t.kind == Kind.WORD && RESERVED.contains(t.text)) {
+        if (t.kind() == Kind.WORD && RESERVED.contains(t.text())) {
             throw syntax(t, "expected a column " + where + ", found " + describe(t));
         }
         String name = name("a column");
@@ -302,7 +284,7 @@ final class JournalSqlParser {
         }
         if (view.column(name).isEmpty()) {
             throw new ThresherException(ErrorCode.UNKNOWN_COLUMN, "column \"" + Quoted.of(name) + "\" does not exist in "
-                    + view.qualifiedName() + " (position " + (t.at + 1) + "); its columns are "
+                    + view.qualifiedName() + " (position " + (t.at() + 1) + "); its columns are "
                     + String.join(", ", view.columns().stream().map(JournalColumn::name).toList()));
         }
         return name;
@@ -310,7 +292,7 @@ final class JournalSqlParser {
 
     private JournalSelect.Order orderItem() {
         Token t = peek();
-        if (t.kind == Kind.NUMBER) {
+        if (t.kind() == Kind.NUMBER) {
             throw unsupported(t, "ORDER BY a column's position is not supported; name the column");
         }
         String c = column("in ORDER BY");
@@ -322,46 +304,46 @@ final class JournalSqlParser {
             next++;
         }
         if (peek().is("nulls") || peek().is("using")) {
-            throw unsupported(peek(), "ORDER BY ... " + peek().text.toUpperCase(Locale.ROOT) + " is not supported");
+            throw unsupported(peek(), "ORDER BY ... " + peek().text().toUpperCase(Locale.ROOT) + " is not supported");
         }
         return new JournalSelect.Order(c, descending);
     }
 
     private long count(String clause) {
         Token t = peek();
-        if (t.kind == Kind.PARAM) {
+        if (t.kind() == Kind.PARAM) {
             throw unsupported(t, clause + " takes a number, not a parameter");
         }
-        if (t.kind != Kind.NUMBER || !t.text.matches("\\d+")) {
+        if (t.kind() != Kind.NUMBER || !t.text().matches("\\d+")) {
             throw syntax(t, clause + " takes a whole number, found " + describe(t));
         }
         next++;
         try {
-            return Long.parseLong(t.text);
+            return Long.parseLong(t.text());
         } catch (NumberFormatException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, clause + " " + Quoted.of(t.text) + " is out of range");
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, clause + " " + Quoted.of(t.text()) + " is out of range");
         }
     }
 
     private void end() {
-        while (peek().symbol(";") && tokens.get(next + 1).kind == Kind.END) {
+        while (peek().symbol(";") && tokens.get(next + 1).kind() == Kind.END) {
             next++;
         }
         Token t = peek();
-        if (t.kind == Kind.END) {
+        if (t.kind() == Kind.END) {
             return;
         }
-        if (t.kind == Kind.SYMBOL && Set.of("+", "-", "*", "/", "%", "||", "^").contains(t.text)) {
-            throw unsupported(t, "arithmetic (" + t.text + ") is not supported; compare a column with a literal");
+        if (t.kind() == Kind.SYMBOL && Set.of("+", "-", "*", "/", "%", "||", "^").contains(t.text())) {
+            throw unsupported(t, "arithmetic (" + t.text() + ") is not supported; compare a column with a literal");
         }
-        if (t.kind == Kind.WORD && NOT_SERVED_CLAUSES.contains(t.text)) {
-            throw unsupported(t, t.text.toUpperCase(Locale.ROOT) + " is not supported");
+        if (t.kind() == Kind.WORD && NOT_SERVED_CLAUSES.contains(t.text())) {
+            throw unsupported(t, t.text().toUpperCase(Locale.ROOT) + " is not supported");
         }
         if (t.is("limit") || t.is("offset")) {
-            throw syntax(t, t.text.toUpperCase(Locale.ROOT) + " is given twice");
+            throw syntax(t, t.text().toUpperCase(Locale.ROOT) + " is given twice");
         }
         if (t.is("where") || t.is("order")) {
-            throw syntax(t, t.text.toUpperCase(Locale.ROOT) + " comes before ORDER BY, LIMIT and OFFSET");
+            throw syntax(t, t.text().toUpperCase(Locale.ROOT) + " comes before ORDER BY, LIMIT and OFFSET");
         }
         throw syntax(t, "unexpected " + describe(t));
     }
@@ -419,34 +401,39 @@ final class JournalSqlParser {
         return predicate();
     }
 
+    /**
+     * One condition: a column, then a comparison, {@code IS [NOT] NULL}, {@code [NOT] IN}, {@code [NOT] LIKE|ILIKE}
+     * or {@code [NOT] BETWEEN}, each refused with what is not served. Longer than most methods: it is the
+     * grammar's {@code predicate} rule, read as one sequence of alternatives, as it stands in the class comment.
+     */
     private Filter predicate() {
         Token start = peek();
-        if (start.kind == Kind.NUMBER || start.kind == Kind.STRING || start.kind == Kind.PARAM
+        if (start.kind() == Kind.NUMBER || start.kind() == Kind.STRING || start.kind() == Kind.PARAM
                 || start.symbol("-") || start.symbol("+")
-                || start.kind == Kind.WORD && Set.of("now", "current_timestamp", "timestamptz", "timestamp", "date",
-                        "interval").contains(start.text)) {
+                || start.kind() == Kind.WORD && Set.of("now", "current_timestamp", "timestamptz", "timestamp", "date",
+                        "interval").contains(start.text())) {
             throw unsupported(start, "a condition is a column compared with a literal, the column first;"
                     + " a literal on the left is not supported");
         }
-        if (start.kind == Kind.WORD && Set.of("true", "false").contains(start.text)) {
-            throw unsupported(start, "a condition is a column compared with a literal; " + start.text.toUpperCase(Locale.ROOT)
+        if (start.kind() == Kind.WORD && Set.of("true", "false").contains(start.text())) {
+            throw unsupported(start, "a condition is a column compared with a literal; " + start.text().toUpperCase(Locale.ROOT)
                     + " alone is not supported");
         }
         String column = column("in WHERE");
         JournalColumn col = view.column(column).orElseThrow();
         Token op = peek();
-        if (op.kind == Kind.SYMBOL) {
-            JournalSelect.Op cmp = switch (op.text) {
+        if (op.kind() == Kind.SYMBOL) {
+            JournalSelect.Op cmp = switch (op.text()) {
                 case "=" -> JournalSelect.Op.EQ;
                 case "<>", "!=" -> JournalSelect.Op.NE;
                 case "<" -> JournalSelect.Op.LT;
                 case "<=" -> JournalSelect.Op.LE;
                 case ">" -> JournalSelect.Op.GT;
                 case ">=" -> JournalSelect.Op.GE;
-                default -> throw op.text.equals("+") || op.text.equals("-") || op.text.equals("*") || op.text.equals("/")
-                        || op.text.equals("||") || op.text.equals("%")
-                        ? unsupported(op, "arithmetic (" + op.text + ") is not supported; compare a column with a literal")
-                        : unsupported(op, "operator " + op.text + " is not supported");
+                default -> throw op.text().equals("+") || op.text().equals("-") || op.text().equals("*") || op.text().equals("/")
+                        || op.text().equals("||") || op.text().equals("%")
+                        ? unsupported(op, "arithmetic (" + op.text() + ") is not supported; compare a column with a literal")
+                        : unsupported(op, "operator " + op.text() + " is not supported");
             };
             next++;
             return new JournalSelect.Compare(column, cmp, value(col));
@@ -464,7 +451,7 @@ final class JournalSqlParser {
                 return new JournalSelect.Null(column, negated);
             }
             if (what.is("true") || what.is("false") || what.is("distinct") || what.is("unknown")) {
-                throw unsupported(what, "IS " + (negated ? "NOT " : "") + what.text.toUpperCase(Locale.ROOT)
+                throw unsupported(what, "IS " + (negated ? "NOT " : "") + what.text().toUpperCase(Locale.ROOT)
                         + " is not supported; IS [NOT] NULL is");
             }
             throw syntax(what, "expected NULL after IS");
@@ -499,7 +486,7 @@ final class JournalSqlParser {
         if (op.is("between")) {
             next++;
             if (peek().is("symmetric") || peek().is("asymmetric")) {
-                throw unsupported(peek(), "BETWEEN " + peek().text.toUpperCase(Locale.ROOT) + " is not supported");
+                throw unsupported(peek(), "BETWEEN " + peek().text().toUpperCase(Locale.ROOT) + " is not supported");
             }
             Literal low = value(col);
             expectWord("and");
@@ -509,550 +496,8 @@ final class JournalSqlParser {
             return negated ? new JournalSelect.Not(range) : range;
         }
         if (op.is("similar") || op.is("glob") || op.is("regexp")) {
-            throw unsupported(op, op.text.toUpperCase(Locale.ROOT) + " is not supported; LIKE and ILIKE are");
+            throw unsupported(op, op.text().toUpperCase(Locale.ROOT) + " is not supported; LIKE and ILIKE are");
         }
         throw syntax(op, "expected a comparison after column " + column + ", found " + describe(op));
-    }
-
-    // ---- values
-
-    /** A literal compared with {@code column}, checked to read as its type. */
-    private Literal value(JournalColumn column) {
-        Token t = peek();
-        Literal literal = literal(column);
-        try {
-            JournalSelect.value(column, literal);
-        } catch (ThresherException e) {
-            throw new ThresherException(e.code(), e.getMessage() + " (position " + (t.at + 1) + ")");
-        }
-        Token after = peek();
-        if (after.kind == Kind.SYMBOL && Set.of("+", "-", "*", "/", "%", "||", "^").contains(after.text)) {
-            throw unsupported(after, "arithmetic (" + after.text + ") is not supported but for now() or a timestamp"
-                    + " plus or minus an interval");
-        }
-        return literal;
-    }
-
-    private Literal literal(JournalColumn column) {
-        Token t = peek();
-        String sign = "";
-        if (t.symbol("-") || t.symbol("+")) {
-            next++;
-            sign = t.text;
-            if (peek().kind != Kind.NUMBER) {
-                throw unsupported(t, "unary " + t.text + " applies to numbers only");
-            }
-            t = peek();
-        }
-        switch (t.kind) {
-            case NUMBER -> {
-                next++;
-                BigDecimal n = new BigDecimal(t.text);
-                Literal number = new JournalSelect.Number(sign.equals("-") ? n.negate() : n);
-                if (peek().symbol("::")) {
-                    next++;
-                    Token type = peek();
-                    String cast = typeName();
-                    if (!Set.of("int2", "int4", "int8", "numeric").contains(cast)) {
-                        throw unsupported(type, "a number cast to " + cast + " is not supported");
-                    }
-                }
-                return number;
-            }
-            case STRING -> {
-                next++;
-                Literal s = new JournalSelect.Text(t.text);
-                if (peek().symbol("::")) {
-                    next++;
-                    Token type = peek();
-                    s = cast(t, typeName(), type);
-                }
-                return shifted(s, t, column);
-            }
-            case PARAM -> {
-                next++;
-                int index;
-                try {
-                    index = Integer.parseInt(t.text);
-                } catch (NumberFormatException e) {
-                    throw syntax(t, "parameter $" + Quoted.of(t.text) + " is out of range");
-                }
-                if (index < 1) {
-                    throw syntax(t, "parameters are numbered from $1");
-                }
-                if (peek().symbol("::")) {
-                    next++;
-                    typeName();
-                }
-                return new JournalSelect.Parameter(index);
-            }
-            case WORD -> {
-                if (t.is("now") || t.is("current_timestamp")) {
-                    next++;
-                    if (t.is("now")) {
-                        expect("(");
-                        expect(")");
-                    }
-                    return shifted(new JournalSelect.Now(0), t, column);
-                }
-                if (t.is("timestamptz") || t.is("timestamp") || t.is("date")) {
-                    next++;
-                    String type = t.text;
-                    if (t.is("timestamp") && peek().is("with")) {
-                        next++;
-                        expectWord("time");
-                        expectWord("zone");
-                        type = "timestamptz";
-                    }
-                    Token s = peek();
-                    if (s.kind != Kind.STRING) {
-                        if (s.symbol("(")) {
-                            throw unsupported(t, "function " + Quoted.of(t.text) + "() is not supported");
-                        }
-                        throw syntax(s, "expected a string after " + type.toUpperCase(Locale.ROOT));
-                    }
-                    next++;
-                    return shifted(cast(s, type, t), s, column);
-                }
-                if (t.is("interval")) {
-                    throw unsupported(t, "an interval alone is not a value of any column; add it to or subtract it"
-                            + " from now(), as in now() - interval '1 hour'");
-                }
-                if (t.is("null")) {
-                    throw unsupported(t, "a comparison with NULL is never true; use IS NULL or IS NOT NULL");
-                }
-                if (t.is("true") || t.is("false")) {
-                    throw unsupported(t, "no column of the journal views is boolean");
-                }
-                if (next + 1 < tokens.size() && tokens.get(next + 1).symbol("(")) {
-                    throw unsupported(t, "function " + Quoted.of(t.text) + "() is not supported; now() is");
-                }
-                if (view.column(t.text).isPresent()) {
-                    throw unsupported(t, "comparing two columns is not supported; compare a column with a literal");
-                }
-                throw syntax(t, "expected a literal, found " + describe(t));
-            }
-            case QUOTED -> throw unsupported(t, "comparing two columns is not supported; compare a column with a literal");
-            default -> {
-                if (t.symbol("(")) {
-                    throw unsupported(t, "a parenthesized value or a subquery is not supported; write a literal");
-                }
-                throw syntax(t, "expected a literal, found " + describe(t));
-            }
-        }
-    }
-
-    /** A string literal cast to {@code type}, checked to read as it. */
-    private Literal cast(Token string, String type, Token at) {
-        String s = string.text;
-        return switch (type) {
-            case "text", "varchar" -> new JournalSelect.Text(s);
-            case "uuid" -> {
-                if (JournalSelect.parseUuid(s).isEmpty()) {
-                    throw invalid(string, "'" + shorten(s) + "' is not a UUID");
-                }
-                yield new JournalSelect.Text(s.strip());
-            }
-            case "int2", "int4", "int8", "numeric" -> {
-                try {
-                    yield new JournalSelect.Number(new BigDecimal(s.strip()));
-                } catch (NumberFormatException e) {
-                    throw invalid(string, "'" + shorten(s) + "' is not a number");
-                }
-            }
-            case "timestamptz", "timestamp", "date" -> new JournalSelect.Timestamp(JournalSelect.parseTimestamp(s)
-                    .orElseThrow(() -> invalid(string, "'" + shorten(s) + "' is not a timestamp such as"
-                            + " '2025-01-31 09:15:00+00' or '2025-01-31T09:15:00Z'")));
-            case "interval" -> throw unsupported(at, "an interval alone is not a value of any column; add it to or"
-                    + " subtract it from now(), as in now() - interval '1 hour'");
-            default -> throw unsupported(at, "a cast to " + Quoted.of(type) + " is not supported");
-        };
-    }
-
-    /** A type name after {@code ::} (or a typed literal's), as one of the names {@link #cast} knows. */
-    private String typeName() {
-        Token t = peek();
-        if (t.kind != Kind.WORD && t.kind != Kind.QUOTED) {
-            throw syntax(t, "expected a type name after ::, found " + describe(t));
-        }
-        next++;
-        String name = t.text;
-        if (name.equals("timestamp") && peek().is("with")) {
-            next++;
-            expectWord("time");
-            expectWord("zone");
-            return "timestamptz";
-        }
-        if (name.equals("character") && peek().is("varying")) {
-            next++;
-            return "varchar";
-        }
-        if (name.equals("double") && peek().is("precision")) {
-            throw unsupported(t, "a cast to double precision is not supported");
-        }
-        return switch (name) {
-            case "smallint" -> "int2";
-            case "integer", "int" -> "int4";
-            case "bigint" -> "int8";
-            case "decimal" -> "numeric";
-            default -> name;
-        };
-    }
-
-    /** {@code value} followed by {@code + interval '...'} or {@code - interval '...'} terms. */
-    private Literal shifted(Literal value, Token at, JournalColumn column) {
-        long micros = 0;
-        boolean any = false;
-        while (peek().symbol("+") || peek().symbol("-")) {
-            Token sign = peek();
-            Token after = tokens.get(next + 1);
-            Duration d;
-            if (after.is("interval") && tokens.get(next + 2).kind == Kind.STRING) {
-                next += 2;
-                d = interval(peek());
-                next++;
-            } else if (after.kind == Kind.STRING && tokens.get(next + 2).symbol("::")
-                    && tokens.get(next + 3).is("interval")) {
-                next++;
-                d = interval(peek());
-                next += 3;
-            } else {
-                return value; // arithmetic of another kind: refused by the caller
-            }
-            long m = d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
-            micros = Math.addExact(micros, sign.text.equals("-") ? -m : m);
-            any = true;
-        }
-        if (!any) {
-            return value;
-        }
-        return switch (value) {
-            case JournalSelect.Now now -> new JournalSelect.Now(Math.addExact(now.offsetMicros(), micros));
-            case JournalSelect.Timestamp ts -> new JournalSelect.Timestamp(plusMicros(ts.value(), micros));
-            case JournalSelect.Text text -> {
-                Instant base = JournalSelect.parseTimestamp(text.value()).orElseThrow(() -> invalid(at, "'"
-                        + shorten(text.value()) + "' is not a timestamp, so no interval can be added to it"));
-                yield new JournalSelect.Timestamp(plusMicros(base, micros));
-            }
-            default -> throw unsupported(at, "an interval is added to now() or a timestamp only");
-        };
-    }
-
-    private static Instant plusMicros(Instant t, long micros) {
-        return t.plusSeconds(Math.floorDiv(micros, 1_000_000L)).plusNanos(Math.floorMod(micros, 1_000_000L) * 1000);
-    }
-
-    private static final Pattern INTERVAL_PART = Pattern.compile("\\s*([+-]?\\d+(?:\\.\\d+)?)\\s*([a-zA-Z]+)\\s*");
-    private static final Pattern INTERVAL_CLOCK = Pattern.compile("\\s*([+-])?(\\d+):(\\d{2})(?::(\\d{2})(?:\\.(\\d{1,6}))?)?\\s*");
-    private static final Map<String, Long> UNIT_MICROS = Map.ofEntries(
-            Map.entry("us", 1L), Map.entry("usec", 1L), Map.entry("usecs", 1L), Map.entry("microsecond", 1L),
-            Map.entry("microseconds", 1L),
-            Map.entry("ms", 1_000L), Map.entry("msec", 1_000L), Map.entry("msecs", 1_000L),
-            Map.entry("millisecond", 1_000L), Map.entry("milliseconds", 1_000L),
-            Map.entry("s", 1_000_000L), Map.entry("sec", 1_000_000L), Map.entry("secs", 1_000_000L),
-            Map.entry("second", 1_000_000L), Map.entry("seconds", 1_000_000L),
-            Map.entry("m", 60_000_000L), Map.entry("min", 60_000_000L), Map.entry("mins", 60_000_000L),
-            Map.entry("minute", 60_000_000L), Map.entry("minutes", 60_000_000L),
-            Map.entry("h", 3_600_000_000L), Map.entry("hr", 3_600_000_000L), Map.entry("hrs", 3_600_000_000L),
-            Map.entry("hour", 3_600_000_000L), Map.entry("hours", 3_600_000_000L),
-            Map.entry("d", 86_400_000_000L), Map.entry("day", 86_400_000_000L), Map.entry("days", 86_400_000_000L),
-            Map.entry("w", 604_800_000_000L), Map.entry("week", 604_800_000_000L), Map.entry("weeks", 604_800_000_000L));
-
-    /**
-     * An interval's text: parts such as {@code 1 hour}, {@code 90 minutes}, {@code 1 day 2 hours} (microseconds to
-     * weeks, PostgreSQL's spellings and abbreviations), a clock {@code 01:30:00}, or ISO-8601 {@code PT1H30M}; months
-     * and years, whose length varies, are refused.
-     */
-    private Duration interval(Token t) {
-        String s = t.text.strip();
-        if (s.isEmpty()) {
-            throw invalid(t, "an empty interval");
-        }
-        if (s.startsWith("P") || s.startsWith("p") || s.startsWith("-P")) {
-            try {
-                return Duration.parse(s);
-            } catch (java.time.format.DateTimeParseException e) {
-                throw invalid(t, "interval '" + shorten(s) + "' is not ISO-8601 (PT1H30M); months and years are not served");
-            }
-        }
-        Matcher clock = INTERVAL_CLOCK.matcher(s);
-        if (clock.matches()) {
-            long micros = Long.parseLong(clock.group(2)) * 3_600_000_000L + Long.parseLong(clock.group(3)) * 60_000_000L
-                    + (clock.group(4) == null ? 0 : Long.parseLong(clock.group(4)) * 1_000_000L)
-                    + (clock.group(5) == null ? 0 : Long.parseLong((clock.group(5) + "00000").substring(0, 6)));
-            return Duration.ofNanos(Math.multiplyExact("-".equals(clock.group(1)) ? -micros : micros, 1000L));
-        }
-        Matcher m = INTERVAL_PART.matcher(s);
-        long micros = 0;
-        int at = 0;
-        while (at < s.length()) {
-            if (!m.find(at) || m.start() != at) {
-                throw invalid(t, "interval '" + shorten(s) + "' is not understood; write it as '1 hour', '90 minutes',"
-                        + " '1 day 2 hours', '00:30:00' or 'PT1H'");
-            }
-            String unit = m.group(2).toLowerCase(Locale.ROOT);
-            Long per = UNIT_MICROS.get(unit);
-            if (per == null) {
-                throw invalid(t, unit.startsWith("mon") || unit.startsWith("y") || unit.startsWith("dec")
-                        || unit.startsWith("cent") || unit.startsWith("mil")
-                        ? "interval unit '" + unit + "' has no fixed length; use days"
-                        : "interval unit '" + unit + "' is not known");
-            }
-            micros = Math.addExact(micros, new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(per)).longValue());
-            at = m.end();
-        }
-        return Duration.ofNanos(Math.multiplyExact(micros, 1000L));
-    }
-
-    // ---- tokens
-
-    private Token peek() {
-        return tokens.get(next);
-    }
-
-    private boolean accept(String symbol) {
-        if (peek().symbol(symbol)) {
-            next++;
-            return true;
-        }
-        return false;
-    }
-
-    private void expect(String symbol) {
-        if (!accept(symbol)) {
-            throw syntax(peek(), "expected '" + symbol + "', found " + describe(peek()));
-        }
-    }
-
-    private void expectWord(String word) {
-        if (!peek().is(word)) {
-            throw syntax(peek(), "expected " + word.toUpperCase(Locale.ROOT) + ", found " + describe(peek()));
-        }
-        next++;
-    }
-
-    /** A name: a word folded to lower case, or a quoted identifier as written. */
-    private String name(String what) {
-        Token t = peek();
-        if (t.kind != Kind.WORD && t.kind != Kind.QUOTED) {
-            throw syntax(t, "expected " + what + ", found " + describe(t));
-        }
-        next++;
-        return t.text;
-    }
-
-    private String describe(Token t) {
-        return switch (t.kind) {
-            case END -> "the end of the statement";
-            case STRING -> "a string";
-            default -> "'" + Quoted.of(sql.substring(t.at, Math.min(sql.length(), t.at + Math.max(1, Math.min(20,
-                    t.text.length()))))) + "'";
-        };
-    }
-
-    private static String shorten(String s) {
-        return Quoted.of(s);
-    }
-
-    private static ThresherException syntax(Token t, String message) {
-        return new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (t.at + 1) + ": " + message);
-    }
-
-    private static ThresherException unsupported(Token t, String message) {
-        return new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, message + " (position " + (t.at + 1) + "); "
-                + "a query of the journal reads SELECT columns FROM thresher.invocations or thresher.shard_slots"
-                + " [WHERE column op literal AND|OR|NOT ...] [ORDER BY column [DESC], ...] [LIMIT n] [OFFSET n]");
-    }
-
-    private static ThresherException invalid(Token t, String message) {
-        return new ThresherException(ErrorCode.INVALID_ARGUMENTS, message + " (position " + (t.at + 1) + ")");
-    }
-
-    /** Splits the statement into tokens, ending with one {@link Kind#END} at its end. */
-    private static final class Lexer {
-        private final String sql;
-        private final int to;
-        private int pos;
-
-        Lexer(String sql, int from, int to) {
-            this.sql = sql;
-            this.pos = from;
-            this.to = to;
-        }
-
-        List<Token> all() {
-            List<Token> out = new ArrayList<>();
-            while (true) {
-                skipTrivia();
-                if (pos >= to) {
-                    // lookahead past the end stays END
-                    for (int i = 0; i < 4; i++) {
-                        out.add(new Token(Kind.END, "", to));
-                    }
-                    return out;
-                }
-                out.add(token());
-            }
-        }
-
-        private Token token() {
-            int at = pos;
-            char c = sql.charAt(pos);
-            if (isIdentifierStart(c)) {
-                while (pos < to && isIdentifierPart(sql.charAt(pos))) {
-                    pos++;
-                }
-                String word = sql.substring(at, pos);
-                if (pos < to && sql.charAt(pos) == '\'' && word.length() == 1 && "eEbBxXnNuU".indexOf(word.charAt(0)) >= 0) {
-                    throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "string constants with a prefix ("
-                            + word + "'...') are not supported (position " + (at + 1) + "); write '...'");
-                }
-                if (pos < to && sql.charAt(pos) == '&' && word.equalsIgnoreCase("u")) {
-                    throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                            "Unicode escapes (U&) are not supported (position " + (at + 1) + ")");
-                }
-                return new Token(Kind.WORD, CallStatementParser.checkedName(word.toLowerCase(Locale.ROOT), "a name", at),
-                        at);
-            }
-            if (c == '"') {
-                String name = quoted('"');
-                if (name.isEmpty()) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1)
-                            + ": zero-length quoted identifier");
-                }
-                return new Token(Kind.QUOTED, CallStatementParser.checkedName(name, "a name", at), at);
-            }
-            if (c == '\'') {
-                return new Token(Kind.STRING, quoted('\''), at);
-            }
-            if (c == '$') {
-                if (pos + 1 < to && Character.isDigit(sql.charAt(pos + 1))) {
-                    pos++;
-                    int from = pos;
-                    while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                        pos++;
-                    }
-                    return new Token(Kind.PARAM, sql.substring(from, pos), at);
-                }
-                return new Token(Kind.STRING, dollarQuoted(), at);
-            }
-            if (Character.isDigit(c) || c == '.' && pos + 1 < to && Character.isDigit(sql.charAt(pos + 1))) {
-                while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                    pos++;
-                }
-                if (pos < to && sql.charAt(pos) == '.') {
-                    pos++;
-                    while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                        pos++;
-                    }
-                }
-                if (pos < to && (sql.charAt(pos) == 'e' || sql.charAt(pos) == 'E')) {
-                    int save = pos++;
-                    if (pos < to && (sql.charAt(pos) == '+' || sql.charAt(pos) == '-')) {
-                        pos++;
-                    }
-                    if (pos < to && Character.isDigit(sql.charAt(pos))) {
-                        while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                            pos++;
-                        }
-                    } else {
-                        pos = save;
-                    }
-                }
-                if (pos < to && isIdentifierStart(sql.charAt(pos))) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (at + 1)
-                            + ": trailing junk after numeric literal");
-                }
-                return new Token(Kind.NUMBER, sql.substring(at, pos), at);
-            }
-            for (String op : List.of("::", "<=", ">=", "<>", "!=", "||")) {
-                if (sql.startsWith(op, pos) && pos + op.length() <= to) {
-                    pos += op.length();
-                    return new Token(Kind.SYMBOL, op, at);
-                }
-            }
-            pos++;
-            return new Token(Kind.SYMBOL, String.valueOf(c), at);
-        }
-
-        private String quoted(char quote) {
-            int open = pos++;
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                int close = sql.indexOf(quote, pos);
-                if (close < 0 || close >= to) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1) + ": "
-                            + (quote == '"' ? "unterminated quoted identifier" : "unterminated quoted string"));
-                }
-                out.append(sql, pos, close);
-                pos = close + 1;
-                if (pos < to && sql.charAt(pos) == quote) {
-                    out.append(quote);
-                    pos++;
-                } else {
-                    return out.toString();
-                }
-            }
-        }
-
-        private String dollarQuoted() {
-            int open = pos;
-            int tagEnd = pos + 1;
-            while (tagEnd < to && (isIdentifierStart(sql.charAt(tagEnd)) || Character.isDigit(sql.charAt(tagEnd)))) {
-                tagEnd++;
-            }
-            if (tagEnd >= to || sql.charAt(tagEnd) != '$') {
-                throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1)
-                        + ": unexpected '$'");
-            }
-            String delimiter = sql.substring(open, tagEnd + 1);
-            int close = sql.indexOf(delimiter, tagEnd + 1);
-            if (close < 0 || close >= to) {
-                throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1)
-                        + ": unterminated dollar-quoted string");
-            }
-            pos = close + delimiter.length();
-            return sql.substring(tagEnd + 1, close);
-        }
-
-        private void skipTrivia() {
-            while (pos < to) {
-                char c = sql.charAt(pos);
-                if (Character.isWhitespace(c)) {
-                    pos++;
-                } else if (sql.startsWith("--", pos)) {
-                    int eol = sql.indexOf('\n', pos);
-                    pos = eol < 0 || eol >= to ? to : eol + 1;
-                } else if (sql.startsWith("/*", pos)) {
-                    int open = pos;
-                    int depth = 0;
-                    do {
-                        if (pos >= to) {
-                            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (open + 1)
-                                    + ": unterminated /* comment");
-                        }
-                        if (sql.startsWith("/*", pos)) {
-                            depth++;
-                            pos += 2;
-                        } else if (sql.startsWith("*/", pos)) {
-                            depth--;
-                            pos += 2;
-                        } else {
-                            pos++;
-                        }
-                    } while (depth > 0);
-                } else {
-                    return;
-                }
-            }
-        }
-
-        private static boolean isIdentifierStart(char c) {
-            return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        }
-
-        private static boolean isIdentifierPart(char c) {
-            return isIdentifierStart(c) || (c >= '0' && c <= '9') || c == '$';
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.thresher.pgwire;
 
+import dev.thresher.errors.ThresherException;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -223,10 +224,33 @@ sealed interface ParsedStatement {
         }
     }
 
-    /** {@code CREATE TABLE}, {@code ALTER TABLE} or {@code DROP TABLE} as written, for the table service. */
-    record TableStatement(String sql) implements ParsedStatement {
-        public TableStatement {
-            Objects.requireNonNull(sql, "sql");
+    /**
+     * {@code CREATE TABLE}, {@code ALTER TABLE} or {@code DROP TABLE} read into the table service's command
+     * ({@link DdlGrammar#table}). A malformed one is refused when it runs, after the session's permission is checked
+     * and the statements before it in its query ran, as the table service refused it before it read commands.
+     *
+     * @param command the command, or null when {@code refusal} says why there is none
+     */
+    record TableStatement(dev.thresher.bindings.TableCommand command, ThresherException refusal)
+            implements ParsedStatement {
+        static TableStatement of(String sql) {
+            try {
+                return new TableStatement(DdlGrammar.table(sql), null);
+            } catch (ThresherException e) {
+                return new TableStatement(null, e);
+            }
+        }
+
+        /**
+         * The command.
+         *
+         * @throws ThresherException why the statement is none
+         */
+        dev.thresher.bindings.TableCommand typed() {
+            if (command == null) {
+                throw new ThresherException(refusal.code(), refusal.getMessage());
+            }
+            return command;
         }
 
         @Override
@@ -235,10 +259,32 @@ sealed interface ParsedStatement {
         }
     }
 
-    /** {@code CREATE BINDING} or {@code ALTER BINDING} as written, for the binding service. */
-    record BindingStatement(String sql) implements ParsedStatement {
-        public BindingStatement {
-            Objects.requireNonNull(sql, "sql");
+    /**
+     * {@code CREATE BINDING} or {@code ALTER BINDING} read into the binding service's command
+     * ({@link DdlGrammar#binding}); a malformed one is refused when it runs, as {@link TableStatement} is.
+     *
+     * @param command the command, or null when {@code refusal} says why there is none
+     */
+    record BindingStatement(dev.thresher.bindings.BindingCommand command, ThresherException refusal)
+            implements ParsedStatement {
+        static BindingStatement of(String sql) {
+            try {
+                return new BindingStatement(DdlGrammar.binding(sql), null);
+            } catch (ThresherException e) {
+                return new BindingStatement(null, e);
+            }
+        }
+
+        /**
+         * The command.
+         *
+         * @throws ThresherException why the statement is none
+         */
+        dev.thresher.bindings.BindingCommand typed() {
+            if (command == null) {
+                throw new ThresherException(refusal.code(), refusal.getMessage());
+            }
+            return command;
         }
 
         @Override
@@ -247,10 +293,33 @@ sealed interface ParsedStatement {
         }
     }
 
-    /** {@code CREATE USER}, {@code ALTER USER}, {@code DROP USER}, {@code GRANT}, {@code REVOKE} as written, for the access service. */
-    record AccessStatement(String sql) implements ParsedStatement {
-        public AccessStatement {
-            Objects.requireNonNull(sql, "sql");
+    /**
+     * {@code CREATE USER}, {@code ALTER USER}, {@code DROP USER}, {@code GRANT} or {@code REVOKE} read into the access
+     * service's statement ({@link AccessGrammar}); a malformed one is refused when it runs, as {@link TableStatement}
+     * is.
+     *
+     * @param statement the statement, or null when {@code refusal} says why there is none
+     */
+    record AccessStatement(dev.thresher.bindings.access.AccessStatement statement, ThresherException refusal)
+            implements ParsedStatement {
+        static AccessStatement of(String sql) {
+            try {
+                return new AccessStatement(AccessGrammar.parse(sql), null);
+            } catch (ThresherException e) {
+                return new AccessStatement(null, e);
+            }
+        }
+
+        /**
+         * The statement.
+         *
+         * @throws ThresherException why it is none
+         */
+        dev.thresher.bindings.access.AccessStatement typed() {
+            if (statement == null) {
+                throw new ThresherException(refusal.code(), refusal.getMessage());
+            }
+            return statement;
         }
 
         @Override

@@ -110,7 +110,7 @@ final class PgWork {
         if (!allowed(p -> p.checkDeploy("create, alter or drop tables"), sink::failed)) {
             return;
         }
-        startTagged("table statement", () -> writes.tables().execute(session.tenant(), session.user(), t.sql()),
+        startTagged("table statement", () -> writes.tables().execute(session.tenant(), session.user(), t.typed()),
                 sink);
     }
 
@@ -124,7 +124,7 @@ final class PgWork {
             return;
         }
         startTagged("binding statement",
-                () -> writes.bindings().execute(session.tenant(), session.user(), statement.sql()), sink);
+                () -> writes.bindings().execute(session.tenant(), session.user(), statement.typed()), sink);
     }
 
     /**
@@ -135,7 +135,7 @@ final class PgWork {
         dev.thresher.bindings.access.AccessStatement parsed;
         dev.thresher.bindings.access.Principal by;
         try {
-            parsed = dev.thresher.bindings.access.AccessStatement.parse(statement.sql());
+            parsed = statement.typed();
             by = principal();
             if (!(parsed instanceof dev.thresher.bindings.access.AccessStatement.AlterPassword a
                     && a.name().equals(by.user()))) {

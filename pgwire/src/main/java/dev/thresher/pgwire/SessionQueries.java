@@ -2,12 +2,15 @@ package dev.thresher.pgwire;
 
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.pgwire.SessionTokens.Cursor;
+import dev.thresher.pgwire.SessionTokens.Kind;
+import dev.thresher.pgwire.SessionTokens.Tok;
+import dev.thresher.pgwire.SessionTokens.Value;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -108,8 +111,8 @@ final class SessionQueries {
     static Optional<Query> match(String sql, int from, int to) {
         List<Tok> tokens;
         try {
-            tokens = new Lexer(sql, from, to).all();
-        } catch (ThresherException e) {
+            tokens = SessionTokens.tokens(sql, from, to);
+        } catch (SqlLexer.LexError e) {
             return Optional.empty(); // left to the journal parser, which says what is wrong
         }
         Optional<Query> q = TypeLookup.match(tokens);
@@ -302,7 +305,7 @@ final class SessionQueries {
         private final int parameterType;
 
         TypeLookup(String template, List<Column> columns, int parameterType) {
-            this.template = new Lexer(template, 0, template.length()).all();
+            this.template = SessionTokens.tokens(template, 0, template.length());
             this.columns = columns;
             this.parameterType = parameterType;
         }
@@ -453,258 +456,5 @@ final class SessionQueries {
             out.add(new BackendMessage.Column(c.name(), c.typeOid(), length(c.typeOid()), formats.get(i)));
         }
         return new BackendMessage.RowDescription(out);
-    }
-
-    // ---- tokens
-
-    private enum Kind { WORD, QUOTED, STRING, NUMBER, PARAM, SYMBOL, END }
-
-    /** One token: a word folded to lower case, a quoted name or a string's value, a number, a parameter's number. */
-    private record Tok(Kind kind, String text) {
-        boolean is(Kind k, String t) {
-            return kind == k && text.equals(t);
-        }
-    }
-
-    /** A parameter ({@code parameter} its number) or a literal ({@code text}), casts and parentheses removed. */
-    private record Value(int parameter, String text) {
-    }
-
-    private static final class Cursor {
-        private final List<Tok> tokens;
-        private int next;
-
-        Cursor(List<Tok> tokens) {
-            this.tokens = tokens;
-        }
-
-        Tok peek() {
-            return peek(0);
-        }
-
-        Tok peek(int ahead) {
-            return tokens.get(Math.min(next + ahead, tokens.size() - 1));
-        }
-
-        Tok next() {
-            Tok t = peek();
-            if (t.kind() != Kind.END) {
-                next++;
-            }
-            return t;
-        }
-
-        boolean at(Kind kind) {
-            return peek().kind() == kind;
-        }
-
-        boolean atSymbol(String s) {
-            return peek().is(Kind.SYMBOL, s);
-        }
-
-        boolean atEnd() {
-            return at(Kind.END);
-        }
-
-        boolean take(Tok expected) {
-            if (peek().equals(expected)) {
-                next++;
-                return true;
-            }
-            return false;
-        }
-
-        boolean word(String w) {
-            return take(new Tok(Kind.WORD, w));
-        }
-
-        boolean symbol(String s) {
-            return take(new Tok(Kind.SYMBOL, s));
-        }
-
-        /**
-         * {@code $n}, a string, or an optionally negative integer, each optionally in parentheses and cast
-         * ({@code ('3802'::int8)}, {@code '114'::pg_catalog.oid}), as drivers write a bound value; null if none.
-         */
-        Value value() {
-            return value(0);
-        }
-
-        private Value value(int depth) {
-            Value v;
-            if (symbol("(")) {
-                v = depth < 16 ? value(depth + 1) : null;
-                if (v == null || !symbol(")")) {
-                    return null;
-                }
-            } else if (at(Kind.PARAM)) {
-                v = new Value(Integer.parseInt(next().text()), null);
-            } else if (at(Kind.STRING)) {
-                v = new Value(0, next().text());
-            } else if (at(Kind.NUMBER) || atSymbol("-") && peek(1).kind() == Kind.NUMBER) {
-                v = new Value(0, (symbol("-") ? "-" : "") + next().text());
-            } else {
-                return null;
-            }
-            while (symbol("::")) {
-                if (!at(Kind.WORD)) {
-                    return null;
-                }
-                next();
-                if (symbol(".")) {
-                    if (!at(Kind.WORD)) {
-                        return null;
-                    }
-                    next();
-                }
-            }
-            return v;
-        }
-    }
-
-    /** Tokens of SQL text, as PostgreSQL's lexer splits them, for the few forms matched here; then END. */
-    private static final class Lexer {
-        private static final Map<Character, Integer> SIMPLE_ESCAPES = Map.of('b', 8, 'f', 12, 'n', 10, 'r', 13, 't', 9);
-        private final String sql;
-        private final int to;
-        private int pos;
-
-        Lexer(String sql, int from, int to) {
-            this.sql = sql;
-            this.pos = from;
-            this.to = to;
-        }
-
-        List<Tok> all() {
-            List<Tok> out = new ArrayList<>();
-            while (true) {
-                skipTrivia();
-                if (pos >= to) {
-                    out.add(new Tok(Kind.END, ""));
-                    return out;
-                }
-                out.add(token());
-            }
-        }
-
-        private Tok token() {
-            char c = sql.charAt(pos);
-            if ((c == 'E' || c == 'e') && pos + 1 < to && sql.charAt(pos + 1) == '\'') {
-                pos++;
-                return new Tok(Kind.STRING, escaped());
-            }
-            if (c == '_' || Character.isLetter(c)) {
-                int at = pos;
-                while (pos < to && (sql.charAt(pos) == '_' || sql.charAt(pos) == '$'
-                        || Character.isLetterOrDigit(sql.charAt(pos)))) {
-                    pos++;
-                }
-                return new Tok(Kind.WORD, sql.substring(at, pos).toLowerCase(Locale.ROOT));
-            }
-            if (c == '"' || c == '\'') {
-                return new Tok(c == '"' ? Kind.QUOTED : Kind.STRING, quoted(c));
-            }
-            if (c >= '0' && c <= '9') {
-                int at = pos;
-                while (pos < to && (Character.isLetterOrDigit(sql.charAt(pos)) || sql.charAt(pos) == '.')) {
-                    pos++;
-                }
-                return new Tok(Kind.NUMBER, sql.substring(at, pos));
-            }
-            if (c == '$' && pos + 1 < to && Character.isDigit(sql.charAt(pos + 1))) {
-                int at = ++pos;
-                while (pos < to && Character.isDigit(sql.charAt(pos))) {
-                    pos++;
-                }
-                String digits = sql.substring(at, pos);
-                return new Tok(Kind.PARAM, digits.length() > 6 ? "999999" : digits);
-            }
-            if (c == ':' && pos + 1 < to && sql.charAt(pos + 1) == ':') {
-                pos += 2;
-                return new Tok(Kind.SYMBOL, "::");
-            }
-            pos++;
-            return new Tok(Kind.SYMBOL, String.valueOf(c));
-        }
-
-        private String quoted(char quote) {
-            int open = pos++;
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                int close = sql.indexOf(quote, pos);
-                if (close < 0 || close >= to) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "unterminated quote at position " + (open + 1));
-                }
-                out.append(sql, pos, close);
-                pos = close + 1;
-                if (pos < to && sql.charAt(pos) == quote) {
-                    out.append(quote);
-                    pos++;
-                } else {
-                    return out.toString();
-                }
-            }
-        }
-
-        /** An escape string's body from its quote on ({@code E'a\'b'}): psql writes names with backslashes so. */
-        private String escaped() {
-            int open = pos++;
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                if (pos >= to) {
-                    throw new ThresherException(ErrorCode.SYNTAX_ERROR, "unterminated quote at position " + (open + 1));
-                }
-                char c = sql.charAt(pos++);
-                if (c == '\'') {
-                    if (pos < to && sql.charAt(pos) == '\'') {
-                        out.append('\'');
-                        pos++;
-                        continue;
-                    }
-                    return out.toString();
-                }
-                if (c != '\\' || pos >= to) {
-                    out.append(c);
-                    continue;
-                }
-                char e = sql.charAt(pos++);
-                Integer simple = SIMPLE_ESCAPES.get(e);
-                if (simple != null) {
-                    out.append((char) simple.intValue());
-                } else {
-                    out.append(e); // \\, \', and anything else stands for itself; no octal or hex in names psql writes
-                }
-            }
-        }
-
-        private void skipTrivia() {
-            while (pos < to) {
-                char c = sql.charAt(pos);
-                if (Character.isWhitespace(c)) {
-                    pos++;
-                } else if (sql.startsWith("--", pos)) {
-                    int eol = sql.indexOf('\n', pos);
-                    pos = eol < 0 || eol >= to ? to : eol + 1;
-                } else if (sql.startsWith("/*", pos)) {
-                    int depth = 0;
-                    do {
-                        if (pos >= to) {
-                            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "unterminated comment");
-                        }
-                        if (sql.startsWith("/*", pos)) {
-                            depth++;
-                            pos += 2;
-                        } else if (sql.startsWith("*/", pos)) {
-                            depth--;
-                            pos += 2;
-                        } else {
-                            pos++;
-                        }
-                    } while (depth > 0);
-                } else {
-                    return;
-                }
-            }
-        }
     }
 }

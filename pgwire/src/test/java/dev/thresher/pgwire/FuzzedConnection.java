@@ -297,8 +297,8 @@ final class FuzzedConnection {
         }
 
         @Override
-        public String execute(String tenant, String user, String sql) {
-            return "CREATE TABLE";
+        public String execute(String tenant, String user, dev.thresher.bindings.TableCommand command) {
+            return command.tag();
         }
 
         @Override
@@ -359,8 +359,8 @@ final class FuzzedConnection {
         }
 
         @Override
-        public String execute(String tenant, String user, String sql) {
-            return "CREATE BINDING";
+        public String execute(String tenant, String user, dev.thresher.bindings.BindingCommand command) {
+            return command.tag();
         }
     };
 

@@ -77,12 +77,12 @@ class PgCopyProtocolTest {
             return 3;
         }
 
-        final List<String> statements = new CopyOnWriteArrayList<>();
+        final List<dev.thresher.bindings.TableCommand> statements = new CopyOnWriteArrayList<>();
 
         @Override
-        public String execute(String tenant, String user, String sql) {
-            statements.add(sql);
-            return sql.split(" ")[0].toUpperCase(java.util.Locale.ROOT) + " TABLE";
+        public String execute(String tenant, String user, dev.thresher.bindings.TableCommand command) {
+            statements.add(command);
+            return command.tag();
         }
 
         @Override
@@ -239,8 +239,9 @@ class PgCopyProtocolTest {
         List<Message> done = await(c, "CCZ");
         assertThat(done.get(0).strings()).containsExactly("CREATE TABLE");
         assertThat(done.get(1).strings()).containsExactly("ALTER TABLE");
-        assertThat(writer.statements).containsExactly("create table t (id bigint) partition by hash (id)",
-                "ALTER TABLE t ADD COLUMN x text");
+        assertThat(writer.statements).containsExactly(
+                new dev.thresher.bindings.TableCommand.Create(new TableService.TableSpec("t", "id", "id bigint", 16, List.of())),
+                new dev.thresher.bindings.TableCommand.Alter("t", new TableService.Change.AddColumn("x text")));
         c.send(new FrontendBytes().query("CREATE INDEX i ON t (x)"));
         List<Message> refused = await(c, "EZ");
         assertThat(refused.get(0).errorFields().get('M')).contains("only CREATE TABLE, ALTER TABLE, DROP TABLE,");

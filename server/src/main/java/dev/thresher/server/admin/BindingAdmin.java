@@ -183,40 +183,13 @@ public final class BindingAdmin implements BindingService {
         return tables.control().bindings();
     }
 
-    private static final java.util.regex.Pattern CREATE = java.util.regex.Pattern.compile(
-            "(?is)\\s*CREATE\\s+BINDING\\s+WITH\\s+MANIFEST\\s+'((?:[^']++|'')*+)'\\s+MODULE\\s+'((?:[^']++|'')*+)'\\s*;?\\s*");
-    private static final java.util.regex.Pattern ROLLBACK = java.util.regex.Pattern.compile(
-            "(?is)\\s*ALTER\\s+BINDING\\s+(\\w+)\\s+ROLLBACK\\s+TO\\s+VERSION\\s+(\\d{1,9})\\s*;?\\s*");
-
     @Override
-    public String execute(String tenant, String user, String sql) {
-        java.util.regex.Matcher m = CREATE.matcher(sql);
-        if (m.matches()) {
-            byte[] manifest = m.group(1).replace("''", "'").getBytes(StandardCharsets.UTF_8);
-            deploy(tenant, "pgwire:" + user, manifest, moduleBytes(m.group(2).replace("''", "'")));
-            return "CREATE BINDING";
+    public String execute(String tenant, String user, dev.thresher.bindings.BindingCommand command) {
+        switch (command) {
+            case dev.thresher.bindings.BindingCommand.Deploy d -> deploy(tenant, "pgwire:" + user, d.manifest(), d.module());
+            case dev.thresher.bindings.BindingCommand.Rollback r -> rollback(tenant, r.binding(), r.version(), "pgwire:" + user);
         }
-        m = ROLLBACK.matcher(sql);
-        if (m.matches()) {
-            rollback(tenant, m.group(1), Integer.parseInt(m.group(2)), "pgwire:" + user);
-            return "ALTER BINDING";
-        }
-        throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "the binding statements served are CREATE BINDING"
-                + " WITH MANIFEST '<json>' MODULE '<hex or base64>' and ALTER BINDING name ROLLBACK TO VERSION n");
-    }
-
-    /** A module as SQL text: hex ({@code \x} prefix optional) or base64. */
-    private static byte[] moduleBytes(String text) {
-        String t = text.strip();
-        String hex = t.startsWith("\\x") ? t.substring(2) : t;
-        if (hex.matches("(?s)[0-9a-fA-F\\s]+") && hex.replaceAll("\\s", "").length() % 2 == 0) {
-            return HexFormat.of().parseHex(hex.replaceAll("\\s", ""));
-        }
-        try {
-            return java.util.Base64.getMimeDecoder().decode(t);
-        } catch (IllegalArgumentException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "MODULE is neither hex nor base64: " + e.getMessage());
-        }
+        return command.tag();
     }
 
     /**

@@ -95,11 +95,20 @@ final class NodeUsers implements UserService {
 
     @Override
     public void grant(Optional<String> tenant, String user, Grant grant, String by) {
-        call(() -> node.post("/admin/grants", Map.of("grant", grant.text(), "user", user, "by", by)));
+        Map<String, String> body = new java.util.HashMap<>(grantBody(user, grant));
+        body.put("by", by);
+        call(() -> node.post("/admin/grants", body));
+    }
+
+    /** A grant as the route takes it: its privilege's word and, for a call grant of one binding, the binding. */
+    private static Map<String, String> grantBody(String user, Grant grant) {
+        Map<String, String> body = new java.util.HashMap<>(Map.of("user", user, "privilege", grant.privilege().word()));
+        grant.binding().ifPresent(b -> body.put("binding", b));
+        return body;
     }
 
     @Override
     public void revoke(Optional<String> tenant, String user, Grant grant) {
-        call(() -> node.post("/admin/grants/revoke", Map.of("grant", grant.text(), "user", user)));
+        call(() -> node.post("/admin/grants/revoke", grantBody(user, grant)));
     }
 }

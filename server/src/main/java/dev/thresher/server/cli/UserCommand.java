@@ -194,7 +194,7 @@ final class UserCommand implements Runnable {
 
         @Override
         void run(UserService users, String tenant) {
-            if (!(AccessStatement.parse("GRANT " + String.join(" ", words)) instanceof AccessStatement.GrantTo g)) {
+            if (!(dev.thresher.pgwire.AccessGrammar.parse("GRANT " + String.join(" ", words)) instanceof AccessStatement.GrantTo g)) {
                 throw new ThresherException(ErrorCode.SYNTAX_ERROR, "expected a grant");
             }
             users.grant(Optional.empty(), g.user(), g.grant(), "thresher grant");
@@ -211,7 +211,7 @@ final class UserCommand implements Runnable {
 
         @Override
         void run(UserService users, String tenant) {
-            if (!(AccessStatement.parse("REVOKE " + String.join(" ", words)) instanceof AccessStatement.RevokeFrom r)) {
+            if (!(dev.thresher.pgwire.AccessGrammar.parse("REVOKE " + String.join(" ", words)) instanceof AccessStatement.RevokeFrom r)) {
                 throw new ThresherException(ErrorCode.SYNTAX_ERROR, "expected a revoke");
             }
             users.revoke(Optional.empty(), r.user(), r.grant());

@@ -175,8 +175,8 @@ final class NodeTableService implements TableService, AutoCloseable {
             }
 
             @Override
-            public String execute(String tenant, String user, String sql) {
-                return b().execute(tenant, user, sql);
+            public String execute(String tenant, String user, dev.thresher.bindings.BindingCommand command) {
+                return b().execute(tenant, user, command);
             }
         };
     }
@@ -213,14 +213,13 @@ final class NodeTableService implements TableService, AutoCloseable {
     }
 
     @Override
-    public String execute(String tenant, String user, String sql) {
-        TableSql.Statement statement = TableSql.parse(sql);
-        switch (statement) {
-            case TableSql.Create c -> {
+    public String execute(String tenant, String user, dev.thresher.bindings.TableCommand command) {
+        switch (command) {
+            case dev.thresher.bindings.TableCommand.Create c -> {
                 create(tenant, c.spec());
                 return "CREATE TABLE";
             }
-            case TableSql.Drop d -> {
+            case dev.thresher.bindings.TableCommand.Drop d -> {
                 try {
                     drop(tenant, d.table());
                 } catch (ThresherException e) {
@@ -230,7 +229,7 @@ final class NodeTableService implements TableService, AutoCloseable {
                 }
                 return "DROP TABLE";
             }
-            case TableSql.Alter a -> {
+            case dev.thresher.bindings.TableCommand.Alter a -> {
                 TableInfo after = alter(tenant, a.table(), a.change());
                 MigrationInfo last = after.migrations().get(after.migrations().size() - 1);
                 if (!last.errors().isEmpty()) {
