@@ -34,6 +34,8 @@ public enum ErrorCode {
     UNKNOWN_COLUMN(1017, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     /** An identifier (a binding, table, column or setting name) longer than 63 bytes, PostgreSQL's NAMEDATALEN - 1. */
     NAME_TOO_LONG(1018, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
+    /** A statement or an admin request names a table the tenant does not have. */
+    UNKNOWN_TABLE(1019, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     AUTHENTICATION_TIMEOUT(2003, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),
 
     AUTHENTICATION_FAILED(2001, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),

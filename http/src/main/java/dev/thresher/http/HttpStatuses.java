@@ -14,7 +14,7 @@ public final class HttpStatuses {
 
     static HttpResponseStatus of(dev.thresher.errors.ErrorCode code) {
         return switch (code) {
-            case UNKNOWN_BINDING, UNKNOWN_CALL -> HttpResponseStatus.NOT_FOUND;
+            case UNKNOWN_BINDING, UNKNOWN_CALL, UNKNOWN_TABLE -> HttpResponseStatus.NOT_FOUND;
             case PAYLOAD_TOO_LARGE -> HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE;
             case AUTHENTICATION_FAILED -> HttpResponseStatus.UNAUTHORIZED;
             case PERMISSION_DENIED -> HttpResponseStatus.FORBIDDEN;

@@ -25,6 +25,8 @@ import dev.thresher.errors.RetryClass;
  *     sequence in the client's encoding (UTF8, the only one served)</td></tr>
  * <tr><td>UNKNOWN_SETTING, UNKNOWN_CALL</td><td>42704 undefined_object</td><td>what PostgreSQL says for SHOW of an unrecognized
  *     configuration parameter</td></tr>
+ * <tr><td>UNKNOWN_TABLE</td><td>42P01 undefined_table</td><td>what PostgreSQL says for a table that does not
+ * exist</td></tr>
  * <tr><td>UNKNOWN_COLUMN</td><td>42703 undefined_column</td><td>what PostgreSQL says for a column the table
  *     does not have (the journal views {@code thresher.invocations} and {@code thresher.shard_slots})</td></tr>
  * <tr><td>NAME_TOO_LONG</td><td>42622 name_too_long</td><td>an identifier past PostgreSQL's 63 bytes; PostgreSQL
@@ -107,6 +109,7 @@ public final class SqlStates {
             case INVALID_TEXT_ENCODING -> "22021";
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case UNKNOWN_COLUMN -> "42703";
+            case UNKNOWN_TABLE -> "42P01";
             case NAME_TOO_LONG -> "42622";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";

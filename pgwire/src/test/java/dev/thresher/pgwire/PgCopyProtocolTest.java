@@ -50,7 +50,7 @@ class PgCopyProtocolTest {
         @Override
         public long copyFrom(String tenant, String user, CopySpec spec, IntConsumer ready, InputStream data) {
             if (spec.table().equals("nope")) {
-                throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "there is no table nope");
+                throw new ThresherException(ErrorCode.UNKNOWN_TABLE, "there is no table nope");
             }
             specs.add(spec);
             ready.accept(3);
@@ -201,6 +201,7 @@ class PgCopyProtocolTest {
         List<Message> unknown = await(c, "EZ");
         assertThat(types(unknown)).isEqualTo("EZ");
         assertThat(unknown.get(0).errorFields().get('M')).isEqualTo("there is no table nope");
+        assertThat(unknown.get(0).errorFields().get('C')).isEqualTo("42P01");
     }
 
     @Test

@@ -24,6 +24,7 @@ class SqlStatesTest {
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case UNKNOWN_COLUMN -> "42703";
             case NAME_TOO_LONG -> "42622";
+            case UNKNOWN_TABLE -> "42P01";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE, IDEMPOTENCY_KEY_REUSED -> "22023";
             case INVALID_CONFIGURATION -> "F0000";

@@ -176,6 +176,8 @@ class TableSchemaIT {
             HttpResponse<String> gone = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t")).header("Authorization", "Bearer " + cluster.adminToken()).GET().build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(json.readTree(gone.body()).at("/error/message").asText()).isEqualTo("there is no table http_t");
+            assertThat(gone.statusCode()).isEqualTo(404);
+            assertThat(json.readTree(gone.body()).at("/error/name").asText()).isEqualTo("UNKNOWN_TABLE");
             HttpResponse<String> wrong = client.send(HttpRequest.newBuilder(URI.create(base + "/http_t/migrate")).header("Authorization", "Bearer " + cluster.adminToken())
                     .GET().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(wrong.statusCode()).isEqualTo(405);

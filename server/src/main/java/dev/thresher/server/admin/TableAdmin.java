@@ -537,7 +537,8 @@ public final class TableAdmin implements AutoCloseable {
     /** A table's row, or a refusal: there is no such table. */
     private TableCatalog.Table table(String tenant, String table) {
         return catalog.tables(tenant).stream().filter(r -> r.name().equals(table)).findFirst()
-                .orElseThrow(() -> invalid("there is no table " + table));
+                .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_TABLE, "there is no table "
+                        + dev.thresher.errors.Quoted.of(table)));
     }
 
     private static ThresherException invalid(String message) {

@@ -223,7 +223,7 @@ final class NodeTableService implements TableService, AutoCloseable {
                 try {
                     drop(tenant, d.table());
                 } catch (ThresherException e) {
-                    if (!(d.ifExists() && e.getMessage().startsWith("there is no table"))) {
+                    if (!(d.ifExists() && e.code() == ErrorCode.UNKNOWN_TABLE)) {
                         throw e;
                     }
                 }
