@@ -72,6 +72,17 @@ class ShutdownIT {
     }
 
     @Test
+    void aWarmUpCallThatFailsRetryablyIsTriedAgainAndNeverEndsTheCluster() throws Exception {
+        // kills: DevCluster.warmUpCall (a warm-up call's failure reached the dev command, which stopped the cluster)
+        Node n1 = cluster.nodes().get(1); // not the node the other test stops
+        long before = n1.failpoints().fired(Failpoint.BEFORE_REDUCE);
+        n1.failpoints().arm(Failpoint.BEFORE_REDUCE, 1, Action.fail(ErrorCode.TARGET_STALE));
+        cluster.warmUp(1);
+        assertThat(n1.failpoints().fired(Failpoint.BEFORE_REDUCE)).isEqualTo(before + 1);
+        assertThat(call(n1.pgwireAddress(), "row_count")).isEqualTo(ROWS);
+    }
+
+    @Test
     void aStoppingNodeTakesNoNewCallsAndFinishesTheOneInFlightBeforeItStops() throws Exception {
         Node n0 = cluster.nodes().get(0);
         String pgwire = n0.pgwireAddress();

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.bindings.CallRequest;
+import dev.thresher.errors.ThresherException;
 import dev.thresher.examples.ExampleComponents;
 import dev.thresher.http.HttpAccess;
 import dev.thresher.limits.Limits;
@@ -373,7 +374,9 @@ public final class DevCluster implements AutoCloseable {
     /**
      * Calls the sample binding through every node's coordinator, so the guest and the call path
      * are compiled before a person's first call (it would otherwise take seconds). The calls are
-     * real and recorded like any other, under the principal {@code dev-warmup}.
+     * real and recorded like any other, under the principal {@code dev-warmup}. A warm-up call that fails (PostgreSQL
+     * stalling in the cluster's first seconds, a lease lost under the stall) is logged, and tried again while it is
+     * retryable, up to {@value #WARM_UP_ATTEMPTS} times: it never ends the cluster.
      *
      * @return the time taken, in milliseconds
      */
@@ -381,12 +384,40 @@ public final class DevCluster implements AutoCloseable {
         long t0 = System.nanoTime();
         for (int round = 0; round < rounds; round++) {
             for (Node n : nodes) {
-                n.coordinator().call(CallRequest.of(TENANT, "dev-warmup", SAMPLE_BINDING, "{}")).join();
+                warmUpCall(n);
             }
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
         log.info("warmed up the call path with {} calls in {} ms", rounds * nodes.size(), ms);
         return ms;
+    }
+
+    /** Attempts of one warm-up call, a retryable failure tried again after a short pause growing with each. */
+    static final int WARM_UP_ATTEMPTS = 5;
+
+    private static void warmUpCall(Node n) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                n.coordinator().call(CallRequest.of(TENANT, "dev-warmup", SAMPLE_BINDING, "{}")).join();
+                return;
+            } catch (RuntimeException e) {
+                ThresherException failure = ThresherException.of(e instanceof java.util.concurrent.CompletionException
+                        && e.getCause() != null ? e.getCause() : e);
+                boolean again = attempt < WARM_UP_ATTEMPTS
+                        && failure.code().retryClass() != dev.thresher.errors.RetryClass.TERMINAL;
+                log.warn("warm-up call through {} failed ({} {}){}", n.hostId(), failure.code(), failure.getMessage(),
+                        again ? "; trying again" : "; the cluster goes on without it");
+                if (!again) {
+                    return;
+                }
+                try {
+                    Thread.sleep(200L * attempt);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     /** What this cluster was started with. */
