@@ -286,9 +286,7 @@ public final class Coordinator implements CallService {
             try {
                 plan = planWithActivationWait(call, binding);
             } catch (ThresherException e) {
-                control.insertRefusedInvocation(call.callId, binding, request.principal(), hostId,
-                        call.deadline.remainingMillis(), call.deadlineMs, e.code(), e.getMessage());
-                tellRecorded(call);
+                recordRefusal(call, binding, e);
                 throw e;
             }
             call.planned(plan);
@@ -302,6 +300,24 @@ public final class Coordinator implements CallService {
                 throw new ThresherException(ErrorCode.TARGET_STALE, "binding " + request.bindingName()
                         + " kept getting new versions while the call was planned");
             }
+        }
+    }
+
+    /**
+     * Records a call refused at planning, as failed, with the refusal's own code: bounded as a failure's record is (by
+     * what is left of the deadline, at least {@value #FAILURE_RECORD_MIN_MS} ms, at most {@value #FAILURE_RECORD_MS}),
+     * not by the call's deadline alone, which a wait for a leader may have spent; a record that fails is logged and
+     * the refusal stands.
+     */
+    private void recordRefusal(CallRun call, Binding binding, ThresherException refusal) {
+        try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(
+                Math.clamp(call.deadline.remainingMillis(), FAILURE_RECORD_MIN_MS, FAILURE_RECORD_MS))))) {
+            control.insertRefusedInvocation(call.callId, binding, call.request.principal(), hostId,
+                    call.deadline.remainingMillis(), call.deadlineMs, refusal.code(), refusal.getMessage());
+            tellRecorded(call);
+        } catch (RuntimeException recordFailure) {
+            log.warn("could not record the refusal of call {} ({}): {}", call.callId, refusal.code(),
+                    recordFailure.toString());
         }
     }
 
@@ -325,11 +341,21 @@ public final class Coordinator implements CallService {
             try {
                 return CallPlanner.plan(call.callId, binding, topology, limits);
             } catch (ThresherException e) {
-                if (e.code() != ErrorCode.CELL_UNAVAILABLE || giveUp.remainingNanos() <= msToNanos(ACTIVATION_POLL_MS)) {
+                // the wait ends a poll before the deadline: the refusal it ends in is the partition's, typed by its
+                // real cause, never the deadline's
+                if (e.code() != ErrorCode.CELL_UNAVAILABLE
+                        || giveUp.remainingNanos() <= msToNanos(2 * ACTIVATION_POLL_MS)) {
                     throw e;
                 }
                 pause(ACTIVATION_POLL_MS);
-                topology = catalog.refreshTopology();
+                try {
+                    topology = catalog.refreshTopology();
+                } catch (ThresherException unread) {
+                    // the control database did not answer in time: the partition still has no known leader
+                    log.debug("call {}: the topology could not be read again ({}); refusing as it stood", call.callId,
+                            unread.toString());
+                    throw e;
+                }
             }
         }
     }

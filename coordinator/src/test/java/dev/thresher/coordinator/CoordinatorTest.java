@@ -499,6 +499,25 @@ class CoordinatorTest {
     }
 
     @Test
+    void aPartitionWithoutALeaderUntilNearTheDeadlineIsRefusedAndRecordedAsSuchNotAsTheDeadline() throws Exception {
+        // kills: planWithActivationWait waiting up to the deadline, and the refusal recorded under the call's own
+        // expired deadline (answered 57014 "deadline passed ... before a connection was taken", no invocation left)
+        Topology three = Plans.topology(3);
+        Map<Integer, Leadership> noLeaderFor99 = new HashMap<>(three.leaders());
+        noLeaderFor99.remove(99);
+        control.topology(new Topology(three.partitions(), noLeaderFor99, three.hosts(), three.readAt()));
+        control.refreshDelayMs = 120; // each read of the topology takes a while, as a loaded control database's
+
+        ThresherException e = failure(coordinator(Limits.fromProperties(Map.of("limits.activationWindowMs", "10000")))
+                .call(request(350)));
+
+        assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
+        assertThat(control.refused).singleElement().satisfies(ref ->
+                assertThat(ref.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE));
+        assertThat(leaders.sent).isEmpty();
+    }
+
+    @Test
     void aStaleCachedBindingIsResolvedAgainBeforeAnythingIsSent() throws Exception {
         control.redeploy(V2); // the database has version 2; the cache still holds version 1
 

@@ -2,6 +2,7 @@ package dev.thresher.coordinator;
 
 import dev.thresher.bindings.Binding;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.ThresherException;
 import dev.thresher.store.control.CallJournal.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
@@ -136,11 +137,30 @@ final class FakeControl implements CallStore, Catalog {
         return cachedTopology;
     }
 
+    /** How long a read of the topology takes, as the control database answers; 0: at once. */
+    volatile long refreshDelayMs;
+
     @Override
     public Topology refreshTopology() {
         refreshes.incrementAndGet();
+        if (refreshDelayMs > 0) {
+            try {
+                Thread.sleep(refreshDelayMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            deadlineBound();
+        }
         cachedTopology = dbTopology;
         return cachedTopology;
+    }
+
+    /** As a pool bounded by the thread's deadline (Pools.bounded) refuses a wait the deadline already ended. */
+    private static void deadlineBound() {
+        if (dev.thresher.store.DbDeadline.passed()) {
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for the control database"
+                    + " (the call's deadline passed before a connection was taken)");
+        }
     }
 
     // ---- CallStore
@@ -161,6 +181,7 @@ final class FakeControl implements CallStore, Catalog {
     @Override
     public void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
                                         long remainingMs, long deadlineMs, ErrorCode code, String message) {
+        deadlineBound();
         refused.add(new Refused(callId, binding, code, message));
     }
 
