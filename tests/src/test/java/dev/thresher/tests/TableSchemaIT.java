@@ -141,6 +141,17 @@ class TableSchemaIT {
     }
 
     @Test
+    void aTableWhoseNameTakesAll63BytesIsCreatedWithDistinctChildrenAndDropped() throws Exception {
+        // kills: TableAdmin.childName (children "<name>_p<id>" cut to 63 bytes by PostgreSQL collided: XX000)
+        String name = "t".repeat(60) + "_63";
+        assertThat(psql("CREATE TABLE " + name + " (id bigint) PARTITION BY HASH (id) WITH (partitions = 16)"))
+                .isEqualTo("0:CREATE TABLE\n");
+        assertThat(info(name).partitions()).hasSize(16);
+        assertThat(psql("INSERT INTO " + name + " (id) VALUES (1), (2), (3)")).isEqualTo("0:INSERT 0 3\n");
+        assertThat(psql("DROP TABLE " + name)).isEqualTo("0:DROP TABLE\n");
+    }
+
+    @Test
     void adminTablesOverHttpCreateShowAlterAndDrop() throws Exception {
         DevCluster cluster = Cluster.get();
         String base = cluster.nodes().get(1).httpAddress() + "/admin/tables";

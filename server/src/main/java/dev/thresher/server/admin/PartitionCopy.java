@@ -125,16 +125,17 @@ final class PartitionCopy {
         try (Statement s = target.createStatement()) {
             s.execute("SAVEPOINT child");
             try {
-                s.execute("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
-                        .formatted(p.table(), p.id(), p.table(), p.slotLo(), p.slotHi() + 1));
+                s.execute("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
+                        .formatted(TableAdmin.childName(p.table(), p.id()), p.table(), p.slotLo(), p.slotHi() + 1));
                 // a replica identity of its own, so leader replicas can stream its updates and deletes
-                s.execute("ALTER TABLE %s_p%d REPLICA IDENTITY FULL".formatted(p.table(), p.id()));
+                s.execute("ALTER TABLE %s REPLICA IDENTITY FULL".formatted(TableAdmin.childName(p.table(), p.id())));
                 s.execute("RELEASE SAVEPOINT child");
             } catch (SQLException e) {
                 // a child already covers part of the range (the partition was here before, or split from one that was)
                 s.execute("ROLLBACK TO SAVEPOINT child");
-                s.execute("CREATE TABLE IF NOT EXISTS %s_default PARTITION OF %s DEFAULT".formatted(p.table(), p.table()));
-                s.execute("ALTER TABLE %s_default REPLICA IDENTITY FULL".formatted(p.table()));
+                s.execute("CREATE TABLE IF NOT EXISTS %s PARTITION OF %s DEFAULT".formatted(
+                        TableAdmin.defaultChildName(p.table()), p.table()));
+                s.execute("ALTER TABLE %s REPLICA IDENTITY FULL".formatted(TableAdmin.defaultChildName(p.table())));
             }
         }
     }

@@ -40,6 +40,29 @@ import java.util.regex.Pattern;
 public final class TableAdmin implements AutoCloseable {
     /** An unquoted PostgreSQL identifier, lower case, at most 63 bytes. */
     public static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    /**
+     * The shard database's child table holding partition {@code partitionId} of {@code table}: {@code <table>_p<id>},
+     * or, when that would pass PostgreSQL's 63 bytes (which it would cut, so that two partitions of a long name would
+     * collide), the table name cut short and an 8-digit hash of the whole name before {@code _p<id>}.
+     */
+    public static String childName(String table, int partitionId) {
+        return withSuffix(table, "_p" + partitionId);
+    }
+
+    /** The default child a moved partition's rows land in when a child of theirs overlaps one already there. */
+    public static String defaultChildName(String table) {
+        return withSuffix(table, "_default");
+    }
+
+    private static String withSuffix(String table, String suffix) {
+        if (table.length() + suffix.length() <= 63) {
+            return table + suffix;
+        }
+        String hash = BindingAdmin.sha256(table.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .replace("sha256:", "").substring(0, 8);
+        return table.substring(0, 63 - suffix.length() - hash.length() - 1) + "_" + hash + suffix;
+    }
+
     /** Column types a table may declare: the ones the batch encoding carries. */
     static final Set<String> COLUMN_TYPES = Set.of("smallint", "integer", "int", "bigint", "real", "double precision",
             "numeric", "text", "varchar", "boolean", "bytea");
@@ -495,10 +518,10 @@ public final class TableAdmin implements AutoCloseable {
             c.setAutoCommit(false);
             s.execute(createDdl(table, columns));
             for (Partition p : partitions) {
-                s.execute("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
-                        .formatted(table, p.id(), table, p.slotLo(), p.slotHi() + 1));
+                s.execute("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%d) TO (%d)"
+                        .formatted(childName(table, p.id()), table, p.slotLo(), p.slotHi() + 1));
                 // No primary key: the whole old row identifies an updated or deleted one to leader replicas.
-                s.execute("ALTER TABLE %s_p%d REPLICA IDENTITY FULL".formatted(table, p.id()));
+                s.execute("ALTER TABLE %s REPLICA IDENTITY FULL".formatted(childName(table, p.id())));
             }
             s.execute(HISTORY_DDL);
             try (PreparedStatement h = c.prepareStatement(HISTORY_INSERT)) {
