@@ -427,7 +427,7 @@ public final class TableAdmin implements AutoCloseable {
             }
         } catch (SQLException e) {
             throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "shard " + shard + " cannot be reached or"
-                    + " written: " + e.getMessage(), e);
+                    + " written: " + cause(e), e);
         }
     }
 
@@ -532,8 +532,8 @@ public final class TableAdmin implements AutoCloseable {
             }
             c.commit();
         } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database " + url.replaceAll("\\?.*", "")
-                    + ": cannot create " + table + ": " + e.getMessage(), e);
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, shardLabel(url)
+                    + ": cannot create " + table + ": " + cause(e), e);
         }
     }
 
@@ -548,8 +548,30 @@ public final class TableAdmin implements AutoCloseable {
             }
             c.commit();
         } catch (SQLException e) {
-            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "shard database " + url.replaceAll("\\?.*", "")
-                    + ": cannot drop " + table + ": " + e.getMessage(), e);
+            throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, shardLabel(url)
+                    + ": cannot drop " + table + ": " + cause(e), e);
+        }
+    }
+
+    /** What a client is told of a shard database's failure: PostgreSQL's error, or, for a connection, no address. */
+    private static String cause(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        return state.startsWith("08") ? "it cannot be reached (SQLSTATE " + state + "; the node's log has the cause)"
+                : e.getMessage();
+    }
+
+    /**
+     * A shard database as a message to a client names it: by its id and name, never its address (a client of the
+     * node is not told where the shard databases are; the node's log has the cause in full).
+     */
+    private String shardLabel(String url) {
+        try {
+            Map<Integer, String> names = shardNames();
+            return shardUrls().entrySet().stream().filter(e -> e.getValue().equals(url)).findFirst()
+                    .map(e -> "shard " + e.getKey() + " (" + names.getOrDefault(e.getKey(), "shard-" + e.getKey()) + ")")
+                    .orElse("a shard database");
+        } catch (RuntimeException e) {
+            return "a shard database";
         }
     }
 
