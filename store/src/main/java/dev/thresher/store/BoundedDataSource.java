@@ -19,7 +19,8 @@ import java.util.concurrent.Executor;
  * A pool whose waits end at the thread's {@link DbDeadline}: a connection is taken within the time left
  * (not the pool's fixed connection timeout), the connection's socket gives up {@value #SOCKET_GRACE_MS} ms
  * after the deadline (a frozen or unreachable server cannot hold the caller), and at the deadline the statement
- * running on it is cancelled. Outside a scope it is the pool itself.
+ * running on it is cancelled (a statement started after it is refused before it is sent). Outside a scope it is the
+ * pool itself.
  *
  * <p>The cancel is sent from a thread of its own and nobody waits for it. The driver's own query timeout would send
  * it from its timer and then make the statement's thread wait until the cancel connection was opened and answered:
@@ -79,7 +80,7 @@ final class BoundedDataSource extends ForwardingDataSource {
             c.close();
             throw e;
         }
-        Bounded bounded = new Bounded(c, pool);
+        Bounded bounded = new Bounded(c, pool, deadline);
         bounded.cancelAt(ceilMillis(deadline));
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
                 bounded);
@@ -91,20 +92,45 @@ final class BoundedDataSource extends ForwardingDataSource {
     }
 
     /**
-     * A connection taken under a deadline: at the deadline, what runs on it is cancelled (unless it was closed first);
-     * closed after a cancel was sent, it leaves the pool.
+     * A connection taken under a deadline: a statement running on it at the deadline is cancelled, one started after it
+     * is refused before it is sent; closed after a cancel was sent, the connection leaves the pool. A connection idle
+     * at its deadline is neither cancelled nor evicted.
      */
     private static final class Bounded implements InvocationHandler {
         private final Connection delegate;
         private final HikariDataSource pool;
+        private final Deadline deadline;
         private final Object lock = new Object();
         private java.util.concurrent.ScheduledFuture<?> cancel;
         private boolean closed;
         private boolean cancelSent;
+        /** Statements executing on the connection now. */
+        private int running;
 
-        Bounded(Connection delegate, HikariDataSource pool) {
+        Bounded(Connection delegate, HikariDataSource pool, Deadline deadline) {
             this.delegate = delegate;
             this.pool = pool;
+            this.deadline = deadline;
+        }
+
+        /** Runs one of a statement's execute methods, counted as running; refused once the deadline has passed. */
+        Object execute(Statement statement, Method method, Object[] args) throws Throwable {
+            synchronized (lock) {
+                if (deadline.passed()) {
+                    throw new SQLTimeoutException("the call's deadline passed before a statement of " + pool.getPoolName()
+                            + " was sent", "57014");
+                }
+                running++;
+            }
+            try {
+                return method.invoke(statement, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            } finally {
+                synchronized (lock) {
+                    running--;
+                }
+            }
         }
 
         void cancelAt(long delayMs) {
@@ -115,7 +141,7 @@ final class BoundedDataSource extends ForwardingDataSource {
 
         private void deadlinePassed() {
             synchronized (lock) {
-                if (closed) {
+                if (closed || running == 0) {
                     return;
                 }
                 cancelSent = true;
@@ -149,6 +175,34 @@ final class BoundedDataSource extends ForwardingDataSource {
                     pool.evictConnection(delegate); // a late cancel must not reach the next user's statement
                     return null;
                 }
+            }
+            Object result;
+            try {
+                result = method.invoke(delegate, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            if (result instanceof Statement statement && CREATES_STATEMENT.contains(method.getName())) {
+                return Proxy.newProxyInstance(Statement.class.getClassLoader(), new Class<?>[] {method.getReturnType()},
+                        new BoundedStatement(statement, (Connection) proxy, this));
+            }
+            return result;
+        }
+    }
+
+    /** A statement of a {@link Bounded} connection: its executions counted, its connection the bounded one. */
+    private record BoundedStatement(Statement delegate, Connection connection, Bounded bounded) implements InvocationHandler {
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            String name = method.getName();
+            if (name.startsWith("execute")) {
+                return bounded.execute(delegate, method, args);
+            }
+            if (name.equals("getConnection") && (args == null || args.length == 0)) {
+                return connection;
+            }
+            if (name.equals("unwrap") && args != null && args[0] instanceof Class<?> iface && iface.isInstance(proxy)) {
+                return proxy;
             }
             try {
                 return method.invoke(delegate, args);
