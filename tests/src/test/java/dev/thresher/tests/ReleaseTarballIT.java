@@ -155,7 +155,9 @@ class ReleaseTarballIT {
             assertThat(readyz.body()).isEqualTo("{\"status\":\"ready\"}");
 
             // "A first table, binding and call", as written, in the shell of the three variables.
-            String first = page.block("cat > orders.csv <<'EOF'");
+            String first = page.block("export THRESHER_NODE=");
+            here.put(PAGE_HTTP, http);
+            here.put("change-me-admin-token", adminToken);
             String made = sh(root, exportLines(substitute(register, here)) + substitute(first, here), env);
             assertThat(normalise(made).lines().toList()).as(made)
                     .containsAll(normalise(page.block("shard 1: created orders")).lines().toList());

@@ -33,8 +33,9 @@ import picocli.CommandLine.Option;
 class AdminClient {
     static final ObjectMapper JSON = new ObjectMapper();
 
-    @Option(names = "--node", description = "A node's HTTP address (http://host:port); default: the nodes of the dev"
-            + " cluster under --dev, in turn. Its admin token is $THRESHER_HTTP_ADMINTOKEN (default: the dev cluster's).")
+    @Option(names = "--node", defaultValue = "${env:THRESHER_NODE}", description = "A node's HTTP address"
+            + " (http://host:port; default $THRESHER_NODE, else the nodes of the dev cluster under --dev, in turn). Its admin"
+            + " token is $THRESHER_HTTP_ADMINTOKEN (default: the dev cluster's).")
     String node;
 
     @Option(names = "--dev", defaultValue = ".thresher/dev",

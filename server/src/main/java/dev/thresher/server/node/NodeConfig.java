@@ -107,9 +107,10 @@ public record NodeConfig(String hostId, int shardId, String bindHost, int wirePo
 
     /**
      * {@code THRESHER_*} variables that are not configuration keys: the {@code ./thresher} launcher's own
-     * ({@code THRESHER_JAVA_OPTS}, {@code THRESHER_SKIP_BUILD}) and the log level and format {@code logback.xml} reads.
+     * ({@code THRESHER_JAVA_OPTS}, {@code THRESHER_SKIP_BUILD}), the admin commands' node ({@code THRESHER_NODE}) and
+     * the log level and format {@code logback.xml} reads.
      */
-    public static final Set<String> RESERVED_VARIABLES = Set.of("THRESHER_JAVA_OPTS", "THRESHER_SKIP_BUILD",
+    public static final Set<String> RESERVED_VARIABLES = Set.of("THRESHER_JAVA_OPTS", "THRESHER_SKIP_BUILD", "THRESHER_NODE",
             "THRESHER_LOG_LEVEL", "THRESHER_LOG_FORMAT");
 
     /** Every key {@link #fromProperties} reads, the {@code limits.*} keys included, in a stable order. */
