@@ -71,7 +71,7 @@ public final class HostRunExecutor implements HostRunHandler {
     private final String hostId;
     private final SlotJournal control;
     private final BindingVersions catalog;
-    private final Leadership leases;
+    private final LedPartitions leases;
     private final PartitionReader reader;
     private final GuestRunner cells;
     private final Limits limits;
@@ -100,7 +100,7 @@ public final class HostRunExecutor implements HostRunHandler {
      * @param executor runs each host request (the shard pool, {@code limits.shardConcurrency} platform threads)
      * @param readers runs the partition reads, as wide as the shard pool
      */
-    public HostRunExecutor(String hostId, SlotJournal control, BindingVersions catalog, Leadership leases,
+    public HostRunExecutor(String hostId, SlotJournal control, BindingVersions catalog, LedPartitions leases,
                            PartitionReader reader, GuestRunner cells, Limits limits, ExecutorService executor,
                            ExecutorService readers, Failpoints failpoints) {
         this.hostId = hostId;

@@ -119,7 +119,7 @@ final class Fakes {
     }
 
     /** The partitions this node leads, and leases that lapse after some checks. */
-    static final class Leases implements Leadership {
+    static final class Leases implements LedPartitions {
         final Map<Integer, Partition> led = new ConcurrentHashMap<>();
         /** Partition → checks that still find it led before its lease lapses. */
         final Map<Integer, AtomicInteger> lapseAfter = new ConcurrentHashMap<>();

@@ -16,8 +16,8 @@ import dev.thresher.http.HttpFront;
 import dev.thresher.leader.BindingVersions;
 import dev.thresher.leader.GuestRunner;
 import dev.thresher.leader.HostRunExecutor;
-import dev.thresher.leader.Leadership;
 import dev.thresher.leader.LeaseKeeper;
+import dev.thresher.leader.LedPartitions;
 import dev.thresher.leader.PartitionReader;
 import dev.thresher.leader.SlotJournal;
 import dev.thresher.pgwire.PgWireConfig;
@@ -227,7 +227,7 @@ public final class Node implements AutoCloseable {
         ComponentCache components = new ComponentCache(control::packageBytes);
         startReplicas(limits);
         shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
-                Leadership.of(leases), PartitionReader.withReplicas(PartitionReader.of(shardReaders()), replicas),
+                LedPartitions.of(leases), PartitionReader.withReplicas(PartitionReader.of(shardReaders()), replicas),
                 GuestRunner.of(cells, components),
                 limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
