@@ -16,10 +16,10 @@ import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
 import dev.thresher.wire.WireClient;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -367,26 +367,26 @@ class FencingIT {
     }
 
     /** A one-slot host request for slot {@code partition} of call {@code callId}, as a coordinator would build it. */
-    private static HostRunRequest request(UUID callId, Binding binding, String digest, int version, int partition,
+    private static HostRequest request(UUID callId, Binding binding, String digest, int version, int partition,
                                           long epoch) {
-        return new HostRunRequest(1, callId.toString(), DevCluster.TENANT, binding.name(), digest, version,
+        return new HostRequest(1, callId.toString(), DevCluster.TENANT, binding.name(), digest, version,
                 TimeUnit.SECONDS.toMicros(10), "{}",
-                List.of(new SlotRun(partition, partition, epoch, callId + "/shard/" + partition, 1)));
+                List.of(new ShardRun(partition, partition, epoch, callId + "/shard/" + partition, 1)));
     }
 
-    private static SlotOutcome send(Node to, HostRunRequest request) throws Exception {
+    private static ShardRunOutcome send(Node to, HostRequest request) throws Exception {
         Host host = control.readTopology().hosts().get(to.hostId());
         try (WireClient client = new WireClient("fencing-test", Limits.DEFAULTS)) {
-            HostRunReply reply = client.send(host.wireHost(), host.wirePort(), request).get(30, TimeUnit.SECONDS);
+            HostReply reply = client.send(host.wireHost(), host.wirePort(), request).get(30, TimeUnit.SECONDS);
             assertThat(reply.slots()).hasSize(1);
             return reply.slots().get(0);
         }
     }
 
     /** Sent to {@code to}, the slot is refused as a stale target, provably before guest code; nothing is written. */
-    private static void assertRefusedWithoutGuest(Node to, HostRunRequest request) throws Exception {
+    private static void assertRefusedWithoutGuest(Node to, HostRequest request) throws Exception {
         long starts = to.cells().guestStarts();
-        SlotOutcome o = send(to, request);
+        ShardRunOutcome o = send(to, request);
         assertThat(o.code()).as(o.message()).isEqualTo(ErrorCode.TARGET_STALE);
         assertThat(o.guestStarted()).as("refused before any guest code: %s", o.message()).isFalse();
         assertThat(to.cells().guestStarts()).as("guest starts on %s", to.hostId()).isEqualTo(starts);
@@ -398,7 +398,7 @@ class FencingIT {
     private static void assertRunsAndPublishes(Node to, UUID callId, Binding binding, int partition, long epoch)
             throws Exception {
         long starts = to.cells().guestStarts();
-        SlotOutcome o = send(to, request(callId, binding, binding.componentDigest(), binding.version(), partition, epoch));
+        ShardRunOutcome o = send(to, request(callId, binding, binding.componentDigest(), binding.version(), partition, epoch));
         assertThat(o.published()).as(o.message()).isTrue();
         assertThat(o.guestStarted()).isTrue();
         assertThat(to.cells().guestStarts() - starts).isEqualTo(1);
