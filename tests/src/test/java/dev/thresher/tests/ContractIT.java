@@ -562,9 +562,9 @@ class ContractIT {
         String digest;
         try (Connection c = controlDb.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT s.wire_id, s.epoch, j.payload, j.row_count, i.package_digest "
-                     + "FROM shard_slots s JOIN invocations i USING (call_id) "
+                     + "FROM shard_runs s JOIN invocations i USING (call_id) "
                      + "JOIN journal j ON j.tenant = s.tenant AND j.wire_id = s.wire_id "
-                     + "WHERE s.call_id = ? AND s.slot_index = ?")) {
+                     + "WHERE s.call_id = ? AND s.run_index = ?")) {
             ps.setObject(1, callId);
             ps.setInt(2, slot);
             try (ResultSet rs = ps.executeQuery()) {
@@ -949,7 +949,7 @@ class ContractIT {
 
     private static int rowsOf(UUID callId) {
         try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT (SELECT count(*) FROM journal WHERE call_id = ?) + (SELECT count(*) FROM shard_slots WHERE call_id = ?)
+                SELECT (SELECT count(*) FROM journal WHERE call_id = ?) + (SELECT count(*) FROM shard_runs WHERE call_id = ?)
                      + (SELECT count(*) FROM reduce_leases WHERE call_id = ?) + (SELECT count(*) FROM invocations WHERE call_id = ?)""")) {
             for (int i = 1; i <= 4; i++) {
                 ps.setObject(i, callId);

@@ -58,7 +58,7 @@ import org.postgresql.util.PSQLException;
  * (2 s), so the missing-cell wait can be timed for its reason. Layout (from the dev cluster): 16
  * partitions of {@code orders}, partition p is coordination slot p of every call and is led by
  * node {@code p % 3}. Each test calls a binding of its own, so a call is found by its binding, and
- * each judges its own call (its call id, its journal and {@code shard_slots} rows) rather than
+ * each judges its own call (its call id, its journal and {@code shard_runs} rows) rather than
  * counters other work could move.
  */
 class FencingIT {
@@ -322,7 +322,7 @@ class FencingIT {
             UUID callId = lastCall("fence_window");
             assertThat(invocation(callId, "state")).isEqualTo("failed");
             assertThat(invocation(callId, "error_code")).isEqualTo(String.valueOf(ErrorCode.CELL_UNAVAILABLE.code()));
-            assertThat(rowsOf(callId, "journal") + rowsOf(callId, "shard_slots")).as("nothing was dispatched").isZero();
+            assertThat(rowsOf(callId, "journal") + rowsOf(callId, "shard_runs")).as("nothing was dispatched").isZero();
         } finally {
             try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
                     "DELETE FROM partition_leases WHERE partition_id = ? AND host_id = ?")) {
@@ -392,7 +392,7 @@ class FencingIT {
         assertThat(to.cells().guestStarts()).as("guest starts on %s", to.hostId()).isEqualTo(starts);
         UUID callId = UUID.fromString(request.callId());
         assertThat(rowsOf(callId, "journal")).as("nothing journaled").isZero();
-        assertThat(rowsOf(callId, "shard_slots")).as("nothing published").isZero();
+        assertThat(rowsOf(callId, "shard_runs")).as("nothing published").isZero();
     }
 
     private static void assertRunsAndPublishes(Node to, UUID callId, Binding binding, int partition, long epoch)
@@ -486,7 +486,7 @@ class FencingIT {
     /** The host of the call's published slot, if it was published. */
     private static List<String> shardSlotHosts(UUID callId, int slot) throws SQLException {
         try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT host_id FROM shard_slots WHERE call_id = ? AND slot_index = ?")) {
+                "SELECT host_id FROM shard_runs WHERE call_id = ? AND run_index = ?")) {
             ps.setObject(1, callId);
             ps.setInt(2, slot);
             try (ResultSet rs = ps.executeQuery()) {

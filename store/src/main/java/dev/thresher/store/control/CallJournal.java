@@ -18,7 +18,7 @@ import javax.sql.DataSource;
 /**
  * The call journal: invocation records, the journal of component outcomes by (tenant, wire identity), the shard slots
  * published from them and the reduce leases, with their retention. The one writer of {@code invocations},
- * {@code journal}, {@code shard_slots} and {@code reduce_leases}; the coordinator reaches it through its
+ * {@code journal}, {@code shard_runs} and {@code reduce_leases}; the coordinator reaches it through its
  * {@code CallStore}, the leader side through its {@code ShardRunJournal}, the janitor directly. The fenced publication of a
  * host request's slots is {@link ShardRunPublisher}'s, called from here.
  * Every method is one short transaction; callers run them off event loops.
@@ -287,7 +287,7 @@ public final class CallJournal {
     public ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs) {
         // Three statements sent together: one round trip, one implicit transaction.
         return sql.autoCommit(c -> {
-            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE + ";\n" + READ_SLOTS + ";\n" + "SELECT "
+            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE + ";\n" + READ_SHARD_RUNS + ";\n" + "SELECT "
                     + JOURNAL_COLUMNS + " FROM journal WHERE tenant = ? AND wire_id = ?")) {
                 ControlSql.bind(ps, callId, hostId, reduceWireId, leaseMs, callId, tenant, reduceWireId);
                 ps.execute();
@@ -319,13 +319,13 @@ public final class CallJournal {
      * the journal was small would otherwise keep scanning the whole journal once it has grown. Package-private for
      * the test that checks its plan.
      */
-    static final String READ_SLOTS = """
-            SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
+    static final String READ_SHARD_RUNS = """
+            SELECT s.run_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
                    s.entry_count, (SELECT j.payload FROM journal j WHERE j.tenant = s.tenant AND j.wire_id = s.wire_id),
                    s.lease_until > clock_timestamp(),
                    coalesce((SELECT p.epoch FROM partitions p WHERE p.partition_id = s.partition_id), -1)
-            FROM shard_slots s
-            WHERE s.call_id = ? ORDER BY s.slot_index""";
+            FROM shard_runs s
+            WHERE s.call_id = ? ORDER BY s.run_index""";
 
     private static final String TAKE_REDUCE_LEASE = """
             INSERT INTO reduce_leases (call_id, host_id, wire_id, lease_until)
@@ -486,7 +486,7 @@ public final class CallJournal {
             int n = 0;
             for (String sql : List.of(
                     "DELETE FROM journal t WHERE recorded_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
-                    "DELETE FROM shard_slots t WHERE published_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
+                    "DELETE FROM shard_runs t WHERE published_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
                     "DELETE FROM reduce_leases t WHERE taken_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
                     "DELETE FROM invocations WHERE state <> 'running' AND finished_at < now() - make_interval(secs => ? / 1000.0)",
                     "DELETE FROM invocations WHERE created_at < now() - make_interval(secs => ? / 1000.0) - interval '1 hour'")) {

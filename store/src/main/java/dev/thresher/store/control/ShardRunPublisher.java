@@ -90,12 +90,12 @@ final class ShardRunPublisher {
                     + " ?::boolean, ?::int, ?::text, ?::int, ?::int, ?::bytea, ?::bigint, ?::int, ?::int, ?::bigint,"
                     + " ?::int, ?::bigint)");
         }
-        return "WITH v (tenant, " + CallJournal.JOURNAL_COLUMNS + ", slot_index, entry_count, started_us, attempt, read_us) AS (VALUES\n  "
+        return "WITH v (tenant, " + CallJournal.JOURNAL_COLUMNS + ", run_index, entry_count, started_us, attempt, read_us) AS (VALUES\n  "
                 + values + """
                 ),
                 ins AS (
-                  INSERT INTO journal (tenant, %1$s, guest_started_at, slot_index, attempt, read_micros)
-                  SELECT tenant, %1$s, CASE WHEN started_us > 0 THEN to_timestamp(started_us / 1000000.0) END, slot_index,
+                  INSERT INTO journal (tenant, %1$s, guest_started_at, run_index, attempt, read_micros)
+                  SELECT tenant, %1$s, CASE WHEN started_us > 0 THEN to_timestamp(started_us / 1000000.0) END, run_index,
                     NULLIF(attempt, 0), CASE WHEN attempt > 0 THEN read_us END FROM v
                   ON CONFLICT (tenant, wire_id) DO NOTHING
                   RETURNING wire_id),
@@ -107,16 +107,16 @@ final class ShardRunPublisher {
                   WHERE l.partition_id IN (SELECT partition_id FROM v)
                   ORDER BY l.partition_id FOR SHARE),
                 pub AS (
-                  INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
+                  INSERT INTO shard_runs (call_id, run_index, tenant, partition_id, epoch, wire_id, host_id,
                     row_count, emit_count, entry_count, lease_until)
-                  SELECT v.call_id, v.slot_index, v.tenant, v.partition_id, v.epoch, v.wire_id, ?, v.row_count, v.emit_count,
+                  SELECT v.call_id, v.run_index, v.tenant, v.partition_id, v.epoch, v.wire_id, ?, v.row_count, v.emit_count,
                     v.entry_count, clock_timestamp() + make_interval(secs => ? / 1000.0)
                   FROM v JOIN ins ON ins.wire_id = v.wire_id
                   WHERE v.succeeded AND EXISTS (SELECT 1 FROM locked l WHERE l.partition_id = v.partition_id
                     AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())
                     AND v.call_id NOT IN (SELECT call_id FROM late)
-                  ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
-                    WHERE shard_slots.wire_id = EXCLUDED.wire_id
+                  ON CONFLICT (call_id, run_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
+                    WHERE shard_runs.wire_id = EXCLUDED.wire_id
                   RETURNING wire_id)
                 SELECT v.wire_id, ins.wire_id IS NOT NULL, pub.wire_id IS NOT NULL, v.call_id IN (SELECT call_id FROM late)
                 FROM v LEFT JOIN ins ON ins.wire_id = v.wire_id LEFT JOIN pub ON pub.wire_id = v.wire_id""".formatted(
@@ -140,15 +140,15 @@ final class ShardRunPublisher {
             Map<String, ShardRunFence> fences = new HashMap<>();
             if (!toPublish.isEmpty()) {
                 try (PreparedStatement ps = c.prepareStatement("""
-                        INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id,
+                        INSERT INTO shard_runs (call_id, run_index, tenant, partition_id, epoch, wire_id, host_id,
                           row_count, emit_count, entry_count, lease_until)
                         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp() + make_interval(secs => ? / 1000.0)
                         WHERE EXISTS (SELECT 1 FROM partition_leases l WHERE l.partition_id = ? AND l.host_id = ?
                                       AND l.epoch = ? AND l.lease_until > clock_timestamp() FOR SHARE)
                           AND NOT EXISTS (SELECT 1 FROM invocations i WHERE i.call_id = ?
                                           AND i.deadline_at < clock_timestamp())
-                        ON CONFLICT (call_id, slot_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
-                          WHERE shard_slots.wire_id = EXCLUDED.wire_id""")) {
+                        ON CONFLICT (call_id, run_index) DO UPDATE SET lease_until = EXCLUDED.lease_until
+                          WHERE shard_runs.wire_id = EXCLUDED.wire_id""")) {
                     for (ShardRunPublication p : toPublish) {
                         JournalEntry s = standing.get(p.outcome().wireId());
                         ControlSql.bind(ps, s.callId(), p.runIndex(), s.tenant(), s.partitionId(), s.epoch(), s.wireId(), hostId,

@@ -114,18 +114,18 @@ class ControlStoreTest {
 
     @Test
     void aCallsSlotsAreReadByKeyEvenByAPlanMadeWhileTheTablesWereSmall() throws SQLException {
-        // kills: joining the journal and partitions in READ_SLOTS, whose plan cached while the tables were small
+        // kills: joining the journal and partitions in READ_SHARD_RUNS, whose plan cached while the tables were small
         // scanned the whole journal on every reduce once it had grown (1.4 ms a call at 20,000 journal rows)
         String plan = genericPlan(List.of(
                 "INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id) "
                         + "SELECT g, 't', 'orders', g, g, 1 FROM generate_series(0, 15) g",
                 "INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, succeeded, payload, guest_micros) "
                         + "SELECT 't', 'w' || g, gen_random_uuid(), 'shard', 'h', true, '\\x00', 1 FROM generate_series(1, 160) g",
-                "INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id, "
+                "INSERT INTO shard_runs (call_id, run_index, tenant, partition_id, epoch, wire_id, host_id, "
                         + "row_count, emit_count, entry_count, lease_until) SELECT ('00000000-0000-0000-0000-'"
                         + " || lpad((g / 16)::text, 12, '0'))::uuid, g % 16, 't', g % 16, 1, 'w' || g, 'h', 0, 0, 0, now() "
                         + "FROM generate_series(1, 160) g"),
-                CallJournal.READ_SLOTS);
+                CallJournal.READ_SHARD_RUNS);
         assertThat(plan).as(plan).doesNotContain("Seq Scan on journal").contains("journal_pkey");
     }
 
@@ -479,7 +479,7 @@ class ControlStoreTest {
 
     @Test
     void aSlotIsPublishedWhileTheHostHoldsALiveLeaseUnderTheOutcomesEpoch() {
-        // kills: the shard_slots INSERT of publishShardOutcomes (or a fence that refuses a true leader)
+        // kills: the shard_runs INSERT of publishShardOutcomes (or a fence that refuses a true leader)
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
@@ -624,7 +624,7 @@ class ControlStoreTest {
 
     @Test
     void anotherWireIdForAFilledSlotDoesNotRenewIt() {
-        // kills: the slot upsert's "WHERE shard_slots.wire_id = EXCLUDED.wire_id"
+        // kills: the slot upsert's "WHERE shard_runs.wire_id = EXCLUDED.wire_id"
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
@@ -927,7 +927,7 @@ class ControlStoreTest {
 
     @Test
     void startReduceReadsTheCallsSlotsInOrderWithTheirPartialsLeasesAndCurrentEpochs() {
-        // kills: startReduce's slot read (the journal join for the partials, "s.call_id = ?", ORDER BY slot_index)
+        // kills: startReduce's slot read (the journal join for the partials, "s.call_id = ?", ORDER BY run_index)
         UUID call = running(binding());
         UUID otherCall = UUID.randomUUID();
         Partition p = partition();
@@ -1149,7 +1149,7 @@ class ControlStoreTest {
 
     @Test
     void aFinishedCallsStateOlderThanTheRetentionGoes() {
-        // kills: cleanup's four age-bounded DELETEs (journal, shard_slots, reduce_leases, finished invocations)
+        // kills: cleanup's four age-bounded DELETEs (journal, shard_runs, reduce_leases, finished invocations)
         UUID call = publishedCall();
         // Created within the hour past the retention, so only the DELETE of finished invocations takes it.
         backdateInvocation(call, "30 minutes", "20 minutes");
@@ -1168,7 +1168,7 @@ class ControlStoreTest {
 
     @Test
     void aRunningCallKeepsItsJournalSlotsAndLeaseWhateverTheirAge() {
-        // kills: cleanup's "AND NOT EXISTS (... i.state = 'running')" on journal, shard_slots and reduce_leases
+        // kills: cleanup's "AND NOT EXISTS (... i.state = 'running')" on journal, shard_runs and reduce_leases
         UUID call = runningCallWithState();
         backdateInvocation(call, "60 minutes", null);
         backdateState(call, "50 minutes");
@@ -1316,7 +1316,7 @@ class ControlStoreTest {
 
     private Publication publishOne(JournalEntry e, int slot, String host) {
         ShardRunFence fence = calls.publishShardOutcomes(List.of(new ShardRunPublication(e, slot)), host, LEASE_MS).get(0).fence();
-        return new Publication(fence, queryLong("SELECT count(*) FROM shard_slots WHERE call_id = ? AND slot_index = ?",
+        return new Publication(fence, queryLong("SELECT count(*) FROM shard_runs WHERE call_id = ? AND run_index = ?",
                 e.callId(), slot) == 1);
     }
 
@@ -1344,7 +1344,7 @@ class ControlStoreTest {
     /** Moves a call's coordination state (journal entries, slots, reduce lease) {@code age} into the past. */
     private static void backdateState(UUID call, String age) {
         exec("UPDATE journal SET recorded_at = now() - ?::interval WHERE call_id = ?", age, call);
-        exec("UPDATE shard_slots SET published_at = now() - ?::interval WHERE call_id = ?", age, call);
+        exec("UPDATE shard_runs SET published_at = now() - ?::interval WHERE call_id = ?", age, call);
         exec("UPDATE reduce_leases SET taken_at = now() - ?::interval WHERE call_id = ?", age, call);
     }
 
@@ -1358,7 +1358,7 @@ class ControlStoreTest {
 
     private static Rows rows(UUID call) {
         return new Rows(queryLong("SELECT count(*) FROM journal WHERE call_id = ?", call),
-                queryLong("SELECT count(*) FROM shard_slots WHERE call_id = ?", call),
+                queryLong("SELECT count(*) FROM shard_runs WHERE call_id = ?", call),
                 queryLong("SELECT count(*) FROM reduce_leases WHERE call_id = ?", call),
                 queryLong("SELECT count(*) FROM invocations WHERE call_id = ?", call));
     }
@@ -1408,7 +1408,7 @@ class ControlStoreTest {
     }
 
     private static Timestamp slotLeaseUntil(UUID call, int slot) {
-        return query("SELECT lease_until FROM shard_slots WHERE call_id = ? AND slot_index = ?", rs -> rs.getTimestamp(1),
+        return query("SELECT lease_until FROM shard_runs WHERE call_id = ? AND run_index = ?", rs -> rs.getTimestamp(1),
                 call, slot).orElseThrow();
     }
 
