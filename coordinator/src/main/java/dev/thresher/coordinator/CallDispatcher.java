@@ -352,7 +352,7 @@ final class CallDispatcher {
         }
         call.addPhase(Phase.PUBLISH, TimeUnit.MICROSECONDS.toNanos(reply.publishMicros()));
         Map<Integer, ShardRunOutcome> bySlot = new HashMap<>();
-        reply.slots().forEach(o -> bySlot.put(o.runIndex(), o));
+        reply.runs().forEach(o -> bySlot.put(o.runIndex(), o));
         List<ShardRunOutcomeAt> out = new ArrayList<>(targets.size());
         for (ShardTarget t : targets) {
             ShardRunOutcome o = bySlot.get(t.runIndex());

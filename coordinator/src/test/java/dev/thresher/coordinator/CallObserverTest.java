@@ -112,7 +112,7 @@ class CallObserverTest {
         // every slot is published with its lease already ended
         leaders.answer = (host, req) -> {
             HostReply reply = leaders.reply(host, req, Map.of());
-            for (ShardRun slot : req.slots()) {
+            for (ShardRun slot : req.runs()) {
                 control.publishShardRun(UUID.fromString(req.callId()), new ShardRunRow(slot.runIndex(), slot.partitionId(),
                         slot.epoch(), slot.wireId(), host, 1, 1, 1, PartialsCodec.encode(List.of(
                         new dev.thresher.bindings.Partial("p" + slot.partitionId(), 1))), false, slot.epoch()));

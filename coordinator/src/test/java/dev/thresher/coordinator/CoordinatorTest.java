@@ -132,8 +132,8 @@ class CoordinatorTest {
             assertThat(req.bindingVersion()).isEqualTo(1);
             assertThat(req.componentDigest()).isEqualTo(V1.componentDigest());
             assertThat(req.remainingBudgetMicros()).isPositive().isLessThanOrEqualTo(30_000_000);
-            assertThat(req.slots()).extracting(ShardRun::runIndex).containsExactlyElementsOf(slots);
-            for (ShardRun s : req.slots()) {
+            assertThat(req.runs()).extracting(ShardRun::runIndex).containsExactlyElementsOf(slots);
+            for (ShardRun s : req.runs()) {
                 assertThat(s.partitionId()).isEqualTo(100 - s.runIndex());
                 assertThat(s.epoch()).isEqualTo(7);
                 assertThat(s.wireId()).isEqualTo(r.callId() + "/shard/" + s.runIndex());
@@ -174,7 +174,7 @@ class CoordinatorTest {
         assertThat(leaders.carrying(1)).hasSize(2);
         Sent again = leaders.carrying(1).get(1);
         assertThat(again.host()).isEqualTo("h3");
-        assertThat(again.request().slots()).singleElement().satisfies(s -> {
+        assertThat(again.request().runs()).singleElement().satisfies(s -> {
             assertThat(s.runIndex()).isEqualTo(1);
             assertThat(s.partitionId()).isEqualTo(99);
             assertThat(s.epoch()).isEqualTo(8);
@@ -246,7 +246,7 @@ class CoordinatorTest {
         Sent again = leaders.sentTo("h3").stream().filter(s -> s.runIndexes().contains(1)).findFirst().orElseThrow();
         assertThat(again.runIndexes()).containsExactly(1, 4);
         assertThat(again.attempts()).containsExactly(2, 2);
-        assertThat(again.request().slots()).extracting(ShardRun::epoch).containsExactly(8L, 8L);
+        assertThat(again.request().runs()).extracting(ShardRun::epoch).containsExactly(8L, 8L);
         assertThat(coordinator.shardRetries()).isEqualTo(2);
     }
 
@@ -402,7 +402,7 @@ class CoordinatorTest {
         assertThat(call).isNotDone();
         leaders.complete(first, Map.of(1, notStarted(ErrorCode.TARGET_STALE)));
         Sent second = leaders.nextHeld();
-        assertThat(second.request().slots()).singleElement().satisfies(s -> assertThat(s.epoch()).isEqualTo(8));
+        assertThat(second.request().runs()).singleElement().satisfies(s -> assertThat(s.epoch()).isEqualTo(8));
         leaders.complete(second, Map.of());
 
         result(call);
@@ -423,7 +423,7 @@ class CoordinatorTest {
         leads.put(50, new Leadership(50, "h2", 8, Plans.NOW.plusSeconds(30)));
         control.dbTopology(new Topology(split, leads, three.hosts(), three.readAt()));
         // the first plan's slot 1 (partition 99 at epoch 7) is refused by h2: it leads 99 at epoch 8 only
-        leaders.answer = (host, req) -> done(leaders.reply(host, req, req.slots().stream()
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, req.runs().stream()
                 .filter(sl -> sl.epoch() == 7 && sl.partitionId() == 99)
                 .collect(java.util.stream.Collectors.toMap(ShardRun::runIndex, sl -> notStarted(ErrorCode.TARGET_STALE)))));
         Coordinator coordinator = coordinator();
@@ -436,7 +436,7 @@ class CoordinatorTest {
         assertThat(control.invocations.values()).filteredOn(i -> i.state.equals("failed")).singleElement()
                 .satisfies(i -> assertThat(i.error).isEqualTo(ErrorCode.TARGET_STALE));
         assertThat(leaders.sent.stream().filter(sn -> sn.request().callId().equals(r.callId()))
-                .flatMap(sn -> sn.request().slots().stream()).map(ShardRun::partitionId))
+                .flatMap(sn -> sn.request().runs().stream()).map(ShardRun::partitionId))
                 .containsExactlyInAnyOrder(100, 99, 50, 98);
     }
 
@@ -769,7 +769,7 @@ class CoordinatorTest {
             callIds.add(result(c).callId());
         }
         assertThat(callIds).hasSize(n);
-        List<String> wireIds = leaders.sent.stream().flatMap(s -> s.request().slots().stream()).map(ShardRun::wireId).toList();
+        List<String> wireIds = leaders.sent.stream().flatMap(s -> s.request().runs().stream()).map(ShardRun::wireId).toList();
         assertThat(wireIds).hasSize(n * 3).doesNotHaveDuplicates();
         List<String> reduceIds = callIds.stream().map(id -> CallPlanner.reduceWireId(UUID.fromString(id))).toList();
         assertThat(reduceIds).doesNotHaveDuplicates().doesNotContainAnyElementsOf(wireIds);

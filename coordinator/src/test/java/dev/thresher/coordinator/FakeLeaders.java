@@ -30,11 +30,11 @@ final class FakeLeaders implements Leaders {
     /** One host request as sent, and the reply the coordinator waits for. */
     record Sent(String host, HostRequest request, CompletableFuture<HostReply> reply) {
         List<Integer> runIndexes() {
-            return request.slots().stream().map(ShardRun::runIndex).toList();
+            return request.runs().stream().map(ShardRun::runIndex).toList();
         }
 
         List<Integer> attempts() {
-            return request.slots().stream().map(ShardRun::attempt).toList();
+            return request.runs().stream().map(ShardRun::attempt).toList();
         }
     }
 
@@ -113,7 +113,7 @@ final class FakeLeaders implements Leaders {
     /** The host's reply: slots in {@code failures} fail so, the others are published. */
     HostReply reply(String host, HostRequest request, Map<Integer, Failure> failures) {
         List<ShardRunOutcome> out = new ArrayList<>();
-        for (ShardRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             Failure f = failures.get(slot.runIndex());
             if (f != null) {
                 out.add(ShardRunOutcome.failed(slot, new ThresherException(f.code(), "failed on " + host), f.guestStarted()));

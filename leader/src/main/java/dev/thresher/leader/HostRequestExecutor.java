@@ -258,9 +258,9 @@ public final class HostRequestExecutor implements HostRunHandler {
             }
             try {
                 start = control.requestStart(request.tenant(), callId(request),
-                        request.slots().stream().map(ShardRun::wireId).toList());
+                        request.runs().stream().map(ShardRun::wireId).toList());
             } catch (RuntimeException e) {
-                refusals.addAndGet(request.slots().size());
+                refusals.addAndGet(request.runs().size());
                 // nothing started here, whatever the control database did
                 return HostReply.failed(request, ThresherException.of(e), false);
             }
@@ -288,7 +288,7 @@ public final class HostRequestExecutor implements HostRunHandler {
      */
     private void prepareReads(HostRequest request, Deadline deadline, long freshAsOfNanos) {
         java.util.Set<Integer> shards = new java.util.HashSet<>();
-        for (ShardRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             leases.ledPartition(slot.partitionId(), slot.epoch()).filter(p -> shards.add(p.shardId()))
                     .ifPresent(p -> {
                         try {
@@ -317,14 +317,14 @@ public final class HostRequestExecutor implements HostRunHandler {
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
-        for (ShardRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             if (refused == null && !journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
                 reads.put(slot.runIndex(), startRead(slot, resolved, deadline, startedNanos));
             }
         }
-        List<RanShardRun> ran = new ArrayList<>(request.slots().size());
+        List<RanShardRun> ran = new ArrayList<>(request.runs().size());
         ThresherException stop = null;
-        for (ShardRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             // The journal is the truth whatever happened since: a journaled outcome is replayed even when the
             // call was stopped or an earlier slot failed, so a replayed failure still says its guest ran.
             JournalEntry replay = journaled.get(slot.wireId());

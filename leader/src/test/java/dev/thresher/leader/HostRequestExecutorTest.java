@@ -99,10 +99,10 @@ class HostRequestExecutorTest {
     private HostReply run(HostRequest request) throws Exception {
         HostReply reply = executor.handle(request, System.nanoTime()).get(10, TimeUnit.SECONDS);
         assertThat(reply.requestId()).isEqualTo(request.requestId());
-        assertThat(reply.slots()).extracting(ShardRunOutcome::runIndex)
-                .containsExactlyElementsOf(request.slots().stream().map(ShardRun::runIndex).toList());
-        assertThat(reply.slots()).extracting(ShardRunOutcome::wireId)
-                .containsExactlyElementsOf(request.slots().stream().map(ShardRun::wireId).toList());
+        assertThat(reply.runs()).extracting(ShardRunOutcome::runIndex)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::runIndex).toList());
+        assertThat(reply.runs()).extracting(ShardRunOutcome::wireId)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::wireId).toList());
         return reply;
     }
 
@@ -128,8 +128,8 @@ class HostRequestExecutorTest {
     void everySlotLedAndKnownIsReadRunJournaledAndPublishedInOneTransaction() throws Exception {
         HostReply reply = run(request(0, 1, 2));
 
-        reply.slots().forEach(HostRequestExecutorTest::assertPublished);
-        assertThat(reply.slots()).allSatisfy(o -> {
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
+        assertThat(reply.runs()).allSatisfy(o -> {
             assertThat(o.rowCount()).isEqualTo(3);
             assertThat(o.emitCount()).isEqualTo(1);
             assertThat(o.readMicros()).isEqualTo(4);
@@ -159,8 +159,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2));
 
-        reply.slots().forEach(HostRequestExecutorTest::assertPublished);
-        ShardRunOutcome replayed = reply.slots().get(1);
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
+        ShardRunOutcome replayed = reply.runs().get(1);
         assertThat(replayed.rowCount()).isEqualTo(5);
         assertThat(replayed.emitCount()).isEqualTo(2);
         assertThat(replayed.guestMicros()).isEqualTo(9);
@@ -192,8 +192,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.GUEST_TRAP, true, "earlier failure");
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, false, "not run");
+        assertFailed(reply.runs().get(0), ErrorCode.GUEST_TRAP, true, "earlier failure");
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, false, "not run");
         assertThat(guests.runs).isEmpty();
         assertThat(journal.publishedShardRuns()).containsExactly(0);
         assertThat(executor.replays()).isEqualTo(1);
@@ -205,9 +205,9 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2));
 
-        assertFailed(reply.slots().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0 under epoch 7");
-        assertPublished(reply.slots().get(1));
-        assertPublished(reply.slots().get(2));
+        assertFailed(reply.runs().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0 under epoch 7");
+        assertPublished(reply.runs().get(1));
+        assertPublished(reply.runs().get(2));
         assertThat(reader.reads).containsExactly(1, 2);
         assertThat(guests.runs).containsExactly(1, 2);
         assertThat(journal.publishedShardRuns()).containsExactly(1, 2);
@@ -221,7 +221,7 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
                 "has version 4, newer than the call's version 3"));
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -235,8 +235,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2));
 
-        reply.slots().forEach(HostRequestExecutorTest::assertPublished);
-        assertThat(reply.slots()).allSatisfy(o -> {
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
+        assertThat(reply.runs()).allSatisfy(o -> {
             assertThat(o.rowCount()).isEqualTo(12);
             assertThat(o.readMicros()).isEqualTo(16);
         });
@@ -253,7 +253,7 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        reply.slots().forEach(HostRequestExecutorTest::assertPublished);
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
         assertThat(reader.reads).containsExactly(0, 1);
         assertThat(reader.opened).isEmpty();
         assertThat(guests.batchesPulled).containsExactly(1, 1);
@@ -267,8 +267,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2, 3));
 
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
-        assertFailed(reply.slots().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
+        assertFailed(reply.runs().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
         // a paged read is opened when its slot's turn comes, never ahead of it, so slots not run open none
         assertThat(reader.opened).containsExactly(0, 1);
         assertThat(reader.closed).containsExactlyInAnyOrder(0, 1);
@@ -281,10 +281,10 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2, 3));
 
-        assertPublished(reply.slots().get(0));
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
-        assertFailed(reply.slots().get(2), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
-        assertFailed(reply.slots().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertPublished(reply.runs().get(0));
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
+        assertFailed(reply.runs().get(2), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertFailed(reply.runs().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
         assertThat(guests.runs).containsExactly(0, 1);
         assertThat(journal.publishedShardRuns()).containsExactly(0, 1);
         assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> {
@@ -302,8 +302,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "refused before the guest");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.CELL_UNAVAILABLE, false, "refused before the guest");
+        assertPublished(reply.runs().get(1));
         assertThat(guests.runs).containsExactly(1);
         assertThat(journal.entry("t", wireId(0))).isEmpty();
         assertThat(executor.refusals()).isEqualTo(1);
@@ -315,7 +315,7 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false,
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false,
                 "the coordinator stopped the call"));
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -333,8 +333,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "earlier failure");
+        assertFailed(reply.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, true, "earlier failure");
         assertThat(guests.runs).isEmpty();
         assertThat(executor.replays()).isEqualTo(1);
     }
@@ -343,7 +343,7 @@ class HostRequestExecutorTest {
     void aStopOfAnotherCallChangesNothing() throws Exception {
         executor.stop(UUID.randomUUID().toString());
 
-        run(request(0, 1)).slots().forEach(HostRequestExecutorTest::assertPublished);
+        run(request(0, 1)).runs().forEach(HostRequestExecutorTest::assertPublished);
         assertThat(guests.runs).containsExactly(0, 1);
         assertThat(executor.stopsReceived()).isEqualTo(1);
     }
@@ -354,9 +354,9 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2));
 
-        assertPublished(reply.slots().get(0));
-        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
-        assertFailed(reply.slots().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertPublished(reply.runs().get(0));
+        assertFailed(reply.runs().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertFailed(reply.runs().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
         assertThat(guests.runs).containsExactly(0);
         assertThat(journal.publishedShardRuns()).containsExactly(0);
     }
@@ -368,8 +368,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0");
+        assertPublished(reply.runs().get(1));
         assertThat(reader.reads).containsExactly(0, 1);
         assertThat(guests.runs).containsExactly(1);
         assertThat(journal.entry("t", wireId(0))).isEmpty();
@@ -383,8 +383,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "shard.before-guest-start");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.CELL_UNAVAILABLE, false, "shard.before-guest-start");
+        assertPublished(reply.runs().get(1));
         assertThat(guests.runs).containsExactly(1);
     }
 
@@ -394,8 +394,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertPublished(reply.slots().get(0));
-        assertFailed(reply.slots().get(1), ErrorCode.TARGET_STALE, true,
+        assertPublished(reply.runs().get(0));
+        assertFailed(reply.runs().get(1), ErrorCode.TARGET_STALE, true,
                 "lost the lease of partition 1 under epoch 7 before publishing the slot");
         assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> assertThat(e.succeeded()).isTrue());
     }
@@ -407,9 +407,9 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1, 2));
 
-        assertFailed(reply.slots().get(0), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
-        assertFailed(reply.slots().get(1), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
-        assertFailed(reply.slots().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 2");
+        assertFailed(reply.runs().get(0), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
+        assertFailed(reply.runs().get(1), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
+        assertFailed(reply.runs().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 2");
         assertThat(reply.publishMicros()).isZero();
         assertThat(guests.runs).containsExactly(0, 1);
     }
@@ -421,8 +421,8 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.STORE_UNAVAILABLE, true, "shard.before-slot-publish");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.STORE_UNAVAILABLE, true, "shard.before-slot-publish");
+        assertPublished(reply.runs().get(1));
         assertThat(journal.publishedShardRuns()).containsExactly(1);
     }
 
@@ -457,17 +457,17 @@ class HostRequestExecutorTest {
             // beside "other", "b" holds its one place (a third of three): its next request waits although a place
             // is free, then is answered busy, and no guest runs for it
             HostReply second = run(request(1));
-            assertFailed(second.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "h1 busy: no shard place within 200 ms");
-            assertThat(second.slots().get(0).message()).contains("binding b holds 1 of 3 places, 0 waiting; 1 other holds 1");
+            assertFailed(second.runs().get(0), ErrorCode.CELL_UNAVAILABLE, false, "h1 busy: no shard place within 200 ms");
+            assertThat(second.runs().get(0).message()).contains("binding b holds 1 of 3 places, 0 waiting; 1 other holds 1");
             assertThat(executor.busyRefusals()).isEqualTo(1);
             assertThat(guests.demands).as("a refused request pins no cell").hasValue(2);
             release.countDown();
-            assertPublished(first.get(10, TimeUnit.SECONDS).slots().get(0));
-            assertPublished(other.get(10, TimeUnit.SECONDS).slots().get(0));
+            assertPublished(first.get(10, TimeUnit.SECONDS).runs().get(0));
+            assertPublished(other.get(10, TimeUnit.SECONDS).runs().get(0));
             assertThat(executor.runsInFlight()).as("each place given back before its reply").isZero();
             assertThat(guests.runs).containsExactlyInAnyOrder(0, 2);
             // alone, a binding may use every place
-            assertPublished(run(request(1)).slots().get(0));
+            assertPublished(run(request(1)).runs().get(0));
             assertThat(guests.demands).hasValue(3);
             assertThat(guests.openDemands).as("each request's demand lease ends with it").hasValue(0);
         } finally {
@@ -482,13 +482,13 @@ class HostRequestExecutorTest {
         Budgets tight = new Budgets(50, 0, 10, 0, 3, 0);
         bindings.with(new Binding("t", "b", 3, DIGEST, BINDING.selector(), tight));
         HostReply refused = run(request(0));
-        assertFailed(refused.slots().get(0), ErrorCode.BATCH_TOO_LARGE, false, "budgets.inputBytes");
+        assertFailed(refused.runs().get(0), ErrorCode.BATCH_TOO_LARGE, false, "budgets.inputBytes");
         assertThat(guests.runs).isEmpty();
 
         Budgets roomy = new Budgets(50, 0, 11, 0, 3, 0);
         bindings.with(new Binding("t", "b", 3, DIGEST, BINDING.selector(), roomy));
         long before = System.nanoTime();
-        assertPublished(run(request(0)).slots().get(0));
+        assertPublished(run(request(0)).runs().get(0));
         assertThat(guests.lastBudgets).as("the guest runs within its binding's emits and partial bytes").isEqualTo(roomy);
         assertThat(guests.lastDeadline.atNanos() - before).as("the run budget, not the call's 10 s")
                 .isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(50) + (System.nanoTime() - before));
@@ -496,7 +496,7 @@ class HostRequestExecutorTest {
         // a run the run budget stops says so, under the deadline's own code
         guests.failures.put(1, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while the guest ran"));
         HostReply stopped = run(request(1));
-        assertFailed(stopped.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, true, "run passed its binding's budget of 50 ms (budgets.runMs)");
+        assertFailed(stopped.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, true, "run passed its binding's budget of 50 ms (budgets.runMs)");
     }
 
     @Test
@@ -507,8 +507,8 @@ class HostRequestExecutorTest {
         journal.entries.put("t|" + wireId(1), journaled(1, true, null));
         HostReply reply = run(request(10_000_000L, 0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "control database's clock");
-        assertThat(reply.slots().get(1).published()).as("a journaled slot is still replayed").isTrue();
+        assertFailed(reply.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "control database's clock");
+        assertThat(reply.runs().get(1).published()).as("a journaled slot is still replayed").isTrue();
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
     }
@@ -530,8 +530,8 @@ class HostRequestExecutorTest {
         HostReply reply = run(request(0L, 0, 1));
 
         // not even admitted to the shard pool: both refused alike
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
-        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
+        assertFailed(reply.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
+        assertFailed(reply.runs().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
         assertThat(journal.publishes).isEmpty();
@@ -542,12 +542,12 @@ class HostRequestExecutorTest {
     void aBindingVersionNotKnownHereOrPinningAnotherComponentIsTargetStaleBeforeAnyRead() throws Exception {
         bindings.versions.clear();
         HostReply unknown = run(request(0, 1));
-        assertThat(unknown.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+        assertThat(unknown.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
                 "binding b version 3 is not known here"));
 
         bindings.with(new Binding("t", "b", 3, "sha256:" + "cd".repeat(32), BINDING.selector()));
         HostReply other = run(request(0, 1));
-        assertThat(other.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false, "pins sha256:cdcd"));
+        assertThat(other.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false, "pins sha256:cdcd"));
 
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -560,7 +560,7 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
                 "not in the package store"));
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -572,7 +572,7 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(0, 1));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.STORE_UNAVAILABLE, false, "connection lost"));
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.STORE_UNAVAILABLE, false, "connection lost"));
         assertThat(reader.reads).isEmpty();
         assertThat(executor.refusals()).isEqualTo(2);
     }
@@ -584,9 +584,9 @@ class HostRequestExecutorTest {
 
         HostReply reply = run(request(2, 5, 9));
 
-        assertPublished(reply.slots().get(0));
-        assertPublished(reply.slots().get(1));
-        assertFailed(reply.slots().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 9");
+        assertPublished(reply.runs().get(0));
+        assertPublished(reply.runs().get(1));
+        assertFailed(reply.runs().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 9");
         assertThat(journal.publishes.get(0)).extracting(ShardRunPublication::runIndex).containsExactly(2, 5);
         assertThat(executor.replays()).isEqualTo(1);
         assertThat(executor.refusals()).isEqualTo(1);
@@ -597,9 +597,9 @@ class HostRequestExecutorTest {
         assertThat(executor.stopsReceived()).isEqualTo(2);
         // Once stopped, the journaled slots (2 and 5, published above) are replayed; slot 9 is not run.
         HostReply stopped = run(request(2, 5, 9));
-        assertPublished(stopped.slots().get(0));
-        assertPublished(stopped.slots().get(1));
-        assertFailed(stopped.slots().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "stopped");
+        assertPublished(stopped.runs().get(0));
+        assertPublished(stopped.runs().get(1));
+        assertFailed(stopped.runs().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "stopped");
         assertThat(executor.replays()).isEqualTo(3);
         assertThat(executor.refusals()).isEqualTo(2);
     }

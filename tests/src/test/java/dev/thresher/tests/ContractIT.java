@@ -585,7 +585,7 @@ class ContractIT {
                 HostReply reply = client.send(host.wireHost(), host.wirePort(), new HostRequest(delivery,
                         callId.toString(), DevCluster.TENANT, "row_count", digest, version, TimeUnit.SECONDS.toMicros(10),
                         "{}", List.of(new ShardRun(slot, slot, epoch, wireId, 1)))).get(30, TimeUnit.SECONDS);
-                assertThat(reply.slots()).singleElement().satisfies(o -> {
+                assertThat(reply.runs()).singleElement().satisfies(o -> {
                     assertThat(o.published()).as("delivery answers the journaled outcome").isTrue();
                     assertThat(o.rowCount()).isEqualTo(rows);
                 });
@@ -633,7 +633,7 @@ class ContractIT {
                     DevCluster.TENANT, "trap", binding.componentDigest(), binding.version(),
                     TimeUnit.SECONDS.toMicros(10), "{}", List.of(new ShardRun(slot, slot, epoch, wireId, 2))))
                     .get(30, TimeUnit.SECONDS);
-            assertThat(reply.slots()).singleElement().satisfies(f -> {
+            assertThat(reply.runs()).singleElement().satisfies(f -> {
                 assertThat(f.code()).isEqualTo(ErrorCode.GUEST_TRAP);
                 assertThat(f.guestStarted()).as("a replayed failure is no proof that the guest did not run").isTrue();
             });

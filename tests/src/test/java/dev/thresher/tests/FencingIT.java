@@ -378,8 +378,8 @@ class FencingIT {
         Host host = control.readTopology().hosts().get(to.hostId());
         try (WireClient client = new WireClient("fencing-test", Limits.DEFAULTS)) {
             HostReply reply = client.send(host.wireHost(), host.wirePort(), request).get(30, TimeUnit.SECONDS);
-            assertThat(reply.slots()).hasSize(1);
-            return reply.slots().get(0);
+            assertThat(reply.runs()).hasSize(1);
+            return reply.runs().get(0);
         }
     }
 

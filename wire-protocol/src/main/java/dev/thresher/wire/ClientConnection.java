@@ -323,7 +323,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
             log.debug("dropping reply from {} to request {}, which no caller waits for", peer, reply.requestId());
             return;
         }
-        if (!answersEverySlot(entry.request().slots(), reply.slots())) {
+        if (!answersEverySlot(entry.request().runs(), reply.runs())) {
             // left pending: the sweep ends it with TRANSPORT_OUTCOME_UNKNOWN, since the peer may have run it
             exceptionCaught(ctx, new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "wire peer " + peer
                     + " answered request " + reply.requestId() + " with outcomes for other slots than the request's"));

@@ -43,8 +43,8 @@ final class HostRunCodec {
         out.writeInt(m.bindingVersion());
         out.writeLong(m.remainingBudgetMicros());
         writeString(out, m.argumentsJson());
-        out.writeInt(m.slots().size());
-        for (ShardRun s : m.slots()) {
+        out.writeInt(m.runs().size());
+        for (ShardRun s : m.runs()) {
             out.writeInt(s.runIndex());
             out.writeInt(s.partitionId());
             out.writeLong(s.epoch());
@@ -79,8 +79,8 @@ final class HostRunCodec {
     static void writeReply(HostReply m, ByteBuf out) {
         out.writeLong(m.requestId());
         out.writeLong(m.publishMicros());
-        out.writeInt(m.slots().size());
-        for (ShardRunOutcome s : m.slots()) {
+        out.writeInt(m.runs().size());
+        for (ShardRunOutcome s : m.runs()) {
             out.writeInt(s.runIndex());
             writeString(out, s.wireId());
             out.writeInt(s.errorCode());

@@ -162,7 +162,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
 
     private void invoke(Channel ch, HostRequest request, long receivedNanos) {
         // once per slot, in slot order; the first slot the failpoint selects decides for the whole request
-        for (ShardRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             Site site = new Site(nodeId, slot.partitionId(), slot.runIndex(), slot.wireId());
             try {
                 if (failpoints.hit(Failpoint.WIRE_RECEIVE, site) == Failpoints.Outcome.DROP) {
@@ -215,7 +215,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         if (m.requestId() != request.requestId()) {
             return misfit(request, "the reply to request " + m.requestId() + ": " + m);
         }
-        if (!sameSlots(request.slots(), m.slots())) {
+        if (!sameSlots(request.runs(), m.runs())) {
             return misfit(request, "outcomes for other slots than the request's: " + m);
         }
         return m;

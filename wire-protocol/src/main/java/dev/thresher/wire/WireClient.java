@@ -113,7 +113,7 @@ public final class WireClient implements AutoCloseable {
                     "wire client is closed; request " + request.requestId() + " not sent"));
             return result;
         }
-        for (ShardRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             try {
                 if (failpoints.hit(Failpoint.WIRE_SEND, new Site(nodeId, slot.partitionId(), slot.runIndex(),
                         slot.wireId())) == Failpoints.Outcome.DROP) {

@@ -124,7 +124,7 @@ public sealed interface WireMessage {
      * <pre>
      * i64 requestId | str callId | str tenant | str bindingName | str componentDigest | i32 bindingVersion
      * | i64 remainingBudgetMicros | str argumentsJson
-     * | list&lt;i32 runIndex, i32 partitionId, i64 epoch, str wireId, i32 attempt&gt; slots
+     * | list&lt;i32 runIndex, i32 partitionId, i64 epoch, str wireId, i32 attempt&gt; runs
      * </pre>
      * Example, {@code HostRequest(42, "c1", "t", "sum", "d1", 2, 1500000, "{}", [ShardRun(7, 3, 5, "w1", 1)])}
      * (golden vector {@code v3/host-run-request.hex}):
@@ -147,7 +147,7 @@ public sealed interface WireMessage {
      *     call runs this one immutable version (its selector and component), whatever is deployed since
      * @param remainingBudgetMicros the call's budget left when the frame was built, at least 0
      * @param argumentsJson the call's arguments as JSON text
-     * @param slots the slots to run, at least one, in strictly increasing slot order
+     * @param runs the shard runs, at least one, in strictly increasing {@code runIndex} order
      */
     record HostRequest(
             long requestId,
@@ -158,7 +158,7 @@ public sealed interface WireMessage {
             int bindingVersion,
             long remainingBudgetMicros,
             String argumentsJson,
-            List<ShardRun> slots) implements WireMessage {
+            List<ShardRun> runs) implements WireMessage {
         public HostRequest {
             Objects.requireNonNull(callId, "callId");
             Objects.requireNonNull(tenant, "tenant");
@@ -169,13 +169,13 @@ public sealed interface WireMessage {
                 throw new IllegalArgumentException("bindingVersion must be at least 1, was " + bindingVersion);
             }
             nonNegative("remainingBudgetMicros", remainingBudgetMicros);
-            slots = List.copyOf(slots);
-            if (slots.isEmpty()) {
-                throw new IllegalArgumentException("a host run carries at least one slot");
+            runs = List.copyOf(runs);
+            if (runs.isEmpty()) {
+                throw new IllegalArgumentException("a host request carries at least one shard run");
             }
-            for (int i = 1; i < slots.size(); i++) {
-                if (slots.get(i).runIndex() <= slots.get(i - 1).runIndex()) {
-                    throw new IllegalArgumentException("slots must be in strictly increasing slot order");
+            for (int i = 1; i < runs.size(); i++) {
+                if (runs.get(i).runIndex() <= runs.get(i - 1).runIndex()) {
+                    throw new IllegalArgumentException("shard runs must be in strictly increasing runIndex order");
                 }
             }
         }
@@ -210,7 +210,7 @@ public sealed interface WireMessage {
      * <pre>
      * i64 requestId | i64 publishMicros
      * | list&lt;i32 runIndex, str wireId, i32 errorCode, bool guestStarted, str message,
-     *        i32 rowCount, i32 emitCount, i64 readMicros, i64 guestMicros&gt; slots
+     *        i32 rowCount, i32 emitCount, i64 readMicros, i64 guestMicros&gt; runs
      * </pre>
      * {@code errorCode} 0 is a slot published with its partials; any other value is an
      * {@link ErrorCode} number, and {@code guestStarted} tells whether guest code may have run for
@@ -228,17 +228,17 @@ public sealed interface WireMessage {
      *
      * @param requestId the request's id
      * @param publishMicros time the host spent journaling and publishing the slots, at least 0
-     * @param slots one outcome per slot of the request
+     * @param runs one outcome per shard run of the request
      */
-    record HostReply(long requestId, long publishMicros, List<ShardRunOutcome> slots) implements WireMessage {
+    record HostReply(long requestId, long publishMicros, List<ShardRunOutcome> runs) implements WireMessage {
         public HostReply {
             nonNegative("publishMicros", publishMicros);
-            slots = List.copyOf(slots);
+            runs = List.copyOf(runs);
         }
 
         /** The same failure for every slot of {@code request}. */
         public static HostReply failed(HostRequest request, ThresherException error, boolean guestStarted) {
-            return new HostReply(request.requestId(), 0, request.slots().stream()
+            return new HostReply(request.requestId(), 0, request.runs().stream()
                     .map(s -> ShardRunOutcome.failed(s, error, guestStarted)).toList());
         }
     }

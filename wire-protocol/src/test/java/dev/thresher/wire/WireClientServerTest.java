@@ -117,8 +117,8 @@ class WireClientServerTest {
         if (id % 5 != 0) {
             return WireFixtures.published(request);
         }
-        List<ShardRunOutcome> outcomes = new ArrayList<>(WireFixtures.published(request).slots());
-        ShardRun last = request.slots().getLast();
+        List<ShardRunOutcome> outcomes = new ArrayList<>(WireFixtures.published(request).runs());
+        ShardRun last = request.runs().getLast();
         outcomes.set(outcomes.size() - 1, new ShardRunOutcome(last.runIndex(), last.wireId(), ErrorCode.GUEST_TRAP.code(),
                 true, "trap " + id, 1, 0, 2, 3));
         return new HostReply(id, 7, outcomes);
@@ -236,11 +236,11 @@ class WireClientServerTest {
     void aReplyForOtherSlotsIsAProtocolViolationThatEndsTheRequestUnknown() throws Exception {
         FakePeer peer = fakePeer(new HelloAck(3, "odd-node"), request -> {
             HostReply published = WireFixtures.published(request);
-            return new HostReply(request.requestId(), 0, published.slots().subList(0, published.slots().size() - 1));
+            return new HostReply(request.requestId(), 0, published.runs().subList(0, published.runs().size() - 1));
         });
         WireClient client = client(Limits.DEFAULTS);
         HostRequest twoSlots = request(10);
-        assertThat(twoSlots.slots()).hasSizeGreaterThan(1);
+        assertThat(twoSlots.runs()).hasSizeGreaterThan(1);
         assertFailsWith(client.send(HOST, peer.port(), twoSlots), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
     }
 
@@ -316,18 +316,18 @@ class WireClientServerTest {
         WireClient client = new WireClient("node-a", Limits.DEFAULTS, failpoints);
         closeables.add(client);
         HostRequest three = request(11);
-        assertThat(three.slots()).hasSize(3);
+        assertThat(three.runs()).hasSize(3);
 
         List<Site> sites = new CopyOnWriteArrayList<>();
         failpoints.arm(Failpoint.WIRE_SEND, site -> sites.add(site) && false, -1, Failpoints.Action.drop());
         assertThat(client.send(HOST, server.port(), three).get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isEqualTo(WireFixtures.published(three));
-        assertThat(sites).containsExactlyElementsOf(three.slots().stream()
+        assertThat(sites).containsExactlyElementsOf(three.runs().stream()
                 .map(s -> new Site("node-a", s.partitionId(), s.runIndex(), s.wireId())).toList());
         assertThat(calls).hasValue(1);
 
         failpoints.reset();
-        failpoints.arm(Failpoint.WIRE_SEND, site -> site.runIndex() == three.slots().get(1).runIndex(), 1,
+        failpoints.arm(Failpoint.WIRE_SEND, site -> site.runIndex() == three.runs().get(1).runIndex(), 1,
                 Failpoints.Action.fail(ErrorCode.HOST_UNREACHABLE));
         assertFailsWith(client.send(HOST, server.port(), three), ErrorCode.HOST_UNREACHABLE);
         assertThat(failpoints.hits(Failpoint.WIRE_SEND)).isEqualTo(2);
@@ -539,9 +539,9 @@ class WireClientServerTest {
     private static void assertEverySlot(HostReply reply, HostRequest request,
             java.util.function.Consumer<ShardRunOutcome> check) {
         assertThat(reply.requestId()).isEqualTo(request.requestId());
-        assertThat(reply.slots()).extracting(ShardRunOutcome::runIndex)
-                .containsExactlyElementsOf(request.slots().stream().map(ShardRun::runIndex).toList());
-        assertThat(reply.slots()).allSatisfy(check);
+        assertThat(reply.runs()).extracting(ShardRunOutcome::runIndex)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::runIndex).toList());
+        assertThat(reply.runs()).allSatisfy(check);
     }
 
     private static void assertFailsWith(CompletableFuture<?> future, ErrorCode code) {

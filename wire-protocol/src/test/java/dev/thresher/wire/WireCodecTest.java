@@ -205,9 +205,9 @@ class WireCodecTest {
     void refusesValuesTheRecordsRefuse() {
         assertViolation(() -> decodeFrame("0101" + "00000002" + "00000001" + "00000000"), "bad version range");
         assertViolation(() -> decodeFrame("0102" + "00000000" + "00000000"), "version must be at least 1");
-        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000000"), "at least one slot");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000000"), "at least one shard run");
         String slot0 = "00000000" + "00000000" + "0000000000000000" + "00000000" + "00000001";
-        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + slot0 + slot0), "strictly increasing slot order");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + slot0 + slot0), "strictly increasing runIndex order");
         assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + slot0.replaceFirst("00000001$", "00000000")),
                 "attempt must be at least 1");
         assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + slot0.replaceFirst("^00000000", "ffffffff")),
@@ -273,7 +273,7 @@ class WireCodecTest {
         assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 0, 0, "{}", one))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bindingVersion");
         assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 1, 0, "{}", List.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one slot");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one shard run");
         assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 1, 0, "{}",
                 List.of(new ShardRun(2, 0, 0, "a", 1), new ShardRun(1, 0, 0, "b", 1))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("strictly increasing");
@@ -293,8 +293,8 @@ class WireCodecTest {
         List<ShardRun> mutable = new ArrayList<>(one);
         HostRequest r = new HostRequest(1, "c", "t", "b", "d", 1, 0, "{}", mutable);
         mutable.clear();
-        assertThat(r.slots()).hasSize(1);
-        assertThatThrownBy(() -> r.slots().add(new ShardRun(5, 0, 0, "x", 1)))
+        assertThat(r.runs()).hasSize(1);
+        assertThatThrownBy(() -> r.runs().add(new ShardRun(5, 0, 0, "x", 1)))
                 .isInstanceOf(UnsupportedOperationException.class);
     }
 
@@ -325,9 +325,9 @@ class WireCodecTest {
         HostRequest r = WireFixtures.REQUEST_SLOTS;
         HostReply failed = HostReply.failed(r, new ThresherException(ErrorCode.CELL_UNAVAILABLE, "stopping"), false);
         assertThat(failed.requestId()).isEqualTo(r.requestId());
-        assertThat(failed.slots()).extracting(ShardRunOutcome::runIndex).containsExactly(0, 4, 16383);
-        assertThat(failed.slots()).extracting(ShardRunOutcome::wireId).containsExactly("w-0", "w-4", "");
-        assertThat(failed.slots()).allSatisfy(o -> {
+        assertThat(failed.runs()).extracting(ShardRunOutcome::runIndex).containsExactly(0, 4, 16383);
+        assertThat(failed.runs()).extracting(ShardRunOutcome::wireId).containsExactly("w-0", "w-4", "");
+        assertThat(failed.runs()).allSatisfy(o -> {
             assertThat(o.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
             assertThat(o.guestStarted()).isFalse();
             assertThat(o.message()).isEqualTo("stopping");

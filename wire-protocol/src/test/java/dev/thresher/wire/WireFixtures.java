@@ -117,7 +117,7 @@ final class WireFixtures {
 
     /** The reply a handler that publishes every slot would give. */
     static HostReply published(HostRequest request) {
-        return new HostReply(request.requestId(), 1, request.slots().stream()
+        return new HostReply(request.requestId(), 1, request.runs().stream()
                 .map(s -> new ShardRunOutcome(s.runIndex(), s.wireId(), 0, true, "", 10, 1, 2, 3))
                 .toList());
     }

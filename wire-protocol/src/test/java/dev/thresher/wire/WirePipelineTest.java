@@ -479,7 +479,7 @@ class WirePipelineTest {
         HostReply mine = WireFixtures.REPLY_SLOTS;
         assertThat(ServerConnection.replyFor(r, mine, null)).isSameAs(mine);
 
-        List<ShardRunOutcome> outcomes = mine.slots();
+        List<ShardRunOutcome> outcomes = mine.runs();
         List<Object> misfits = List.of(
                 new HostReply(99, 0, outcomes),                                   // another request's id
                 new HostReply(43, 0, outcomes.subList(0, 2)),                     // a slot missing
@@ -520,7 +520,7 @@ class WirePipelineTest {
         EmbeddedChannel ch = new EmbeddedChannel();
         ServerConnection.configure(ch.pipeline(), "node-b", 256, (request, n) -> {
             calls.incrementAndGet();
-            ShardRun slot = request.slots().getFirst();
+            ShardRun slot = request.runs().getFirst();
             return CompletableFuture.completedFuture(new HostReply(request.requestId(), 0, List.of(
                     new ShardRunOutcome(slot.runIndex(), slot.wireId(), 4001, true, "x".repeat(300), 0, 0, 0, 0))));
         }, Runnable::run, Failpoints.disabled());
@@ -545,7 +545,7 @@ class WirePipelineTest {
         assertThat(WireFixtures.encode(request).length).isLessThanOrEqualTo(256);
         EmbeddedChannel ch = new EmbeddedChannel();
         ServerConnection.configure(ch.pipeline(), "node-b", 256, (r, n) -> CompletableFuture.completedFuture(
-                new HostReply(r.requestId(), 0, r.slots().stream()
+                new HostReply(r.requestId(), 0, r.runs().stream()
                         .map(s -> new ShardRunOutcome(s.runIndex(), s.wireId(), 0, true, "y".repeat(100), 0, 0, 0, 0))
                         .toList())), Runnable::run, Failpoints.disabled());
         handshake(ch);
@@ -633,11 +633,11 @@ class WirePipelineTest {
     private static void assertFailedEverySlot(HostReply reply, HostRequest request, ErrorCode code,
             boolean guestStarted, String messagePart) {
         assertThat(reply.requestId()).isEqualTo(request.requestId());
-        assertThat(reply.slots()).extracting(ShardRunOutcome::runIndex)
-                .containsExactlyElementsOf(request.slots().stream().map(ShardRun::runIndex).toList());
-        assertThat(reply.slots()).extracting(ShardRunOutcome::wireId)
-                .containsExactlyElementsOf(request.slots().stream().map(ShardRun::wireId).toList());
-        assertThat(reply.slots()).allSatisfy(o -> {
+        assertThat(reply.runs()).extracting(ShardRunOutcome::runIndex)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::runIndex).toList());
+        assertThat(reply.runs()).extracting(ShardRunOutcome::wireId)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::wireId).toList());
+        assertThat(reply.runs()).allSatisfy(o -> {
             assertThat(o.code()).isEqualTo(code);
             assertThat(o.guestStarted()).isEqualTo(guestStarted);
             assertThat(o.message()).contains(messagePart);

@@ -278,7 +278,7 @@ public final class CallJournal {
      * @param slots every published slot of the call, with its partials, lease state and its partition's current epoch
      * @param journaledReduce the reduction's journaled outcome, when a reduce already ran under that wire identity
      */
-    public record ReduceStart(boolean leaseHeld, List<ShardRunRow> slots, Optional<JournalEntry> journaledReduce) {}
+    public record ReduceStart(boolean leaseHeld, List<ShardRunRow> runs, Optional<JournalEntry> journaledReduce) {}
 
     /**
      * Takes (or renews) the reduce lease of a call, granted when free, expired, or already this host's,

@@ -589,7 +589,7 @@ class ControlStoreTest {
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
         calls.publishShardOutcomes(List.of(new ShardRunPublication(first, 0)), hostA, LEASE_MS);
         calls.publishShardOutcomes(List.of(new ShardRunPublication(second, 0)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots())
+        assertThat(startReduce(call, hostA).runs())
                 .extracting(ShardRunRow::rowCount, ShardRunRow::emitCount, ShardRunRow::entryCount, ShardRunRow::partials)
                 .containsExactly(tuple(3, 1, 1, first.payload()));
     }
@@ -604,7 +604,7 @@ class ControlStoreTest {
         calls.journal(first);
         JournalEntry redelivered = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
         calls.publishShardOutcomes(List.of(new ShardRunPublication(redelivered, 0)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots())
+        assertThat(startReduce(call, hostA).runs())
                 .extracting(ShardRunRow::rowCount, ShardRunRow::emitCount, ShardRunRow::entryCount, ShardRunRow::partials)
                 .containsExactly(tuple(3, 1, 1, first.payload()));
     }
@@ -680,7 +680,7 @@ class ControlStoreTest {
                 new ShardRunPublication(shardOutcome(call, 1, notLed, 1, hostA, 4, new Partial("b", 2)), 1),
                 new ShardRunPublication(failedShard(call, 2, led, hostA), 2),
                 new ShardRunPublication(shardOutcome(call, 3, led, 1, hostA, 7, new Partial("d", 4)), 3)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots()).extracting(ShardRunRow::runIndex).containsExactly(0, 3);
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::runIndex).containsExactly(0, 3);
     }
 
     // ---- invocations --------------------------------------------------------------------------------
@@ -936,7 +936,7 @@ class ControlStoreTest {
         JournalEntry s0 = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1));
         calls.publishShardOutcomes(List.of(new ShardRunPublication(s1, 1), new ShardRunPublication(s0, 0),
                 new ShardRunPublication(shardOutcome(otherCall, 0, p, 1, hostA, 1, new Partial("z", 1)), 0)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots()).usingRecursiveFieldByFieldElementComparator().containsExactly(
+        assertThat(startReduce(call, hostA).runs()).usingRecursiveFieldByFieldElementComparator().containsExactly(
                 new ShardRunRow(0, p.id(), 1, s0.wireId(), hostA, 3, 1, 1, s0.payload(), true, 1),
                 new ShardRunRow(1, p.id(), 1, s1.wireId(), hostA, 4, 2, 2, s1.payload(), true, 1));
     }
@@ -950,7 +950,7 @@ class ControlStoreTest {
         calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, 1);
         awaitDbClockPast(slotLeaseUntil(call, 0));
-        assertThat(startReduce(call, hostA).slots()).extracting(ShardRunRow::leaseLive).containsExactly(false);
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::leaseLive).containsExactly(false);
     }
 
     @Test
@@ -962,7 +962,7 @@ class ControlStoreTest {
         calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         bumpEpoch(p);
-        assertThat(startReduce(call, hostA).slots()).extracting(ShardRunRow::epoch, ShardRunRow::currentEpoch)
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::epoch, ShardRunRow::currentEpoch)
                 .containsExactly(tuple(1L, 2L));
     }
 
@@ -976,7 +976,7 @@ class ControlStoreTest {
                 hostA, LEASE_MS);
         exec("DELETE FROM partition_leases WHERE partition_id = ?", p.id());
         exec("DELETE FROM partitions WHERE partition_id = ?", p.id());
-        assertThat(startReduce(call, hostA).slots()).extracting(ShardRunRow::runIndex, ShardRunRow::currentEpoch)
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::runIndex, ShardRunRow::currentEpoch)
                 .containsExactly(tuple(0, -1L));
     }
 
