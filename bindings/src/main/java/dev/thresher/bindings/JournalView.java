@@ -17,7 +17,8 @@ import java.util.Optional;
  * call) and {@code thresher.shard_runs} (one row per shard run a leader journaled: its outcome, and its
  * publication when it was published). The same columns, with the same names and types, over pgwire
  * ({@code SELECT}), HTTP ({@code /admin/invocations}) and the command line ({@code thresher journal}); every query is
- * scoped to one tenant. Rows live as long as the coordination state they come from ({@code limits.coordinationRetentionMs}).
+ * scoped to one tenant. Rows live as long as the coordination state they come from
+ * ({@code limits.coordinationRetentionMs}).
  *
  * <p>A view or column renamed keeps its former name as another name of the same thing, so a saved query goes on
  * working: {@code thresher.shard_slots} is {@code thresher.shard_runs}, and its {@code slot_index} is
@@ -61,7 +62,7 @@ public enum JournalView {
                     + " retry); NULL for outcomes journaled before it was recorded"),
             new JournalColumn("state", TEXT, "published, failed (the guest failed: see error_*), or unpublished (the"
                     + " outcome was journaled but its publication fenced out: lease lost or deadline passed)"),
-            new JournalColumn("lease_until", TIMESTAMPTZ, "the published slot's lease, else NULL"),
+            new JournalColumn("lease_until", TIMESTAMPTZ, "the published shard run's lease, else NULL"),
             new JournalColumn("rows_read", INT4, "rows handed to the guest"),
             new JournalColumn("emits", INT4, "partials the guest emitted"),
             new JournalColumn("entries", INT4, "entries of the published partials, else NULL"),
@@ -70,12 +71,12 @@ public enum JournalView {
             new JournalColumn("guest_started_at", TIMESTAMPTZ, "when the leader started the guest, on the control"
                     + " database's clock (an upper bound)"),
             new JournalColumn("journaled_at", TIMESTAMPTZ, "when the outcome was journaled"),
-            new JournalColumn("published_at", TIMESTAMPTZ, "when the slot was published, else NULL"),
-            new JournalColumn("error_code", INT4, "a failed slot's Thresher code, else NULL"),
+            new JournalColumn("published_at", TIMESTAMPTZ, "when the shard run was published, else NULL"),
+            new JournalColumn("error_code", INT4, "a failed shard run's Thresher code, else NULL"),
             new JournalColumn("error_name", TEXT, "that code's name"),
             new JournalColumn("error_category", TEXT, "that code's category"),
             new JournalColumn("retry_class", TEXT, "that code's retry class"),
-            new JournalColumn("error_message", TEXT, "a failed slot's message, else NULL")),
+            new JournalColumn("error_message", TEXT, "a failed shard run's message, else NULL")),
             List.of("journaled_at", "call_id", "run_index"), List.of("shard_slots"), Map.of("slot_index", "run_index"));
 
     private final String viewName;
