@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CALLS = "store/src/main/java/dev/thresher/store/control/CallJournal.java"
-SLOTS = "store/src/main/java/dev/thresher/store/control/SlotPublisher.java"
+SLOTS = "store/src/main/java/dev/thresher/store/control/ShardRunPublisher.java"
 CATALOG = "store/src/main/java/dev/thresher/store/control/BindingCatalog.java"
 TOPOLOGY = "store/src/main/java/dev/thresher/store/control/TopologyStore.java"
 

@@ -9,14 +9,20 @@ import static dev.thresher.bindings.JournalType.UUID;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * The read-only views of the coordination journal an operator queries: {@code thresher.invocations} (one row per
- * call) and {@code thresher.shard_slots} (one row per slot a leader journaled: its outcome, and its publication
- * when it was published). The same columns, with the same names and types, over pgwire ({@code SELECT}), HTTP
- * ({@code /admin/invocations}) and the command line ({@code thresher journal}); every query is scoped to one
- * tenant. Rows live as long as the coordination state they come from ({@code limits.coordinationRetentionMs}).
+ * call) and {@code thresher.shard_runs} (one row per shard run a leader journaled: its outcome, and its
+ * publication when it was published). The same columns, with the same names and types, over pgwire
+ * ({@code SELECT}), HTTP ({@code /admin/invocations}) and the command line ({@code thresher journal}); every query is
+ * scoped to one tenant. Rows live as long as the coordination state they come from
+ * ({@code limits.coordinationRetentionMs}).
+ *
+ * <p>A view or column renamed keeps its former name as another name of the same thing, so a saved query goes on
+ * working: {@code thresher.shard_slots} is {@code thresher.shard_runs}, and its {@code slot_index} is
+ * {@code run_index}, answered under the name the query used (docs/operations.md, "Renamed").
  */
 public enum JournalView {
     INVOCATIONS("invocations", List.of(
@@ -44,19 +50,19 @@ public enum JournalView {
             new JournalColumn("reduce_host", TEXT, "the node whose reduce was journaled, else NULL"),
             new JournalColumn("reduce_micros", INT8, "the journaled reduce's guest time in microseconds, else NULL"),
             new JournalColumn("result", JSON, "a succeeded call's published result, else NULL")),
-            List.of("created_at", "call_id")),
-    SHARD_SLOTS("shard_slots", List.of(
+            List.of("created_at", "call_id"), List.of(), Map.of()),
+    SHARD_RUNS("shard_runs", List.of(
             new JournalColumn("call_id", UUID, "the call"),
-            new JournalColumn("slot_index", INT4, "the slot, 0 to slot_count - 1 of the call"),
-            new JournalColumn("wire_id", TEXT, "the slot's wire identity (<call>/shard/<slot>)"),
-            new JournalColumn("partition_id", INT4, "the partition the slot read"),
+            new JournalColumn("run_index", INT4, "the shard run's index in its call, 0 to slot_count - 1"),
+            new JournalColumn("wire_id", TEXT, "the shard run's wire identity (<call>/shard/<run_index>)"),
+            new JournalColumn("partition_id", INT4, "the partition the shard run read"),
             new JournalColumn("epoch", INT8, "the partition's epoch the run was fenced by"),
             new JournalColumn("host_id", TEXT, "the leader that ran and journaled it"),
             new JournalColumn("attempts", INT4, "the attempt that produced the journaled outcome (1, or 2 after a"
                     + " retry); NULL for outcomes journaled before it was recorded"),
             new JournalColumn("state", TEXT, "published, failed (the guest failed: see error_*), or unpublished (the"
                     + " outcome was journaled but its publication fenced out: lease lost or deadline passed)"),
-            new JournalColumn("lease_until", TIMESTAMPTZ, "the published slot's lease, else NULL"),
+            new JournalColumn("lease_until", TIMESTAMPTZ, "the published shard run's lease, else NULL"),
             new JournalColumn("rows_read", INT4, "rows handed to the guest"),
             new JournalColumn("emits", INT4, "partials the guest emitted"),
             new JournalColumn("entries", INT4, "entries of the published partials, else NULL"),
@@ -65,22 +71,27 @@ public enum JournalView {
             new JournalColumn("guest_started_at", TIMESTAMPTZ, "when the leader started the guest, on the control"
                     + " database's clock (an upper bound)"),
             new JournalColumn("journaled_at", TIMESTAMPTZ, "when the outcome was journaled"),
-            new JournalColumn("published_at", TIMESTAMPTZ, "when the slot was published, else NULL"),
-            new JournalColumn("error_code", INT4, "a failed slot's Thresher code, else NULL"),
+            new JournalColumn("published_at", TIMESTAMPTZ, "when the shard run was published, else NULL"),
+            new JournalColumn("error_code", INT4, "a failed shard run's Thresher code, else NULL"),
             new JournalColumn("error_name", TEXT, "that code's name"),
             new JournalColumn("error_category", TEXT, "that code's category"),
             new JournalColumn("retry_class", TEXT, "that code's retry class"),
-            new JournalColumn("error_message", TEXT, "a failed slot's message, else NULL")),
-            List.of("journaled_at", "call_id", "slot_index"));
+            new JournalColumn("error_message", TEXT, "a failed shard run's message, else NULL")),
+            List.of("journaled_at", "call_id", "run_index"), List.of("shard_slots"), Map.of("slot_index", "run_index"));
 
     private final String viewName;
     private final List<JournalColumn> columns;
     private final List<String> recencyOrder;
+    private final List<String> formerNames;
+    private final Map<String, String> formerColumns;
 
-    JournalView(String viewName, List<JournalColumn> columns, List<String> recencyOrder) {
+    JournalView(String viewName, List<JournalColumn> columns, List<String> recencyOrder, List<String> formerNames,
+                Map<String, String> formerColumns) {
         this.viewName = viewName;
         this.columns = List.copyOf(columns);
         this.recencyOrder = List.copyOf(recencyOrder);
+        this.formerNames = List.copyOf(formerNames);
+        this.formerColumns = Map.copyOf(formerColumns);
     }
 
     /** The schema the views live in over pgwire: {@code thresher.invocations}. */
@@ -101,14 +112,38 @@ public enum JournalView {
         return columns;
     }
 
-    /** The column called {@code name} (exactly: names are lower case). */
+    /**
+     * The column called {@code name} (exactly: names are lower case); a former name of a column is that column
+     * answered under the former name.
+     */
     public Optional<JournalColumn> column(String name) {
+        String current = currentName(name);
         for (JournalColumn c : columns) {
-            if (c.name().equals(name)) {
-                return Optional.of(c);
+            if (c.name().equals(current)) {
+                return Optional.of(current.equals(name) ? c : new JournalColumn(name, c.type(), c.description()));
             }
         }
         return Optional.empty();
+    }
+
+    /** The name a column is called now: {@code name}, or the column's new name when {@code name} is a former one. */
+    public String currentName(String name) {
+        return formerColumns.getOrDefault(name, name);
+    }
+
+    /** The view's former names (without schema), each still another name of it. */
+    public List<String> formerNames() {
+        return formerNames;
+    }
+
+    /** Former column names, each to the column's name now. */
+    public Map<String, String> formerColumns() {
+        return formerColumns;
+    }
+
+    /** Whether {@code name} (without schema, exactly: names are lower case) is this view's name or a former one. */
+    public boolean answersTo(String name) {
+        return viewName.equals(name) || formerNames.contains(name);
     }
 
     /**
@@ -123,7 +158,7 @@ public enum JournalView {
     /** The view {@code name} (without schema, any case) names, if any. */
     public static Optional<JournalView> named(String name) {
         for (JournalView v : values()) {
-            if (v.viewName.equals(name.toLowerCase(Locale.ROOT))) {
+            if (v.answersTo(name.toLowerCase(Locale.ROOT))) {
                 return Optional.of(v);
             }
         }

@@ -10,10 +10,10 @@ import dev.thresher.store.DbDeadline;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,7 +52,7 @@ final class CallDispatcher {
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong supersededRequests = new AtomicLong();
     private final AtomicLong leaderWaits = new AtomicLong();
-    private final AtomicLong failedSlots = new AtomicLong();
+    private final AtomicLong failedShardRuns = new AtomicLong();
 
     CallDispatcher(Catalog catalog, Leaders wire, Limits limits, ExecutorService callExecutor) {
         this.catalog = catalog;
@@ -77,9 +77,9 @@ final class CallDispatcher {
         return leaderWaits.get();
     }
 
-    /** {@link Coordinator#failedSlots}. */
-    long failedSlots() {
-        return failedSlots.get();
+    /** {@link Coordinator#failedShardRuns}. */
+    long failedShardRuns() {
+        return failedShardRuns.get();
     }
 
     /** {@link Coordinator#hostRequestsOut}. */
@@ -98,8 +98,8 @@ final class CallDispatcher {
      * it on the coordinator's stop) is {@code notStarted}: it is no started shard whose failure could
      * be the call's cause.
      */
-    private record SlotResult(ShardTarget target, ThresherException failure, boolean notStarted) {
-        SlotResult(ShardTarget target, ThresherException failure) {
+    private record ShardRunResult(ShardTarget target, ThresherException failure, boolean notStarted) {
+        ShardRunResult(ShardTarget target, ThresherException failure) {
             this(target, failure, false);
         }
     }
@@ -115,7 +115,7 @@ final class CallDispatcher {
         for (ShardTarget t : call.plan().targets()) {
             byHost.computeIfAbsent(t.leader().hostId(), h -> new ArrayList<>()).add(t);
         }
-        List<CompletableFuture<List<SlotResult>>> started = new ArrayList<>();
+        List<CompletableFuture<List<ShardRunResult>>> started = new ArrayList<>();
         int left = byHost.size();
         for (List<ShardTarget> group : byHost.values()) {
             left--;
@@ -151,11 +151,11 @@ final class CallDispatcher {
             }, callExecutor));
         }
         Map<Integer, ThresherException> failures = new TreeMap<>();
-        for (CompletableFuture<List<SlotResult>> f : started) {
-            for (SlotResult r : f.join()) {
+        for (CompletableFuture<List<ShardRunResult>> f : started) {
+            for (ShardRunResult r : f.join()) {
                 call.redispatched(r.target());
                 if (r.failure() != null && !r.notStarted()) {
-                    failures.put(r.target().slotIndex(), r.failure());
+                    failures.put(r.target().runIndex(), r.failure());
                 }
             }
         }
@@ -176,7 +176,7 @@ final class CallDispatcher {
      * @throws ThresherException {@code DEADLINE_EXCEEDED} when the deadline passed first
      */
     private FairPlaces.Permit admit(CallRun call, ShardTarget first, String again) {
-        int slotIndex = first.slotIndex();
+        int runIndex = first.runIndex();
         long now = System.nanoTime();
         long until = now + call.deadline.remainingNanos();
         String binding = call.request.tenant() + "/" + call.request.bindingName();
@@ -188,7 +188,7 @@ final class CallDispatcher {
             throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted while dispatching", ie);
         }
         if (place == null) {
-            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot " + slotIndex
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot " + runIndex
                     + " was admitted" + again);
         }
         return place;
@@ -199,10 +199,10 @@ final class CallDispatcher {
      * way {@link RetryPolicy} allows are re-resolved (the pool place given up while they wait for a
      * leader) and sent again, grouped by their new leader.
      */
-    private List<SlotResult> runHost(CallRun call, List<ShardTarget> group, FairPlaces.Permit admitted) {
+    private List<ShardRunResult> runHost(CallRun call, List<ShardTarget> group, FairPlaces.Permit admitted) {
         Map<Integer, Integer> attempt = new HashMap<>();
-        group.forEach(t -> attempt.put(t.slotIndex(), 1));
-        List<SlotResult> results = new ArrayList<>();
+        group.forEach(t -> attempt.put(t.runIndex(), 1));
+        List<ShardRunResult> results = new ArrayList<>();
         List<List<ShardTarget>> toSend = new ArrayList<>(List.of(group));
         FairPlaces.Permit place = admitted;
         while (!toSend.isEmpty()) {
@@ -211,15 +211,15 @@ final class CallDispatcher {
                 try {
                     place = admit(call, targets.get(0), " again");
                 } catch (ThresherException e) {
-                    targets.forEach(t -> results.add(new SlotResult(t, e.code() == ErrorCode.DEADLINE_EXCEEDED
-                            ? new ThresherException(e.code(), "deadline passed before slot " + t.slotIndex()
+                    targets.forEach(t -> results.add(new ShardRunResult(t, e.code() == ErrorCode.DEADLINE_EXCEEDED
+                            ? new ThresherException(e.code(), "deadline passed before slot " + t.runIndex()
                                     + " was admitted again") : e)));
                     continue;
                 }
                 if (call.stopped()) {
                     place.close();
                     place = null;
-                    targets.forEach(t -> results.add(new SlotResult(t, call.stopCause(), true)));
+                    targets.forEach(t -> results.add(new ShardRunResult(t, call.stopCause(), true)));
                     continue;
                 }
                 shardRetries.addAndGet(targets.size());
@@ -236,25 +236,25 @@ final class CallDispatcher {
             Map<String, List<ShardTarget>> regrouped = new LinkedHashMap<>();
             for (Map.Entry<ShardTarget, ThresherException> r : retry.entrySet()) {
                 ShardTarget t = r.getKey();
-                log.debug("retrying {} (attempt {} of {})", describe(t), attempt.get(t.slotIndex()) + 1,
+                log.debug("retrying {} (attempt {} of {})", describe(t), attempt.get(t.runIndex()) + 1,
                         limits.attemptBudget());
                 ShardTarget again;
                 try {
                     again = reresolve(call, t);
                 } catch (ThresherException e) {
-                    results.add(new SlotResult(t, e));
+                    results.add(new ShardRunResult(t, e));
                     call.stop(e);
                     // failed for good like any other slot: counted, and the call stops on every host
-                    failedSlots.incrementAndGet();
+                    failedShardRuns.incrementAndGet();
                     stopOtherHosts(call, t.leader());
                     continue;
                 }
                 if (again == null) {
                     // another slot failed meanwhile: nothing is sent, and this slot, never started, is no cause
-                    results.add(new SlotResult(t, r.getValue(), true));
+                    results.add(new ShardRunResult(t, r.getValue(), true));
                     continue;
                 }
-                attempt.merge(t.slotIndex(), 1, Integer::sum);
+                attempt.merge(t.runIndex(), 1, Integer::sum);
                 regrouped.computeIfAbsent(again.leader().hostId(), h -> new ArrayList<>()).add(again);
             }
             toSend.addAll(regrouped.values());
@@ -263,26 +263,26 @@ final class CallDispatcher {
     }
 
     /** Judges one host reply's outcomes: published, retried (into {@code retry}), or failed (stopping the call). */
-    private void judge(CallRun call, List<SlotOutcomeAt> outcomes, Map<Integer, Integer> attempt,
-                       Map<ShardTarget, ThresherException> retry, List<SlotResult> results) {
-        for (SlotOutcomeAt o : outcomes) {
+    private void judge(CallRun call, List<ShardRunOutcomeAt> outcomes, Map<Integer, Integer> attempt,
+                       Map<ShardTarget, ThresherException> retry, List<ShardRunResult> results) {
+        for (ShardRunOutcomeAt o : outcomes) {
             if (o.failure() == null) {
-                results.add(new SlotResult(o.target(), null));
+                results.add(new ShardRunResult(o.target(), null));
                 continue;
             }
             if (!o.provablyNotStarted()) {
                 call.guestMayHaveRun();
             }
             RetryPolicy.Verdict verdict = RetryPolicy.decide(o.failure().code(), o.provablyNotStarted(),
-                    attempt.get(o.target().slotIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
+                    attempt.get(o.target().runIndex()), limits.attemptBudget(), call.stopped(), call.deadline.passed());
             if (verdict.retry()) {
                 retry.put(o.target(), o.failure());
             } else if (o.provablyNotStarted() && call.stopped()) {
-                results.add(new SlotResult(o.target(), o.failure(), true));
+                results.add(new ShardRunResult(o.target(), o.failure(), true));
             } else {
                 call.stop(o.failure());
-                failedSlots.incrementAndGet();
-                results.add(new SlotResult(o.target(), o.failure()));
+                failedShardRuns.incrementAndGet();
+                results.add(new ShardRunResult(o.target(), o.failure()));
                 stopOtherHosts(call, o.target().leader());
             }
         }
@@ -309,25 +309,25 @@ final class CallDispatcher {
     }
 
     /** One slot's outcome of one send. */
-    private record SlotOutcomeAt(ShardTarget target, ThresherException failure, boolean provablyNotStarted) {}
+    private record ShardRunOutcomeAt(ShardTarget target, ThresherException failure, boolean provablyNotStarted) {}
 
     /** Sends one host request for {@code targets} (all led by the same host) and waits for its reply within the deadline. */
-    private List<SlotOutcomeAt> send(CallRun call, List<ShardTarget> targets, Map<Integer, Integer> attempt) {
+    private List<ShardRunOutcomeAt> send(CallRun call, List<ShardTarget> targets, Map<Integer, Integer> attempt) {
         CallPlan plan = call.plan();
         Host leader = targets.get(0).leader();
         long remainingMicros = call.deadline.remainingMicros();
         if (remainingMicros <= 0) {
             return failAll(targets, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed before slot "
-                    + targets.get(0).slotIndex() + " was sent"), true);
+                    + targets.get(0).runIndex() + " was sent"), true);
         }
-        List<SlotRun> slots = targets.stream().map(t -> new SlotRun(t.slotIndex(), t.partition().id(),
-                t.partition().epoch(), t.wireId(), attempt.get(t.slotIndex()))).toList();
-        HostRunRequest req = new HostRunRequest(requestIds.incrementAndGet(), call.callId.toString(),
+        List<ShardRun> slots = targets.stream().map(t -> new ShardRun(t.runIndex(), t.partition().id(),
+                t.partition().epoch(), t.wireId(), attempt.get(t.runIndex()))).toList();
+        HostRequest req = new HostRequest(requestIds.incrementAndGet(), call.callId.toString(),
                 call.request.tenant(), plan.binding().name(), plan.binding().componentDigest(), plan.binding().version(),
                 remainingMicros, call.request.argumentsJson(), slots);
         call.sent(slots.size());
-        CompletableFuture<HostRunReply> sent = wire.send(leader.wireHost(), leader.wirePort(), req);
-        HostRunReply reply;
+        CompletableFuture<HostReply> sent = wire.send(leader.wireHost(), leader.wirePort(), req);
+        HostReply reply;
         try {
             reply = awaitReply(call, sent, targets);
             if (reply == null) {
@@ -351,20 +351,20 @@ final class CallDispatcher {
             return failAll(targets, new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted", e), false);
         }
         call.addPhase(Phase.PUBLISH, TimeUnit.MICROSECONDS.toNanos(reply.publishMicros()));
-        Map<Integer, SlotOutcome> bySlot = new HashMap<>();
-        reply.slots().forEach(o -> bySlot.put(o.slotIndex(), o));
-        List<SlotOutcomeAt> out = new ArrayList<>(targets.size());
+        Map<Integer, ShardRunOutcome> bySlot = new HashMap<>();
+        reply.runs().forEach(o -> bySlot.put(o.runIndex(), o));
+        List<ShardRunOutcomeAt> out = new ArrayList<>(targets.size());
         for (ShardTarget t : targets) {
-            SlotOutcome o = bySlot.get(t.slotIndex());
+            ShardRunOutcome o = bySlot.get(t.runIndex());
             if (o == null || !o.wireId().equals(t.wireId())) {
-                out.add(new SlotOutcomeAt(t, new ThresherException(ErrorCode.INTERNAL_ERROR, describe(t)
+                out.add(new ShardRunOutcomeAt(t, new ThresherException(ErrorCode.INTERNAL_ERROR, describe(t)
                         + ": the host's reply has no outcome for it"), false));
                 continue;
             }
             call.addPhase(Phase.READ, TimeUnit.MICROSECONDS.toNanos(o.readMicros()));
             call.addPhase(Phase.GUEST, TimeUnit.MICROSECONDS.toNanos(o.guestMicros()));
-            out.add(o.published() ? new SlotOutcomeAt(t, null, false)
-                    : new SlotOutcomeAt(t, new ThresherException(o.code(), describe(t) + ": " + o.message()),
+            out.add(o.published() ? new ShardRunOutcomeAt(t, null, false)
+                    : new ShardRunOutcomeAt(t, new ThresherException(o.code(), describe(t) + ": " + o.message()),
                             !o.guestStarted()));
             if (o.published()) {
                 call.guestMayHaveRun();
@@ -385,7 +385,7 @@ final class CallDispatcher {
      * @return the reply, or null when the request was superseded
      * @throws TimeoutException when the deadline passed first
      */
-    private HostRunReply awaitReply(CallRun call, CompletableFuture<HostRunReply> sent, List<ShardTarget> targets)
+    private HostReply awaitReply(CallRun call, CompletableFuture<HostReply> sent, List<ShardTarget> targets)
             throws TimeoutException, ExecutionException, InterruptedException {
         while (true) {
             long remaining = call.deadline.remainingMicros();
@@ -429,8 +429,8 @@ final class CallDispatcher {
         return false;
     }
 
-    private static List<SlotOutcomeAt> failAll(List<ShardTarget> targets, ThresherException e, boolean provablyNotStarted) {
-        return targets.stream().map(t -> new SlotOutcomeAt(t, e, provablyNotStarted)).toList();
+    private static List<ShardRunOutcomeAt> failAll(List<ShardTarget> targets, ThresherException e, boolean provablyNotStarted) {
+        return targets.stream().map(t -> new ShardRunOutcomeAt(t, e, provablyNotStarted)).toList();
     }
 
     /**
@@ -458,7 +458,7 @@ final class CallDispatcher {
             Partition p = now.get();
             Optional<Host> leader = topology.leaderOf(p);
             if (leader.isPresent()) {
-                return new ShardTarget(t.slotIndex(), p, leader.get(), t.wireId());
+                return new ShardTarget(t.runIndex(), p, leader.get(), t.wireId());
             }
             if (giveUp.remainingNanos() <= Coordinator.msToNanos(Coordinator.ACTIVATION_POLL_MS)) {
                 throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, "partition " + p.id() + " has no live leader");
@@ -472,6 +472,6 @@ final class CallDispatcher {
     }
 
     private static String describe(ShardTarget t) {
-        return "slot " + t.slotIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + ")";
+        return "slot " + t.runIndex() + " (partition " + t.partition().id() + " on " + t.leader().hostId() + ")";
     }
 }

@@ -31,9 +31,9 @@ public interface CallObserver {
     void callEnded(Optional<String> binding, ErrorCode failure, long nanos);
 
     /**
-     * A published slot failed validation before reduce ({@link SlotValidator}), failing its call.
+     * A published slot failed validation before reduce ({@link ShardRunValidator}), failing its call.
      *
-     * @param reason the violation's code, one of {@link SlotValidator#REASONS}
+     * @param reason the violation's code, one of {@link ShardRunValidator#REASONS}
      */
     void slotRejected(ErrorCode reason);
 }

@@ -57,8 +57,8 @@ public final class CallPlanner {
     }
 
     /** The wire identity of one shard run: the same call and slot always give the same identity. */
-    public static String shardWireId(UUID callId, int slotIndex) {
-        return callId + "/shard/" + slotIndex;
+    public static String shardWireId(UUID callId, int runIndex) {
+        return callId + "/shard/" + runIndex;
     }
 
     /** The wire identity of a call's reduction. */

@@ -72,7 +72,7 @@ final class CallReduction {
         }
         List<Partial> merged;
         try {
-            merged = SlotValidator.validate(call.dispatchedTargets(), start.slots(), limits);
+            merged = ShardRunValidator.validate(call.dispatchedTargets(), start.runs(), limits);
         } catch (ThresherException e) {
             try {
                 observer.slotRejected(e.code());

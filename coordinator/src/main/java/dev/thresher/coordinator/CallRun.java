@@ -69,14 +69,14 @@ final class CallRun {
         this.plan = p;
         synchronized (dispatched) {
             dispatched.clear();
-            p.targets().forEach(t -> dispatched.put(t.slotIndex(), t));
+            p.targets().forEach(t -> dispatched.put(t.runIndex(), t));
         }
     }
 
     /** A slot was sent again to a re-resolved target. */
     void redispatched(ShardTarget t) {
         synchronized (dispatched) {
-            dispatched.put(t.slotIndex(), t);
+            dispatched.put(t.runIndex(), t);
         }
     }
 

@@ -152,8 +152,8 @@ public final class Coordinator implements CallService {
     }
 
     /** Slots of calls coordinated here that failed for good. */
-    public long failedSlots() {
-        return dispatcher.failedSlots();
+    public long failedShardRuns() {
+        return dispatcher.failedShardRuns();
     }
 
     /** Host requests out now, each holding a place of this node's pool of {@code limits.shardConcurrency}. */

@@ -1,8 +1,8 @@
 package dev.thresher.coordinator;
 
 import dev.thresher.wire.WireClient;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -13,7 +13,7 @@ import java.util.concurrent.CompletableFuture;
 public interface Leaders {
 
     /** Sends one host request; the future fails with a {@code ThresherException} when no reply comes. */
-    CompletableFuture<HostRunReply> send(String host, int port, HostRunRequest request);
+    CompletableFuture<HostReply> send(String host, int port, HostRequest request);
 
     /** Tells the host that {@code callId} stopped (best effort, nothing answers it). */
     CompletableFuture<Void> stop(String host, int port, String callId);
@@ -22,7 +22,7 @@ public interface Leaders {
     static Leaders of(WireClient wire) {
         return new Leaders() {
             @Override
-            public CompletableFuture<HostRunReply> send(String host, int port, HostRunRequest request) {
+            public CompletableFuture<HostReply> send(String host, int port, HostRequest request) {
                 return wire.send(host, port, request);
             }
 

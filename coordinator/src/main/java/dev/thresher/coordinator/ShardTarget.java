@@ -7,12 +7,12 @@ import java.util.Objects;
 /**
  * One coordination slot of a call: which partition, on which leader, under which wire identity.
  *
- * @param slotIndex the slot's stable position in the call (partition slot order); failures surface in this order
+ * @param runIndex the slot's stable position in the call (partition slot order); failures surface in this order
  * @param partition the partition as planned, epoch included
  * @param leader the node holding the partition's leadership when planned
  * @param wireId the wire identity of this shard run, derived from the call's base identity
  */
-public record ShardTarget(int slotIndex, Partition partition, Host leader, String wireId) {
+public record ShardTarget(int runIndex, Partition partition, Host leader, String wireId) {
     public ShardTarget {
         Objects.requireNonNull(partition, "partition");
         Objects.requireNonNull(leader, "leader");

@@ -8,9 +8,9 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.SlotRow;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.store.control.ShardRunRow;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -111,9 +111,9 @@ class CallObserverTest {
     void aSlotRejectedBeforeReduceIsToldWithItsReasonAndTheCallEndsWithIt() {
         // every slot is published with its lease already ended
         leaders.answer = (host, req) -> {
-            HostRunReply reply = leaders.reply(host, req, Map.of());
-            for (SlotRun slot : req.slots()) {
-                control.publishSlot(UUID.fromString(req.callId()), new SlotRow(slot.slotIndex(), slot.partitionId(),
+            HostReply reply = leaders.reply(host, req, Map.of());
+            for (ShardRun slot : req.runs()) {
+                control.publishShardRun(UUID.fromString(req.callId()), new ShardRunRow(slot.runIndex(), slot.partitionId(),
                         slot.epoch(), slot.wireId(), host, 1, 1, 1, PartialsCodec.encode(List.of(
                         new dev.thresher.bindings.Partial("p" + slot.partitionId(), 1))), false, slot.epoch()));
             }
@@ -123,7 +123,7 @@ class CallObserverTest {
         assertThat(failure(coordinator.call(CallRequest.of("t", "alice", "b", "{}")))).isEqualTo(ErrorCode.SLOT_EXPIRED);
 
         assertThat(rejected).containsExactly(ErrorCode.SLOT_EXPIRED);
-        assertThat(SlotValidator.REASONS).contains(ErrorCode.SLOT_EXPIRED);
+        assertThat(ShardRunValidator.REASONS).contains(ErrorCode.SLOT_EXPIRED);
         assertThat(ended).singleElement().satisfies(e -> {
             assertThat(e.binding()).contains("b");
             assertThat(e.failure()).isEqualTo(ErrorCode.SLOT_EXPIRED);

@@ -22,7 +22,7 @@ class CallPlannerTest {
         assertThat(plan.targets()).hasSize(16);
         for (int i = 0; i < 16; i++) {
             ShardTarget t = plan.targets().get(i);
-            assertThat(t.slotIndex()).isEqualTo(i);
+            assertThat(t.runIndex()).isEqualTo(i);
             assertThat(t.partition().slotLo()).isEqualTo(i * 1024);
             assertThat(t.leader().hostId()).isEqualTo("h" + (i % 3 + 1));
             assertThat(t.wireId()).isEqualTo(CALL + "/shard/" + i);

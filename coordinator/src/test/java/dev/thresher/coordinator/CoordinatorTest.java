@@ -18,9 +18,9 @@ import dev.thresher.store.control.JournalEntry;
 import dev.thresher.topology.Leadership;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -100,7 +100,7 @@ class CoordinatorTest {
         }
     }
 
-    private static CompletableFuture<HostRunReply> done(HostRunReply reply) {
+    private static CompletableFuture<HostReply> done(HostReply reply) {
         return CompletableFuture.completedFuture(reply);
     }
 
@@ -125,18 +125,18 @@ class CoordinatorTest {
         Map<String, List<Integer>> slotsByHost = Map.of("h1", List.of(0, 3), "h2", List.of(1, 4), "h3", List.of(2, 5));
         slotsByHost.forEach((host, slots) -> {
             assertThat(leaders.sentTo(host)).hasSize(1);
-            HostRunRequest req = leaders.sentTo(host).get(0).request();
+            HostRequest req = leaders.sentTo(host).get(0).request();
             assertThat(req.callId()).isEqualTo(r.callId());
             assertThat(req.tenant()).isEqualTo("t");
             assertThat(req.bindingName()).isEqualTo("b");
             assertThat(req.bindingVersion()).isEqualTo(1);
             assertThat(req.componentDigest()).isEqualTo(V1.componentDigest());
             assertThat(req.remainingBudgetMicros()).isPositive().isLessThanOrEqualTo(30_000_000);
-            assertThat(req.slots()).extracting(SlotRun::slotIndex).containsExactlyElementsOf(slots);
-            for (SlotRun s : req.slots()) {
-                assertThat(s.partitionId()).isEqualTo(100 - s.slotIndex());
+            assertThat(req.runs()).extracting(ShardRun::runIndex).containsExactlyElementsOf(slots);
+            for (ShardRun s : req.runs()) {
+                assertThat(s.partitionId()).isEqualTo(100 - s.runIndex());
                 assertThat(s.epoch()).isEqualTo(7);
-                assertThat(s.wireId()).isEqualTo(r.callId() + "/shard/" + s.slotIndex());
+                assertThat(s.wireId()).isEqualTo(r.callId() + "/shard/" + s.runIndex());
                 assertThat(s.attempt()).isEqualTo(1);
             }
         });
@@ -158,7 +158,7 @@ class CoordinatorTest {
         assertThat(control.refreshes).hasValue(0);
         assertThat(leaders.stops).isEmpty();
         assertThat(coordinator.shardRetries()).isZero();
-        assertThat(coordinator.failedSlots()).isZero();
+        assertThat(coordinator.failedShardRuns()).isZero();
     }
 
     @Test
@@ -174,15 +174,15 @@ class CoordinatorTest {
         assertThat(leaders.carrying(1)).hasSize(2);
         Sent again = leaders.carrying(1).get(1);
         assertThat(again.host()).isEqualTo("h3");
-        assertThat(again.request().slots()).singleElement().satisfies(s -> {
-            assertThat(s.slotIndex()).isEqualTo(1);
+        assertThat(again.request().runs()).singleElement().satisfies(s -> {
+            assertThat(s.runIndex()).isEqualTo(1);
             assertThat(s.partitionId()).isEqualTo(99);
             assertThat(s.epoch()).isEqualTo(8);
             assertThat(s.attempt()).isEqualTo(2);
             assertThat(s.wireId()).isEqualTo(r.callId() + "/shard/1");
         });
         assertThat(coordinator.shardRetries()).isEqualTo(1);
-        assertThat(coordinator.failedSlots()).isZero();
+        assertThat(coordinator.failedShardRuns()).isZero();
         assertThat(control.refreshes).hasValue(1);
         assertThat(reducer.inputs.get(0)).extracting(Partial::key).containsExactly("p100", "p98", "p99");
     }
@@ -202,7 +202,7 @@ class CoordinatorTest {
         assertThat(leaders.sent).hasSizeLessThanOrEqualTo(3);
         assertThat(control.refreshes).hasValue(0);
         assertThat(coordinator.shardRetries()).isZero();
-        assertThat(coordinator.failedSlots()).isEqualTo(1);
+        assertThat(coordinator.failedShardRuns()).isEqualTo(1);
         assertThat(control.startReduces).hasValue(0);
         assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.TARGET_STALE);
     }
@@ -243,10 +243,10 @@ class CoordinatorTest {
         assertThat(leaders.sent).hasSize(4);
         assertThat(leaders.sentTo("h2")).hasSize(1);
         assertThat(leaders.sentTo("h3")).hasSize(2);
-        Sent again = leaders.sentTo("h3").stream().filter(s -> s.slotIndexes().contains(1)).findFirst().orElseThrow();
-        assertThat(again.slotIndexes()).containsExactly(1, 4);
+        Sent again = leaders.sentTo("h3").stream().filter(s -> s.runIndexes().contains(1)).findFirst().orElseThrow();
+        assertThat(again.runIndexes()).containsExactly(1, 4);
         assertThat(again.attempts()).containsExactly(2, 2);
-        assertThat(again.request().slots()).extracting(SlotRun::epoch).containsExactly(8L, 8L);
+        assertThat(again.request().runs()).extracting(ShardRun::epoch).containsExactly(8L, 8L);
         assertThat(coordinator.shardRetries()).isEqualTo(2);
     }
 
@@ -263,7 +263,7 @@ class CoordinatorTest {
         assertThat(leaders.carrying(1)).hasSize(2);
         assertThat(leaders.carrying(1)).extracting(Sent::attempts).containsExactly(List.of(1), List.of(2));
         assertThat(coordinator.shardRetries()).isEqualTo(1);
-        assertThat(coordinator.failedSlots()).isEqualTo(1);
+        assertThat(coordinator.failedShardRuns()).isEqualTo(1);
     }
 
     /** Order in which the held replies of slots 0, 1, 2 (on h1, h2, h3) complete. */
@@ -278,7 +278,7 @@ class CoordinatorTest {
         Map<Integer, Sent> bySlot = new HashMap<>();
         for (int i = 0; i < 3; i++) {
             Sent s = leaders.nextHeld();
-            bySlot.put(s.slotIndexes().get(0), s);
+            bySlot.put(s.runIndexes().get(0), s);
         }
 
         List<Integer> slots = Arrays.stream(order.split(",")).map(Integer::parseInt).toList();
@@ -294,7 +294,7 @@ class CoordinatorTest {
         ThresherException e = failure(call);
         assertThat(e.code()).isEqualTo(ErrorCode.GUEST_TRAP);
         assertThat(e.getMessage()).contains("slot 0");
-        assertThat(coordinator.failedSlots()).isEqualTo(3);
+        assertThat(coordinator.failedShardRuns()).isEqualTo(3);
     }
 
     @Test
@@ -319,7 +319,7 @@ class CoordinatorTest {
         assertThat(e.getMessage()).contains("slot 1");
         String callId = control.onlyInvocation().getKey().toString();
         assertThat(leaders.stops).containsExactlyInAnyOrder("h1 " + callId, "h3 " + callId);
-        assertThat(coordinator.failedSlots()).isEqualTo(2);
+        assertThat(coordinator.failedShardRuns()).isEqualTo(2);
         assertThat(coordinator.shardRetries()).isZero();
         assertThat(control.onlyInvocation().getValue().error).isEqualTo(ErrorCode.GUEST_TRAP);
     }
@@ -347,7 +347,7 @@ class CoordinatorTest {
         assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_DO_NOT_TILE);
         assertThat(coordinator.replans()).isEqualTo(1);
         assertThat(leaders.carrying(1)).hasSize(1);
-        assertThat(coordinator.failedSlots()).isEqualTo(1);
+        assertThat(coordinator.failedShardRuns()).isEqualTo(1);
     }
 
     @Test
@@ -402,7 +402,7 @@ class CoordinatorTest {
         assertThat(call).isNotDone();
         leaders.complete(first, Map.of(1, notStarted(ErrorCode.TARGET_STALE)));
         Sent second = leaders.nextHeld();
-        assertThat(second.request().slots()).singleElement().satisfies(s -> assertThat(s.epoch()).isEqualTo(8));
+        assertThat(second.request().runs()).singleElement().satisfies(s -> assertThat(s.epoch()).isEqualTo(8));
         leaders.complete(second, Map.of());
 
         result(call);
@@ -423,9 +423,9 @@ class CoordinatorTest {
         leads.put(50, new Leadership(50, "h2", 8, Plans.NOW.plusSeconds(30)));
         control.dbTopology(new Topology(split, leads, three.hosts(), three.readAt()));
         // the first plan's slot 1 (partition 99 at epoch 7) is refused by h2: it leads 99 at epoch 8 only
-        leaders.answer = (host, req) -> done(leaders.reply(host, req, req.slots().stream()
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, req.runs().stream()
                 .filter(sl -> sl.epoch() == 7 && sl.partitionId() == 99)
-                .collect(java.util.stream.Collectors.toMap(SlotRun::slotIndex, sl -> notStarted(ErrorCode.TARGET_STALE)))));
+                .collect(java.util.stream.Collectors.toMap(ShardRun::runIndex, sl -> notStarted(ErrorCode.TARGET_STALE)))));
         Coordinator coordinator = coordinator();
 
         CallResult r = result(coordinator.call(request()));
@@ -436,7 +436,7 @@ class CoordinatorTest {
         assertThat(control.invocations.values()).filteredOn(i -> i.state.equals("failed")).singleElement()
                 .satisfies(i -> assertThat(i.error).isEqualTo(ErrorCode.TARGET_STALE));
         assertThat(leaders.sent.stream().filter(sn -> sn.request().callId().equals(r.callId()))
-                .flatMap(sn -> sn.request().slots().stream()).map(SlotRun::partitionId))
+                .flatMap(sn -> sn.request().runs().stream()).map(ShardRun::partitionId))
                 .containsExactlyInAnyOrder(100, 99, 50, 98);
     }
 
@@ -463,7 +463,7 @@ class CoordinatorTest {
         assertThat(leaders.carrying(0)).hasSize(1);
         assertThat(control.refreshes).hasValue(0);
         assertThat(coordinator.shardRetries()).isZero();
-        assertThat(coordinator.failedSlots()).isEqualTo(1);
+        assertThat(coordinator.failedShardRuns()).isEqualTo(1);
     }
 
     @Test
@@ -788,7 +788,7 @@ class CoordinatorTest {
             callIds.add(result(c).callId());
         }
         assertThat(callIds).hasSize(n);
-        List<String> wireIds = leaders.sent.stream().flatMap(s -> s.request().slots().stream()).map(SlotRun::wireId).toList();
+        List<String> wireIds = leaders.sent.stream().flatMap(s -> s.request().runs().stream()).map(ShardRun::wireId).toList();
         assertThat(wireIds).hasSize(n * 3).doesNotHaveDuplicates();
         List<String> reduceIds = callIds.stream().map(id -> CallPlanner.reduceWireId(UUID.fromString(id))).toList();
         assertThat(reduceIds).doesNotHaveDuplicates().doesNotContainAnyElementsOf(wireIds);
@@ -888,7 +888,7 @@ class CoordinatorTest {
     @Test
     void aReplyWithoutAnOutcomeForASlotItCarriedFailsTheCallAndNothingIsPublished() throws Exception {
         // h2 answers with no outcome at all: a reply the protocol does not allow, not a success.
-        leaders.answer = (host, req) -> done(host.equals("h2") ? new HostRunReply(req.requestId(), 0, List.of())
+        leaders.answer = (host, req) -> done(host.equals("h2") ? new HostReply(req.requestId(), 0, List.of())
                 : leaders.reply(host, req, Map.of()));
 
         ThresherException e = failure(coordinator().call(request()));

@@ -7,7 +7,7 @@ import dev.thresher.store.control.CallJournal.ReduceStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.control.PublishOutcome;
 import dev.thresher.store.control.PublishOutcome.Status;
-import dev.thresher.store.control.SlotRow;
+import dev.thresher.store.control.ShardRunRow;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
 import java.util.ArrayList;
@@ -60,7 +60,7 @@ final class FakeControl implements CallStore, Catalog {
     final List<Integer> sendsAtInsert = new CopyOnWriteArrayList<>();
     final List<Refused> refused = new CopyOnWriteArrayList<>();
     final Map<UUID, Invocation> invocations = new ConcurrentHashMap<>();
-    private final Map<UUID, Map<Integer, SlotRow>> slots = new ConcurrentHashMap<>();
+    private final Map<UUID, Map<Integer, ShardRunRow>> slots = new ConcurrentHashMap<>();
     private final Map<String, JournalEntry> journal = new ConcurrentHashMap<>();
 
     FakeControl(Binding binding, Topology topology) {
@@ -90,9 +90,9 @@ final class FakeControl implements CallStore, Catalog {
         dbBinding = b;
     }
 
-    /** A leader published slot {@code row.slotIndex()} of {@code callId}. */
-    void publishSlot(UUID callId, SlotRow row) {
-        slots.computeIfAbsent(callId, c -> new ConcurrentHashMap<>()).put(row.slotIndex(), row);
+    /** A leader published slot {@code row.runIndex()} of {@code callId}. */
+    void publishShardRun(UUID callId, ShardRunRow row) {
+        slots.computeIfAbsent(callId, c -> new ConcurrentHashMap<>()).put(row.runIndex(), row);
     }
 
     /** Journals {@code e} unless its wire identity is journaled; returns what stands. */
@@ -202,10 +202,10 @@ final class FakeControl implements CallStore, Catalog {
         if (!grantReduceLease) {
             return new ReduceStart(false, List.of(), Optional.empty());
         }
-        List<SlotRow> rows = new ArrayList<>();
-        for (SlotRow r : new TreeMap<>(slots.getOrDefault(callId, Map.of())).values()) {
+        List<ShardRunRow> rows = new ArrayList<>();
+        for (ShardRunRow r : new TreeMap<>(slots.getOrDefault(callId, Map.of())).values()) {
             long current = dbTopology.partition(r.partitionId()).map(Partition::epoch).orElse(-1L);
-            rows.add(new SlotRow(r.slotIndex(), r.partitionId(), r.epoch(), r.wireId(), r.hostId(), r.rowCount(),
+            rows.add(new ShardRunRow(r.runIndex(), r.partitionId(), r.epoch(), r.wireId(), r.hostId(), r.rowCount(),
                     r.emitCount(), r.entryCount(), r.partials(), r.leaseLive(), current));
         }
         return new ReduceStart(true, rows, journaled(tenant, reduceWireId));

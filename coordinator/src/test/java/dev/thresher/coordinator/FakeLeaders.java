@@ -4,12 +4,12 @@ import dev.thresher.bindings.Partial;
 import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.store.control.SlotRow;
+import dev.thresher.store.control.ShardRunRow;
 import dev.thresher.topology.Host;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,13 +28,13 @@ import java.util.function.BiFunction;
  */
 final class FakeLeaders implements Leaders {
     /** One host request as sent, and the reply the coordinator waits for. */
-    record Sent(String host, HostRunRequest request, CompletableFuture<HostRunReply> reply) {
-        List<Integer> slotIndexes() {
-            return request.slots().stream().map(SlotRun::slotIndex).toList();
+    record Sent(String host, HostRequest request, CompletableFuture<HostReply> reply) {
+        List<Integer> runIndexes() {
+            return request.runs().stream().map(ShardRun::runIndex).toList();
         }
 
         List<Integer> attempts() {
-            return request.slots().stream().map(SlotRun::attempt).toList();
+            return request.runs().stream().map(ShardRun::attempt).toList();
         }
     }
 
@@ -57,7 +57,7 @@ final class FakeLeaders implements Leaders {
     final List<String> stops = new CopyOnWriteArrayList<>();
     final BlockingQueue<String> stoppedHosts = new LinkedBlockingQueue<>();
     /** The host's answer to a request: (host id, request) → the reply's future. */
-    volatile BiFunction<String, HostRunRequest, CompletableFuture<HostRunReply>> answer =
+    volatile BiFunction<String, HostRequest, CompletableFuture<HostReply>> answer =
             (host, request) -> CompletableFuture.completedFuture(reply(host, request, Map.of()));
 
     FakeLeaders(FakeControl control) {
@@ -65,9 +65,9 @@ final class FakeLeaders implements Leaders {
     }
 
     @Override
-    public CompletableFuture<HostRunReply> send(String wireHost, int port, HostRunRequest request) {
+    public CompletableFuture<HostReply> send(String wireHost, int port, HostRequest request) {
         String host = hostId(wireHost, port);
-        CompletableFuture<HostRunReply> reply = answer.apply(host, request);
+        CompletableFuture<HostReply> reply = answer.apply(host, request);
         sent.add(new Sent(host, request, reply));
         return reply;
     }
@@ -81,8 +81,8 @@ final class FakeLeaders implements Leaders {
     }
 
     /** An answer that holds the reply until the test completes it (see {@link #held}). */
-    CompletableFuture<HostRunReply> hold(String host, HostRunRequest request) {
-        CompletableFuture<HostRunReply> reply = new CompletableFuture<>();
+    CompletableFuture<HostReply> hold(String host, HostRequest request) {
+        CompletableFuture<HostReply> reply = new CompletableFuture<>();
         held.add(new Sent(host, request, reply));
         return reply;
     }
@@ -111,20 +111,20 @@ final class FakeLeaders implements Leaders {
     }
 
     /** The host's reply: slots in {@code failures} fail so, the others are published. */
-    HostRunReply reply(String host, HostRunRequest request, Map<Integer, Failure> failures) {
-        List<SlotOutcome> out = new ArrayList<>();
-        for (SlotRun slot : request.slots()) {
-            Failure f = failures.get(slot.slotIndex());
+    HostReply reply(String host, HostRequest request, Map<Integer, Failure> failures) {
+        List<ShardRunOutcome> out = new ArrayList<>();
+        for (ShardRun slot : request.runs()) {
+            Failure f = failures.get(slot.runIndex());
             if (f != null) {
-                out.add(SlotOutcome.failed(slot, new ThresherException(f.code(), "failed on " + host), f.guestStarted()));
+                out.add(ShardRunOutcome.failed(slot, new ThresherException(f.code(), "failed on " + host), f.guestStarted()));
                 continue;
             }
-            byte[] partials = PartialsCodec.encode(List.of(new Partial("p" + slot.partitionId(), slot.slotIndex() + 1)));
-            control.publishSlot(UUID.fromString(request.callId()), new SlotRow(slot.slotIndex(), slot.partitionId(),
+            byte[] partials = PartialsCodec.encode(List.of(new Partial("p" + slot.partitionId(), slot.runIndex() + 1)));
+            control.publishShardRun(UUID.fromString(request.callId()), new ShardRunRow(slot.runIndex(), slot.partitionId(),
                     slot.epoch(), slot.wireId(), host, 1, 1, 1, partials, true, slot.epoch()));
-            out.add(new SlotOutcome(slot.slotIndex(), slot.wireId(), 0, true, "", 1, 1, 10, 20));
+            out.add(new ShardRunOutcome(slot.runIndex(), slot.wireId(), 0, true, "", 1, 1, 10, 20));
         }
-        return new HostRunReply(request.requestId(), 5, out);
+        return new HostReply(request.requestId(), 5, out);
     }
 
     /** The requests sent to {@code host}, in the order they were sent. */
@@ -132,9 +132,9 @@ final class FakeLeaders implements Leaders {
         return sent.stream().filter(s -> s.host().equals(host)).toList();
     }
 
-    /** The requests carrying slot {@code slotIndex}. */
-    List<Sent> carrying(int slotIndex) {
-        return sent.stream().filter(s -> s.slotIndexes().contains(slotIndex)).toList();
+    /** The requests carrying slot {@code runIndex}. */
+    List<Sent> carrying(int runIndex) {
+        return sent.stream().filter(s -> s.runIndexes().contains(runIndex)).toList();
     }
 
     private String hostId(String wireHost, int port) {

@@ -5,10 +5,10 @@ package dev.thresher.failpoints;
  *
  * @param hostId the node
  * @param partitionId the partition involved, or -1
- * @param slotIndex the call's coordination slot involved, or -1
+ * @param runIndex the shard run's index in its call, or -1
  * @param wireId the wire identity involved, or empty
  */
-public record Site(String hostId, int partitionId, int slotIndex, String wireId) {
+public record Site(String hostId, int partitionId, int runIndex, String wireId) {
     public static Site of(String hostId) {
         return new Site(hostId, -1, -1, "");
     }

@@ -38,8 +38,8 @@ class FailpointsTest {
     @Test
     void severalActionsAtOnePointEachTakeTheHitsTheySelect() {
         Failpoints f = Failpoints.enabled();
-        f.arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
-        f.arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 1, 1,
+        f.arm(Failpoint.AFTER_GUEST_START, s -> s.runIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
+        f.arm(Failpoint.AFTER_GUEST_START, s -> s.runIndex() == 1, 1,
                 Action.failAfter(java.time.Duration.ofMillis(1), ErrorCode.GUEST_REPORTED_FAILURE));
         assertThatThrownBy(() -> f.hit(Failpoint.AFTER_GUEST_START, P2)).isInstanceOfSatisfying(ThresherException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.GUEST_REPORTED_FAILURE));

@@ -35,10 +35,10 @@ import java.util.regex.Pattern;
  * GET /admin/invocations?tenant=&amp;binding=&amp;state=&amp;since=&amp;until=&amp;limit=&amp;after=
  *      200 {"tenant": "...", "invocations": [{call_id, binding, state, ...}, ...], "next": "&lt;cursor&gt;" | null}
  * GET /admin/invocations/{call id}?tenant=
- *      200 {"tenant": "...", "invocation": {..., "result": &lt;JSON&gt;}, "slots": [{slot_index, partition_id, ...}, ...]}
+ *      200 {"tenant": "...", "invocation": {..., "result": &lt;JSON&gt;}, "shard_runs": [{run_index, partition_id, ...}, ...]}
  * </pre>
  *
- * Keys are the columns of {@code thresher.invocations} and {@code thresher.shard_slots}, with the same names and
+ * Keys are the columns of {@code thresher.invocations} and {@code thresher.shard_runs}, with the same names and
  * values (times as ISO-8601 text); the list leaves out {@code result}. The list is newest first
  * ({@code created_at}, then {@code call_id}, descending); {@code next}, when more calls exist, is an opaque cursor of
  * the last one's ({@code created_at}, {@code call_id}) to pass as {@code after=} for the next page, which is then
@@ -212,15 +212,15 @@ final class JournalRoutes {
             throw new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '" + tenant
                     + "' (finished calls are kept limits.coordinationRetentionMs)");
         }
-        JournalRows slots = journal.select(tenant, new JournalSelect(JournalView.SHARD_SLOTS,
-                JournalView.SHARD_SLOTS.columns().stream().map(JournalColumn::name).toList(), thisCall,
-                List.of(new JournalSelect.Order("slot_index", false)), OptionalLong.empty(), 0));
+        JournalRows runs = journal.select(tenant, new JournalSelect(JournalView.SHARD_RUNS,
+                JournalView.SHARD_RUNS.columns().stream().map(JournalColumn::name).toList(), thisCall,
+                List.of(new JournalSelect.Order("run_index", false)), OptionalLong.empty(), 0));
         ObjectNode out = JSON.createObjectNode();
         out.put("tenant", tenant);
         out.set("invocation", object(invocation, 0));
-        ArrayNode array = out.putArray("slots");
-        for (int i = 0; i < slots.rows().size(); i++) {
-            array.add(object(slots, i));
+        ArrayNode array = out.putArray("shard_runs");
+        for (int i = 0; i < runs.rows().size(); i++) {
+            array.add(object(runs, i));
         }
         return out;
     }

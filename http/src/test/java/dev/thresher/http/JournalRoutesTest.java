@@ -122,11 +122,11 @@ class JournalRoutesTest {
         assertThat(j.selects).hasSize(2);
         assertThat(j.selects.get(0).where()).contains(new JournalSelect.Compare("call_id", JournalSelect.Op.EQ,
                 new JournalSelect.Text(ID.toString())));
-        assertThat(j.selects.get(1).view()).isEqualTo(JournalView.SHARD_SLOTS);
-        assertThat(j.selects.get(1).orderBy()).containsExactly(new JournalSelect.Order("slot_index", false));
+        assertThat(j.selects.get(1).view()).isEqualTo(JournalView.SHARD_RUNS);
+        assertThat(j.selects.get(1).orderBy()).containsExactly(new JournalSelect.Order("run_index", false));
         assertThat(out.get("invocation").get("result").get("a").get(0).asInt()).isEqualTo(1);
-        assertThat(out.get("slots")).hasSize(1);
-        assertThat(out.get("slots").get(0).get("epoch").asLong()).isEqualTo(10L);
+        assertThat(out.get("shard_runs")).hasSize(1);
+        assertThat(out.get("shard_runs").get(0).get("epoch").asLong()).isEqualTo(10L);
 
         j.rows = 0;
         assertThatThrownBy(() -> get(j, "/admin/invocations/" + ID)).isInstanceOfSatisfying(ThresherException.class,

@@ -3,11 +3,11 @@ package dev.thresher.leader;
 import dev.thresher.bindings.Binding;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.HostRequest;
 
 /** The binding and component of a request, resolved once, on the first slot that needs them. */
 final class Resolved {
-    private final HostRunRequest request;
+    private final HostRequest request;
     private Binding binding;
     private boolean loaded;
     private int abiVersion;
@@ -15,7 +15,7 @@ final class Resolved {
     private final BindingVersions catalog;
     private final GuestRunner cells;
 
-    Resolved(HostRunRequest request, BindingVersions catalog, GuestRunner cells) {
+    Resolved(HostRequest request, BindingVersions catalog, GuestRunner cells) {
         this.request = request;
         this.catalog = catalog;
         this.cells = cells;

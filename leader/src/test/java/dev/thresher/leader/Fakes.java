@@ -9,9 +9,9 @@ import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
-import dev.thresher.store.control.CallJournal.SlotFence;
-import dev.thresher.store.control.CallJournal.SlotPublication;
-import dev.thresher.store.control.CallJournal.SlotPublished;
+import dev.thresher.store.control.CallJournal.ShardRunFence;
+import dev.thresher.store.control.CallJournal.ShardRunPublication;
+import dev.thresher.store.control.CallJournal.ShardRunPublished;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.store.shard.ShardBatch;
 import dev.thresher.topology.Partition;
@@ -34,10 +34,10 @@ final class Fakes {
     private Fakes() {}
 
     /** The journal (first writer wins) and the slots' fenced publication. */
-    static final class Journal implements SlotJournal {
+    static final class Journal implements ShardRunJournal {
         final Map<String, JournalEntry> entries = new ConcurrentHashMap<>();
         /** Each publishShardOutcomes call's publications. */
-        final List<List<SlotPublication>> publishes = new CopyOnWriteArrayList<>();
+        final List<List<ShardRunPublication>> publishes = new CopyOnWriteArrayList<>();
         /** Partitions whose lease the fence finds lost at publication. */
         final Set<Integer> leaseLostAtPublish = ConcurrentHashMap.newKeySet();
         volatile RuntimeException readFailure;
@@ -70,19 +70,19 @@ final class Fakes {
         }
 
         @Override
-        public List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId,
+        public List<ShardRunPublished> publishShardOutcomes(List<ShardRunPublication> publications, String hostId,
                                                         long leaseMs) {
             if (publishFailure != null) {
                 throw publishFailure;
             }
             publishes.add(List.copyOf(publications));
-            List<SlotPublished> out = new ArrayList<>();
-            for (SlotPublication p : publications) {
+            List<ShardRunPublished> out = new ArrayList<>();
+            for (ShardRunPublication p : publications) {
                 JournalEntry e = p.outcome();
                 JournalEntry before = entries.putIfAbsent(e.tenant() + "|" + e.wireId(), e);
                 JournalEntry standing = before == null ? e : before;
-                out.add(new SlotPublished(standing, standing.succeeded()
-                        && leaseLostAtPublish.contains(standing.partitionId()) ? SlotFence.NOT_LEADER : SlotFence.PUBLISHED));
+                out.add(new ShardRunPublished(standing, standing.succeeded()
+                        && leaseLostAtPublish.contains(standing.partitionId()) ? ShardRunFence.NOT_LEADER : ShardRunFence.PUBLISHED));
             }
             return out;
         }
@@ -92,8 +92,8 @@ final class Fakes {
         }
 
         /** The slot indexes published, over every publishShardOutcomes call. */
-        List<Integer> publishedSlots() {
-            return publishes.stream().flatMap(List::stream).map(SlotPublication::slotIndex).toList();
+        List<Integer> publishedShardRuns() {
+            return publishes.stream().flatMap(List::stream).map(ShardRunPublication::runIndex).toList();
         }
     }
 
@@ -119,7 +119,7 @@ final class Fakes {
     }
 
     /** The partitions this node leads, and leases that lapse after some checks. */
-    static final class Leases implements Leadership {
+    static final class Leases implements LedPartitions {
         final Map<Integer, Partition> led = new ConcurrentHashMap<>();
         /** Partition → checks that still find it led before its lease lapses. */
         final Map<Integer, AtomicInteger> lapseAfter = new ConcurrentHashMap<>();

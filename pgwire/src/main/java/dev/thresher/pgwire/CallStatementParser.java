@@ -71,7 +71,7 @@ final class CallStatementParser extends SqlScanner {
     static final String USAGE = "Thresher accepts CALL BINDING name('<json>'), name() or name($1), COPY table FROM STDIN,"
             + " INSERT INTO table VALUES ..., CREATE/ALTER/DROP TABLE,"
             + " CREATE/ALTER BINDING, SHOW CALL '<call id>', SHOW CALLS, SELECT ... FROM thresher.invocations or"
-            + " thresher.shard_slots, SELECT of constants and session functions (SELECT 1, version(), current_schema(),"
+            + " thresher.shard_runs, SELECT of constants and session functions (SELECT 1, version(), current_schema(),"
             + " current_setting('name')), and SET, SHOW, RESET, DISCARD ALL, DEALLOCATE, BEGIN, COMMIT and ROLLBACK"
             + " (docs/clients.md)";
 

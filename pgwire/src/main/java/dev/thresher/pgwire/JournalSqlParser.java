@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  * <pre>
  * select    := SELECT ALL? ( '*' | column ( ',' column )* ) FROM view
  *              ( WHERE or )? ( ORDER BY order ( ',' order )* )? page
- * view      := thresher '.' ( invocations | shard_slots )        -- names as in CALL: folded, or quoted
+ * view      := thresher '.' ( invocations | shard_runs )        -- names as in CALL: folded, or quoted
  * page      := ( LIMIT ( n | ALL ) )? ( OFFSET n ( ROW | ROWS )? )?   -- in either order
  * order     := column ( ASC | DESC )?
  * or        := and ( OR and )*
@@ -56,7 +56,7 @@ import java.util.regex.Pattern;
  * {@link ErrorCode#INVALID_ARGUMENTS} for a literal its column's type does not read; each names the 1-based position.
  */
 final class JournalSqlParser extends JournalValues {
-    static final String VIEWS = "the journal views are thresher.invocations and thresher.shard_slots"
+    static final String VIEWS = "the journal views are thresher.invocations and thresher.shard_runs"
             + " (docs/operations.md, \"Reading the journal\")";
 
     /** {@code SHOW CALLS}: the most recent calls, newest first. */
@@ -228,7 +228,7 @@ final class JournalSqlParser extends JournalValues {
         if (!schema.equals(JournalView.SCHEMA)) {
             throw unsupported(first, "relation " + Quoted.of(schema + "." + name) + " is not served; " + VIEWS);
         }
-        return JournalView.named(name).filter(v -> v.viewName().equals(name))
+        return JournalView.named(name).filter(v -> v.answersTo(name))
                 .orElseThrow(() -> unsupported(second, "relation " + Quoted.of(schema + "." + name) + " is not served; "
                         + VIEWS));
     }

@@ -107,7 +107,7 @@ abstract class JournalTokens {
 
     static ThresherException unsupported(Token t, String message) {
         return new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, message + " (position " + (t.at() + 1) + "); "
-                + "a query of the journal reads SELECT columns FROM thresher.invocations or thresher.shard_slots"
+                + "a query of the journal reads SELECT columns FROM thresher.invocations or thresher.shard_runs"
                 + " [WHERE column op literal AND|OR|NOT ...] [ORDER BY column [DESC], ...] [LIMIT n] [OFFSET n]");
     }
 

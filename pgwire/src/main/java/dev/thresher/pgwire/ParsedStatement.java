@@ -92,7 +92,7 @@ sealed interface ParsedStatement {
     }
 
     /**
-     * A query of a journal view: {@code SELECT ... FROM thresher.invocations} or {@code thresher.shard_slots}
+     * A query of a journal view: {@code SELECT ... FROM thresher.invocations} or {@code thresher.shard_runs}
      * ({@link JournalSqlParser}), and {@code SHOW CALLS}, the most recent calls. Answered with the view's rows from
      * the control database, scoped to the connection's tenant.
      */

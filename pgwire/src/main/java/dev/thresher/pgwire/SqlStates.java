@@ -28,7 +28,7 @@ import dev.thresher.errors.RetryClass;
  * <tr><td>UNKNOWN_TABLE</td><td>42P01 undefined_table</td><td>what PostgreSQL says for a table that does not
  * exist</td></tr>
  * <tr><td>UNKNOWN_COLUMN</td><td>42703 undefined_column</td><td>what PostgreSQL says for a column the table
- *     does not have (the journal views {@code thresher.invocations} and {@code thresher.shard_slots})</td></tr>
+ *     does not have (the journal views {@code thresher.invocations} and {@code thresher.shard_runs})</td></tr>
  * <tr><td>NAME_TOO_LONG</td><td>42622 name_too_long</td><td>an identifier past PostgreSQL's 63 bytes; PostgreSQL
  *     truncates it with a notice, Thresher refuses it, so a name is never silently changed</td></tr>
  * <tr><td>INVALID_SELECTOR</td><td>42P17 invalid_object_definition</td><td>the binding's declared selector is bad, not the call</td></tr>

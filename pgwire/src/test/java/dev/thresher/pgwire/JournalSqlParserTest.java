@@ -66,15 +66,32 @@ class JournalSqlParserTest {
         assertThat(s.limit()).isEqualTo(OptionalLong.of(10));
         assertThat(s.offset()).isEqualTo(5);
 
-        JournalSelect t = parse("SELECT slot_index FROM thresher.shard_slots OFFSET 3 ROWS LIMIT ALL");
-        assertThat(t.view()).isEqualTo(JournalView.SHARD_SLOTS);
+        JournalSelect t = parse("SELECT run_index FROM thresher.shard_runs OFFSET 3 ROWS LIMIT ALL");
+        assertThat(t.view()).isEqualTo(JournalView.SHARD_RUNS);
         assertThat(t.limit()).isEmpty();
         assertThat(t.offset()).isEqualTo(3);
     }
 
     @Test
+    void theFormerNamesOfTheShardRunsViewAndItsIndexColumnAreStillRead() {
+        JournalSelect old = parse("SELECT slot_index, state FROM thresher.shard_slots WHERE slot_index >= 1"
+                + " ORDER BY slot_index DESC");
+        assertThat(old.view()).isEqualTo(JournalView.SHARD_RUNS);
+        assertThat(old.columns()).containsExactly("slot_index", "state");
+        assertThat(old.resolvedColumns().get(0).name()).as("answered under the name the query used")
+                .isEqualTo("slot_index");
+        assertThat(old.resolvedColumns().get(0).type())
+                .isEqualTo(JournalView.SHARD_RUNS.column("run_index").orElseThrow().type());
+        assertThat(old.where()).contains(new Compare("slot_index", Op.GE, new Number(new BigDecimal("1"))));
+        assertThat(parse("SELECT * FROM \"thresher\".\"shard_slots\"").columns())
+                .as("* answers the columns' names of now").contains("run_index").doesNotContain("slot_index");
+        assertThatThrownBy(() -> parse("SELECT slot_index FROM thresher.invocations"))
+                .isInstanceOf(ThresherException.class).hasMessageContaining("slot_index");
+    }
+
+    @Test
     void everyPredicate() {
-        JournalSelect s = parse("SELECT * FROM thresher.shard_slots WHERE call_id = '" + ID + "' AND NOT (state IN"
+        JournalSelect s = parse("SELECT * FROM thresher.shard_runs WHERE call_id = '" + ID + "' AND NOT (state IN"
                 + " ('published', 'unpublished') OR host_id NOT LIKE 'node-%') AND error_message ILIKE '%trap%'"
                 + " AND published_at IS NULL AND lease_until IS NOT NULL AND epoch NOT IN (1) AND attempts BETWEEN 1 AND 2"
                 + " AND call_id LIKE '0f8e%' AND epoch != -1");
@@ -91,7 +108,7 @@ class JournalSqlParserTest {
                                 new Compare("attempts", Op.LE, new Number(new BigDecimal("2"))))),
                         new Like("call_id", new Text("0f8e%"), false, false)),
                         new Compare("epoch", Op.NE, new Number(new BigDecimal("-1")))));
-        assertThat(parse("SELECT * FROM thresher.shard_slots WHERE NOT attempts BETWEEN 1 AND 2").where())
+        assertThat(parse("SELECT * FROM thresher.shard_runs WHERE NOT attempts BETWEEN 1 AND 2").where())
                 .contains(new Not(new And(new Compare("attempts", Op.GE, new Number(BigDecimal.ONE)),
                         new Compare("attempts", Op.LE, new Number(new BigDecimal("2"))))));
     }
@@ -180,10 +197,10 @@ class JournalSqlParserTest {
         "SELECT *, state FROM thresher.invocations",
         "SELECT attempts + 1 FROM thresher.invocations",
         "SELECT state::text FROM thresher.invocations",
-        "SELECT * FROM thresher.invocations, thresher.shard_slots",
-        "SELECT * FROM thresher.invocations JOIN thresher.shard_slots USING (call_id)",
+        "SELECT * FROM thresher.invocations, thresher.shard_runs",
+        "SELECT * FROM thresher.invocations JOIN thresher.shard_runs USING (call_id)",
         "SELECT state FROM thresher.invocations GROUP BY state",
-        "SELECT state FROM thresher.invocations UNION SELECT state FROM thresher.shard_slots",
+        "SELECT state FROM thresher.invocations UNION SELECT state FROM thresher.shard_runs",
         "SELECT * FROM thresher.invocations FOR UPDATE",
         "SELECT * FROM thresher.invocations FETCH FIRST 1 ROWS ONLY",
         "SELECT * FROM thresher.invocations WHERE state = binding",
@@ -196,7 +213,7 @@ class JournalSqlParserTest {
         "SELECT * FROM thresher.invocations WHERE attempts + 1 > 2",
         "SELECT * FROM thresher.invocations WHERE attempts > 1 + 1",
         "SELECT * FROM thresher.invocations WHERE state || 'x' = 'y'",
-        "SELECT * FROM thresher.invocations WHERE call_id IN (SELECT call_id FROM thresher.shard_slots)",
+        "SELECT * FROM thresher.invocations WHERE call_id IN (SELECT call_id FROM thresher.shard_runs)",
         "SELECT * FROM thresher.invocations WHERE EXISTS (SELECT 1)",
         "SELECT * FROM thresher.invocations WHERE (state, binding) = ('a', 'b')",
         "SELECT * FROM thresher.invocations WHERE state = NULL",
@@ -228,9 +245,9 @@ class JournalSqlParserTest {
         "SELECT * FROM thresher.invocations WHERE tenant = 'other'",
         "SELECT * FROM thresher.invocations WHERE tenant = 'other' OR 1=1",
         "SELECT * FROM thresher.invocations WHERE state = 'x' OR tenant <> ''",
-        "SELECT * FROM thresher.shard_slots WHERE \"State\" = 'x'",
+        "SELECT * FROM thresher.shard_runs WHERE \"State\" = 'x'",
         "SELECT * FROM thresher.invocations ORDER BY nope",
-        "SELECT partials FROM thresher.shard_slots",
+        "SELECT partials FROM thresher.shard_runs",
         "SELECT result_json FROM thresher.invocations",
     })
     void anUnknownColumnIsUndefinedColumn(String sql) {
@@ -313,7 +330,7 @@ class JournalSqlParserTest {
                 .hasMessageContaining("call_id, binding");
         assertThatThrownBy(() -> JournalSqlParser.parse("SELECT * FROM thresher.nope"))
                 .hasMessageContaining("relation thresher.nope is not served")
-                .hasMessageContaining("thresher.invocations and thresher.shard_slots");
+                .hasMessageContaining("thresher.invocations and thresher.shard_runs");
         assertThatThrownBy(() -> JournalSqlParser.parse("SELECT * FROM thresher.invocations WHERE attempts = 'x'"))
                 .hasMessageContaining("column attempts is integer: 'x' is not an integer");
     }
@@ -370,11 +387,11 @@ class JournalSqlParserTest {
 
     @Test
     void aQueryIsCheckedWhereverItIsMade() {
-        assertFails(() -> new JournalSelect(JournalView.SHARD_SLOTS, List.of("tenant"), Optional.empty(), List.of(),
+        assertFails(() -> new JournalSelect(JournalView.SHARD_RUNS, List.of("tenant"), Optional.empty(), List.of(),
                 OptionalLong.empty(), 0), ErrorCode.UNKNOWN_COLUMN, "42703");
-        assertFails(() -> new JournalSelect(JournalView.SHARD_SLOTS, List.of("call_id"), Optional.empty(), List.of(),
+        assertFails(() -> new JournalSelect(JournalView.SHARD_RUNS, List.of("call_id"), Optional.empty(), List.of(),
                 OptionalLong.of(-1), 0), ErrorCode.INVALID_ARGUMENTS, "22023");
-        assertThat(new JournalSelect(JournalView.SHARD_SLOTS, List.of("call_id"), Optional.empty(), List.of(),
+        assertThat(new JournalSelect(JournalView.SHARD_RUNS, List.of("call_id"), Optional.empty(), List.of(),
                 OptionalLong.of(5000), 0).effectiveLimit()).isEqualTo(JournalSelect.MAX_ROWS);
     }
 }

@@ -218,7 +218,7 @@ class PgJdbcJournalTest {
             assertThatThrownBy(() -> s.executeQuery("SHOW CALLS")).isInstanceOfSatisfying(SQLException.class,
                     x -> assertThat(x.getSQLState()).isEqualTo("XX000"));
             failure = null;
-            try (ResultSet rs = s.executeQuery("SELECT call_id FROM thresher.shard_slots")) {
+            try (ResultSet rs = s.executeQuery("SELECT call_id FROM thresher.shard_runs")) {
                 assertThat(rs.next()).isTrue();
             }
         }

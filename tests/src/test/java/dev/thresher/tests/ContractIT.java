@@ -19,9 +19,9 @@ import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
 import dev.thresher.wire.WireClient;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRun;
 import dev.thresher.wire.WireMessage;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -235,10 +235,10 @@ class ContractIT {
         // Released after that, slots 1 and 2, admitted before the failure, run; nothing after them does.
         Action holdFirst = Action.halt();
         Action holdOthers = Action.halt();
-        node(0).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 0, 1, holdFirst);
-        node(1).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 1, 1, holdOthers);
-        node(2).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.slotIndex() == 2, 1, holdOthers);
-        node(0).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
+        node(0).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.runIndex() == 0, 1, holdFirst);
+        node(1).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.runIndex() == 1, 1, holdOthers);
+        node(2).failpoints().arm(Failpoint.BEFORE_GUEST_START, s -> s.runIndex() == 2, 1, holdOthers);
+        node(0).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.runIndex() == 0, 1, Action.fail(ErrorCode.GUEST_TRAP));
         long stops1 = node(1).shardExecutor().stopsReceived();
         long stops2 = node(2).shardExecutor().stopsReceived();
         long starts = cluster.nodes().stream().mapToLong(n -> n.cells().guestStarts()).sum();
@@ -433,8 +433,8 @@ class ContractIT {
         n9.failpoints().arm(Failpoint.WIRE_RECEIVE, s -> s.partitionId() == 9, 1, holdNine);
         n10.failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.partitionId() == 10, 1, holdTen);
         n10.failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.partitionId() == 10, 1, Action.fail(ErrorCode.GUEST_TRAP));
-        coordinator.failpoints().arm(Failpoint.WIRE_SEND, s -> s.slotIndex() == 9, -1, Action.delay(Duration.ZERO));
-        long failedBefore = coordinator.coordinator().failedSlots();
+        coordinator.failpoints().arm(Failpoint.WIRE_SEND, s -> s.runIndex() == 9, -1, Action.delay(Duration.ZERO));
+        long failedBefore = coordinator.coordinator().failedShardRuns();
         long waitsBefore = coordinator.coordinator().leaderWaits();
         long supersededBefore = coordinator.coordinator().supersededRequests();
         // Slot 9 never started, so the failure that surfaces is slot 10's, the lowest started slot that failed.
@@ -454,7 +454,7 @@ class ContractIT {
         await(() -> coordinator.coordinator().leaderWaits() > waitsBefore, "slot 9 was refused and waits for a leader",
                 failed);
         n10.failpoints().release(holdTen);
-        await(() -> coordinator.coordinator().failedSlots() > failedBefore, "slot 10 failed for good", failed);
+        await(() -> coordinator.coordinator().failedShardRuns() > failedBefore, "slot 10 failed for good", failed);
         n9.failpoints().disarm(Failpoint.LEASE_RENEW); // thawed: a leader for partition 9 appears while slot 9 may still wait
         assertThat(frozenRenewal.get(30, TimeUnit.SECONDS)).as("node 9 leads partition 9 again").contains(9);
         failed.get(30, TimeUnit.SECONDS);
@@ -531,10 +531,10 @@ class ContractIT {
         for (int i = 0; i < order.length; i++) {
             int slot = order[i];
             holds[i] = Action.halt();
-            node(slot).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.slotIndex() == slot, 1, holds[i]);
-            node(slot).failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.slotIndex() == slot, 1, Action.fail(codes[i]));
+            node(slot).failpoints().arm(Failpoint.AFTER_GUEST_START, s -> s.runIndex() == slot, 1, holds[i]);
+            node(slot).failpoints().arm(Failpoint.BEFORE_SLOT_PUBLISH, s -> s.runIndex() == slot, 1, Action.fail(codes[i]));
         }
-        long failedBefore = coordinator.coordinator().failedSlots();
+        long failedBefore = coordinator.coordinator().failedShardRuns();
         CompletableFuture<Void> failed = CompletableFuture.runAsync(() -> assertCode(() -> call(0, "row_count"),
                 ErrorCode.GUEST_REPORTED_FAILURE, "38000"), CALLERS);
         await(() -> Arrays.stream(order).allMatch(p -> node(p).failpoints().fired(Failpoint.AFTER_GUEST_START) == 1),
@@ -542,7 +542,7 @@ class ContractIT {
         for (int i = 0; i < order.length; i++) {
             node(order[i]).failpoints().release(holds[i]);
             long expected = failedBefore + i + 1;
-            await(() -> coordinator.coordinator().failedSlots() >= expected, "slot " + order[i] + " failed", failed);
+            await(() -> coordinator.coordinator().failedShardRuns() >= expected, "slot " + order[i] + " failed", failed);
         }
         failed.get(30, TimeUnit.SECONDS);
     }
@@ -562,9 +562,9 @@ class ContractIT {
         String digest;
         try (Connection c = controlDb.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT s.wire_id, s.epoch, j.payload, j.row_count, i.package_digest "
-                     + "FROM shard_slots s JOIN invocations i USING (call_id) "
+                     + "FROM shard_runs s JOIN invocations i USING (call_id) "
                      + "JOIN journal j ON j.tenant = s.tenant AND j.wire_id = s.wire_id "
-                     + "WHERE s.call_id = ? AND s.slot_index = ?")) {
+                     + "WHERE s.call_id = ? AND s.run_index = ?")) {
             ps.setObject(1, callId);
             ps.setInt(2, slot);
             try (ResultSet rs = ps.executeQuery()) {
@@ -582,10 +582,10 @@ class ContractIT {
         long replays = leader.shardExecutor().replays();
         try (WireClient client = new WireClient("contract-test", Limits.DEFAULTS)) {
             for (int delivery = 1; delivery <= 2; delivery++) {
-                HostRunReply reply = client.send(host.wireHost(), host.wirePort(), new HostRunRequest(delivery,
+                HostReply reply = client.send(host.wireHost(), host.wirePort(), new HostRequest(delivery,
                         callId.toString(), DevCluster.TENANT, "row_count", digest, version, TimeUnit.SECONDS.toMicros(10),
-                        "{}", List.of(new SlotRun(slot, slot, epoch, wireId, 1)))).get(30, TimeUnit.SECONDS);
-                assertThat(reply.slots()).singleElement().satisfies(o -> {
+                        "{}", List.of(new ShardRun(slot, slot, epoch, wireId, 1)))).get(30, TimeUnit.SECONDS);
+                assertThat(reply.runs()).singleElement().satisfies(o -> {
                     assertThat(o.published()).as("delivery answers the journaled outcome").isTrue();
                     assertThat(o.rowCount()).isEqualTo(rows);
                 });
@@ -629,11 +629,11 @@ class ContractIT {
         Binding binding = control.currentBinding(DevCluster.TENANT, "trap").orElseThrow();
         long starts = leader.cells().guestStarts();
         try (WireClient client = new WireClient("contract-test", Limits.DEFAULTS)) {
-            HostRunReply reply = client.send(host.wireHost(), host.wirePort(), new HostRunRequest(1, callId.toString(),
+            HostReply reply = client.send(host.wireHost(), host.wirePort(), new HostRequest(1, callId.toString(),
                     DevCluster.TENANT, "trap", binding.componentDigest(), binding.version(),
-                    TimeUnit.SECONDS.toMicros(10), "{}", List.of(new SlotRun(slot, slot, epoch, wireId, 2))))
+                    TimeUnit.SECONDS.toMicros(10), "{}", List.of(new ShardRun(slot, slot, epoch, wireId, 2))))
                     .get(30, TimeUnit.SECONDS);
-            assertThat(reply.slots()).singleElement().satisfies(f -> {
+            assertThat(reply.runs()).singleElement().satisfies(f -> {
                 assertThat(f.code()).isEqualTo(ErrorCode.GUEST_TRAP);
                 assertThat(f.guestStarted()).as("a replayed failure is no proof that the guest did not run").isTrue();
             });
@@ -949,7 +949,7 @@ class ContractIT {
 
     private static int rowsOf(UUID callId) {
         try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement("""
-                SELECT (SELECT count(*) FROM journal WHERE call_id = ?) + (SELECT count(*) FROM shard_slots WHERE call_id = ?)
+                SELECT (SELECT count(*) FROM journal WHERE call_id = ?) + (SELECT count(*) FROM shard_runs WHERE call_id = ?)
                      + (SELECT count(*) FROM reduce_leases WHERE call_id = ?) + (SELECT count(*) FROM invocations WHERE call_id = ?)""")) {
             for (int i = 1; i <= 4; i++) {
                 ps.setObject(i, callId);

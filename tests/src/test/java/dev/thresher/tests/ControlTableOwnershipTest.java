@@ -31,7 +31,7 @@ class ControlTableOwnershipTest {
     void onlyTheControlStoresNameAControlTableInSql() throws IOException {
         Set<String> tables = controlTables();
         assertThat(tables).as("control tables read from the migrations")
-                .contains("bindings", "partition_leases", "invocations", "users", "topology_changes");
+                .contains("bindings", "partition_leases", "invocations", "users", "topology_changes", "shard_runs");
         Pattern statement = statementNaming(tables);
         List<String> outside = new ArrayList<>();
         try (Stream<Path> modules = Files.list(ROOT)) {
@@ -60,16 +60,21 @@ class ControlTableOwnershipTest {
         assertThat(statement.matcher("FROM partitions_of_mine").find()).isFalse();
     }
 
-    /** Every {@code CREATE TABLE} of the control database's migrations, comments left out. */
+    /** Every table created or renamed to by the control database's migrations (old names too), comments left out. */
     private static Set<String> controlTables() throws IOException {
         Set<String> tables = new TreeSet<>();
         Pattern create = Pattern.compile("(?i)\\bCREATE\\s+TABLE\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?(\\w+)");
+        Pattern renamed = Pattern.compile("(?i)\\bALTER\\s+TABLE\\s+(?:IF\\s+EXISTS\\s+)?\\w+\\s+RENAME\\s+TO\\s+(\\w+)");
         try (Stream<Path> migrations = Files.list(ROOT.resolve("store/src/main/resources/db/control"))) {
             for (Path m : migrations.filter(p -> p.toString().endsWith(".sql")).toList()) {
                 String sql = Files.readString(m).replaceAll("--[^\\n]*", "");
                 Matcher c = create.matcher(sql);
                 while (c.find()) {
                     tables.add(c.group(1).toLowerCase());
+                }
+                Matcher r = renamed.matcher(sql);
+                while (r.find()) {
+                    tables.add(r.group(1).toLowerCase());
                 }
             }
         }

@@ -121,7 +121,7 @@ class FailoverIT {
         }
         assertThat(ledBy("node-2", 3)).as("node-2, standing by for shard 3, leads its partitions").isPositive();
         try (Connection c = nodes.control(); PreparedStatement ps = c.prepareStatement("""
-                SELECT count(*) FROM shard_slots WHERE host_id = 'node-3'
+                SELECT count(*) FROM shard_runs WHERE host_id = 'node-3'
                   AND published_at > ?::timestamptz + interval '500 milliseconds'""")) {
             ps.setTimestamp(1, frozenAt);
             try (ResultSet rs = ps.executeQuery()) {

@@ -221,12 +221,12 @@ final class FaultCheckers {
     static Check noSlotAfterDeadline(DevCluster databases, Timestamp since) throws Exception {
         try (Connection c = control(databases)) {
             List<String> p = countIsZero(c, "slots published after their call's deadline", """
-                    SELECT count(*) FROM shard_slots s JOIN invocations i USING (call_id)
+                    SELECT count(*) FROM shard_runs s JOIN invocations i USING (call_id)
                     WHERE s.published_at > i.deadline_at AND i.created_at >= ?""", since);
             return new Check(3, "no slot published after its call's deadline", p.isEmpty(),
-                    p.isEmpty() ? "0 of " + count(c, "SELECT count(*) FROM shard_slots s JOIN invocations i USING"
+                    p.isEmpty() ? "0 of " + count(c, "SELECT count(*) FROM shard_runs s JOIN invocations i USING"
                             + " (call_id) WHERE i.created_at >= ?", since) + " slots" : p.get(0) + worst(c, """
-                            SELECT max(s.published_at - i.deadline_at) FROM shard_slots s JOIN invocations i
+                            SELECT max(s.published_at - i.deadline_at) FROM shard_runs s JOIN invocations i
                             USING (call_id) WHERE i.created_at >= ?""", since));
         }
     }

@@ -16,10 +16,10 @@ import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
 import dev.thresher.wire.WireClient;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -58,7 +58,7 @@ import org.postgresql.util.PSQLException;
  * (2 s), so the missing-cell wait can be timed for its reason. Layout (from the dev cluster): 16
  * partitions of {@code orders}, partition p is coordination slot p of every call and is led by
  * node {@code p % 3}. Each test calls a binding of its own, so a call is found by its binding, and
- * each judges its own call (its call id, its journal and {@code shard_slots} rows) rather than
+ * each judges its own call (its call id, its journal and {@code shard_runs} rows) rather than
  * counters other work could move.
  */
 class FencingIT {
@@ -322,7 +322,7 @@ class FencingIT {
             UUID callId = lastCall("fence_window");
             assertThat(invocation(callId, "state")).isEqualTo("failed");
             assertThat(invocation(callId, "error_code")).isEqualTo(String.valueOf(ErrorCode.CELL_UNAVAILABLE.code()));
-            assertThat(rowsOf(callId, "journal") + rowsOf(callId, "shard_slots")).as("nothing was dispatched").isZero();
+            assertThat(rowsOf(callId, "journal") + rowsOf(callId, "shard_runs")).as("nothing was dispatched").isZero();
         } finally {
             try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
                     "DELETE FROM partition_leases WHERE partition_id = ? AND host_id = ?")) {
@@ -367,38 +367,38 @@ class FencingIT {
     }
 
     /** A one-slot host request for slot {@code partition} of call {@code callId}, as a coordinator would build it. */
-    private static HostRunRequest request(UUID callId, Binding binding, String digest, int version, int partition,
+    private static HostRequest request(UUID callId, Binding binding, String digest, int version, int partition,
                                           long epoch) {
-        return new HostRunRequest(1, callId.toString(), DevCluster.TENANT, binding.name(), digest, version,
+        return new HostRequest(1, callId.toString(), DevCluster.TENANT, binding.name(), digest, version,
                 TimeUnit.SECONDS.toMicros(10), "{}",
-                List.of(new SlotRun(partition, partition, epoch, callId + "/shard/" + partition, 1)));
+                List.of(new ShardRun(partition, partition, epoch, callId + "/shard/" + partition, 1)));
     }
 
-    private static SlotOutcome send(Node to, HostRunRequest request) throws Exception {
+    private static ShardRunOutcome send(Node to, HostRequest request) throws Exception {
         Host host = control.readTopology().hosts().get(to.hostId());
         try (WireClient client = new WireClient("fencing-test", Limits.DEFAULTS)) {
-            HostRunReply reply = client.send(host.wireHost(), host.wirePort(), request).get(30, TimeUnit.SECONDS);
-            assertThat(reply.slots()).hasSize(1);
-            return reply.slots().get(0);
+            HostReply reply = client.send(host.wireHost(), host.wirePort(), request).get(30, TimeUnit.SECONDS);
+            assertThat(reply.runs()).hasSize(1);
+            return reply.runs().get(0);
         }
     }
 
     /** Sent to {@code to}, the slot is refused as a stale target, provably before guest code; nothing is written. */
-    private static void assertRefusedWithoutGuest(Node to, HostRunRequest request) throws Exception {
+    private static void assertRefusedWithoutGuest(Node to, HostRequest request) throws Exception {
         long starts = to.cells().guestStarts();
-        SlotOutcome o = send(to, request);
+        ShardRunOutcome o = send(to, request);
         assertThat(o.code()).as(o.message()).isEqualTo(ErrorCode.TARGET_STALE);
         assertThat(o.guestStarted()).as("refused before any guest code: %s", o.message()).isFalse();
         assertThat(to.cells().guestStarts()).as("guest starts on %s", to.hostId()).isEqualTo(starts);
         UUID callId = UUID.fromString(request.callId());
         assertThat(rowsOf(callId, "journal")).as("nothing journaled").isZero();
-        assertThat(rowsOf(callId, "shard_slots")).as("nothing published").isZero();
+        assertThat(rowsOf(callId, "shard_runs")).as("nothing published").isZero();
     }
 
     private static void assertRunsAndPublishes(Node to, UUID callId, Binding binding, int partition, long epoch)
             throws Exception {
         long starts = to.cells().guestStarts();
-        SlotOutcome o = send(to, request(callId, binding, binding.componentDigest(), binding.version(), partition, epoch));
+        ShardRunOutcome o = send(to, request(callId, binding, binding.componentDigest(), binding.version(), partition, epoch));
         assertThat(o.published()).as(o.message()).isTrue();
         assertThat(o.guestStarted()).isTrue();
         assertThat(to.cells().guestStarts() - starts).isEqualTo(1);
@@ -486,7 +486,7 @@ class FencingIT {
     /** The host of the call's published slot, if it was published. */
     private static List<String> shardSlotHosts(UUID callId, int slot) throws SQLException {
         try (Connection c = controlDb.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT host_id FROM shard_slots WHERE call_id = ? AND slot_index = ?")) {
+                "SELECT host_id FROM shard_runs WHERE call_id = ? AND run_index = ?")) {
             ps.setObject(1, callId);
             ps.setInt(2, slot);
             try (ResultSet rs = ps.executeQuery()) {

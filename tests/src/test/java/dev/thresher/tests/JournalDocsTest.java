@@ -31,4 +31,25 @@ class JournalDocsTest {
                     .containsExactlyElementsOf(expected);
         }
     }
+
+    @Test
+    void theOperationsDocumentListsEveryFormerNameOfAViewOrColumnAsRenamed() throws Exception {
+        String doc = Files.readString(OPERATIONS);
+        int section = doc.indexOf("#### Renamed", doc.indexOf("## Reading the journal"));
+        assertThat(section).as("docs/operations.md's \"Reading the journal\" has a section \"Renamed\"").isPositive();
+        String text = doc.substring(section, doc.indexOf("\n## ", section));
+        for (JournalView view : JournalView.values()) {
+            for (String former : view.formerNames()) {
+                assertThat(text).as("the former name of %s", view.qualifiedName())
+                        .contains("| `" + JournalView.SCHEMA + "." + former + "` | `" + view.qualifiedName() + "` |");
+                assertThat(JournalView.named(former)).contains(view);
+            }
+            view.formerColumns().forEach((former, now) -> {
+                assertThat(text).as("the former name of %s.%s", view.qualifiedName(), now)
+                        .contains("| `" + former + "` | `" + now + "` |");
+                assertThat(view.column(former)).as("%s still answers to %s", view.qualifiedName(), former)
+                        .hasValueSatisfying(c -> assertThat(c.type()).isEqualTo(view.column(now).orElseThrow().type()));
+            });
+        }
+    }
 }

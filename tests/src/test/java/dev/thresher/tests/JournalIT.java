@@ -158,11 +158,11 @@ class JournalIT {
         try (Connection c = Cluster.connect(2); Statement s = c.createStatement()) {
             long rows = 0;
             Set<String> hosts = new HashSet<>();
-            try (ResultSet rs = s.executeQuery("SELECT * FROM thresher.shard_slots WHERE call_id = '" + ok
-                    + "' ORDER BY slot_index")) {
+            try (ResultSet rs = s.executeQuery("SELECT * FROM thresher.shard_runs WHERE call_id = '" + ok
+                    + "' ORDER BY run_index")) {
                 for (int slot = 0; slot < 16; slot++) {
                     assertThat(rs.next()).as("slot %d", slot).isTrue();
-                    assertThat(rs.getObject("slot_index")).isEqualTo(slot);
+                    assertThat(rs.getObject("run_index")).isEqualTo(slot);
                     assertThat(rs.getString("wire_id")).isEqualTo(ok + "/shard/" + slot);
                     assertThat(rs.getString("state")).isEqualTo("published");
                     assertThat(rs.getObject("epoch")).isInstanceOf(Long.class);
@@ -185,7 +185,7 @@ class JournalIT {
 
             int failed = 0;
             try (ResultSet rs = s.executeQuery("SELECT state, error_code, error_name, retry_class, error_message, host_id"
-                    + " FROM thresher.shard_slots WHERE call_id = '" + trapped + "' AND state = 'failed'")) {
+                    + " FROM thresher.shard_runs WHERE call_id = '" + trapped + "' AND state = 'failed'")) {
                 while (rs.next()) {
                     failed++;
                     assertThat(rs.getObject("error_code")).isEqualTo(4001);
@@ -224,7 +224,7 @@ class JournalIT {
                 }
             }
             try (PreparedStatement slots = c.prepareStatement(
-                    "SELECT count(*) FROM thresher.shard_slots WHERE call_id = ?")) {
+                    "SELECT count(*) FROM thresher.shard_runs WHERE call_id = ?")) {
                 slots.setString(1, ok);
                 assertThatThrownBy(slots::executeQuery).isInstanceOfSatisfying(SQLException.class,
                         e -> assertThat(e.getSQLState()).isEqualTo("0A000"));
@@ -265,8 +265,8 @@ class JournalIT {
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0)).isEqualTo(ok + "|succeeded|16|16|");
         assertThat(lines.get(1)).startsWith(trapped + "|failed|16|").endsWith("|GUEST_TRAP");
-        Run slots = psql(url, "SELECT slot_index, state, host_id FROM thresher.shard_slots"
-                + " WHERE call_id = '" + ok + "' AND slot_index < 2 ORDER BY slot_index");
+        Run slots = psql(url, "SELECT run_index, state, host_id FROM thresher.shard_runs"
+                + " WHERE call_id = '" + ok + "' AND run_index < 2 ORDER BY run_index");
         assertThat(slots.exit()).as(slots.err()).isZero();
         assertThat(slots.out().lines().toList()).hasSize(2).allSatisfy(l -> assertThat(l).contains("|published"));
         Run refused = psql(url, "SELECT * FROM thresher.invocations WHERE tenant = 'other'");
@@ -352,11 +352,11 @@ class JournalIT {
         JsonNode shown = JSON.readTree(r.body());
         assertThat(shown.get("invocation").get("state").asText()).isEqualTo("succeeded");
         assertThat(shown.get("invocation").get("result").isObject()).isTrue();
-        assertThat(shown.get("slots")).hasSize(16);
+        assertThat(shown.get("shard_runs")).hasSize(16);
         long rows = 0;
         for (int slot = 0; slot < 16; slot++) {
-            JsonNode s = shown.get("slots").get(slot);
-            assertThat(s.get("slot_index").asInt()).isEqualTo(slot);
+            JsonNode s = shown.get("shard_runs").get(slot);
+            assertThat(s.get("run_index").asInt()).isEqualTo(slot);
             assertThat(s.get("partition_id").isInt()).isTrue();
             assertThat(s.get("epoch").isNumber()).isTrue();
             assertThat(s.get("host_id").asText()).startsWith("node-");
@@ -373,7 +373,7 @@ class JournalIT {
         JsonNode trap = JSON.readTree(get("/admin/invocations/" + trapped).body());
         assertThat(trap.get("invocation").get("error_code").asInt()).isEqualTo(4001);
         List<JsonNode> failed = new ArrayList<>();
-        trap.get("slots").forEach(s -> {
+        trap.get("shard_runs").forEach(s -> {
             if (s.get("state").asText().equals("failed")) {
                 failed.add(s);
             }
@@ -444,7 +444,7 @@ class JournalIT {
         Run show = cli("journal", "show", ok);
         assertThat(show.exit()).as(show.err()).isZero();
         assertThat(show.out()).contains("call      " + ok).contains("16 of 16 published");
-        List<String> slotLines = show.out().lines().dropWhile(l -> !l.startsWith("SLOT")).toList();
+        List<String> slotLines = show.out().lines().dropWhile(l -> !l.startsWith("RUN")).toList();
         assertThat(slotLines.get(0)).contains("PARTITION", "EPOCH", "HOST", "ATTEMPTS", "STATE", "ROWS", "EMITS", "READ_MS",
                 "GUEST_MS", "PUBLISHED_AT", "ERROR");
         assertThat(slotLines).hasSize(17);

@@ -84,7 +84,7 @@ class SoakIT {
                             count(*) FILTER (WHERE state <> 'succeeded'),
                             (SELECT count(*) FROM journal j JOIN invocations x USING (call_id)
                               WHERE j.kind = 'reduce' AND x.created_at >= ? AND x.binding_name = 'revenue_by_region'),
-                            (SELECT count(*) FROM (SELECT call_id FROM shard_slots s JOIN invocations x USING (call_id)
+                            (SELECT count(*) FROM (SELECT call_id FROM shard_runs s JOIN invocations x USING (call_id)
                               WHERE x.created_at >= ? AND x.binding_name = 'revenue_by_region'
                               GROUP BY call_id HAVING count(*) <> 16) partial)
                      FROM invocations WHERE created_at >= ? AND binding_name = 'revenue_by_region'""")) {

@@ -6,10 +6,10 @@ import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -73,7 +73,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     private List<Consumer<Throwable>> waiting = new ArrayList<>();
 
     /** A request written (or being written) and the caller's future for its reply. */
-    private record Pending(HostRunRequest request, CompletableFuture<HostRunReply> result) {}
+    private record Pending(HostRequest request, CompletableFuture<HostReply> result) {}
 
     ClientConnection(String host, int port, String nodeId, int maxFrameBytes, long handshakeTimeoutMs,
             Consumer<ClientConnection> onClosed) {
@@ -125,7 +125,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     /** Sends {@code request} once the handshake is done and completes {@code result} with the reply. */
-    void send(HostRunRequest request, CompletableFuture<HostRunReply> result) {
+    void send(HostRequest request, CompletableFuture<HostReply> result) {
         afterHandshake(result, () -> write(request, result), "request " + request.requestId());
     }
 
@@ -207,7 +207,7 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     /** On the event loop. */
-    private void write(HostRunRequest request, CompletableFuture<HostRunReply> result) {
+    private void write(HostRequest request, CompletableFuture<HostReply> result) {
         long id = request.requestId();
         if (closed || !channel.isActive()) {
             result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
@@ -278,9 +278,9 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         switch (message) {
             case HelloAck m -> onAck(ctx, m);
             case HelloReject m -> onReject(ctx, m);
-            case HostRunReply m -> onReply(ctx, m);
+            case HostReply m -> onReply(ctx, m);
             case Hello m -> unexpected(ctx, m);
-            case HostRunRequest m -> unexpected(ctx, m);
+            case HostRequest m -> unexpected(ctx, m);
             case CallStop m -> unexpected(ctx, m);
         }
     }
@@ -317,13 +317,13 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
         ctx.close();
     }
 
-    private void onReply(ChannelHandlerContext ctx, HostRunReply reply) {
+    private void onReply(ChannelHandlerContext ctx, HostReply reply) {
         Pending entry = pending.get(reply.requestId());
         if (entry == null) {
             log.debug("dropping reply from {} to request {}, which no caller waits for", peer, reply.requestId());
             return;
         }
-        if (!answersEverySlot(entry.request().slots(), reply.slots())) {
+        if (!answersEverySlot(entry.request().runs(), reply.runs())) {
             // left pending: the sweep ends it with TRANSPORT_OUTCOME_UNKNOWN, since the peer may have run it
             exceptionCaught(ctx, new ThresherException(ErrorCode.PROTOCOL_VIOLATION, "wire peer " + peer
                     + " answered request " + reply.requestId() + " with outcomes for other slots than the request's"));
@@ -334,12 +334,12 @@ final class ClientConnection extends SimpleChannelInboundHandler<WireMessage> {
     }
 
     /** Whether {@code outcomes} are one per slot of {@code slots}, same slot index and wire id, same order. */
-    private static boolean answersEverySlot(List<SlotRun> slots, List<SlotOutcome> outcomes) {
+    private static boolean answersEverySlot(List<ShardRun> slots, List<ShardRunOutcome> outcomes) {
         if (slots.size() != outcomes.size()) {
             return false;
         }
         for (int i = 0; i < slots.size(); i++) {
-            if (slots.get(i).slotIndex() != outcomes.get(i).slotIndex()
+            if (slots.get(i).runIndex() != outcomes.get(i).runIndex()
                     || !slots.get(i).wireId().equals(outcomes.get(i).wireId())) {
                 return false;
             }

@@ -9,10 +9,10 @@ import static dev.thresher.wire.WireBytes.writeBool;
 import static dev.thresher.wire.WireBytes.writeString;
 
 import dev.thresher.wire.WireMessage.CallStop;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,17 +24,17 @@ import java.util.List;
  * edited.
  */
 final class HostRunCodec {
-    /** The smallest encoded {@link SlotRun}: slotIndex, partitionId, epoch, an empty wireId, attempt. */
-    static final int MIN_SLOT_RUN_BYTES = 4 + 4 + 8 + 4 + 4;
+    /** The smallest encoded {@link ShardRun}: runIndex, partitionId, epoch, an empty wireId, attempt. */
+    static final int MIN_SHARD_RUN_BYTES = 4 + 4 + 8 + 4 + 4;
     /**
-     * The smallest encoded {@link SlotOutcome}: slotIndex, an empty wireId, errorCode, guestStarted,
+     * The smallest encoded {@link ShardRunOutcome}: runIndex, an empty wireId, errorCode, guestStarted,
      * an empty message, rowCount, emitCount, readMicros, guestMicros.
      */
-    static final int MIN_SLOT_OUTCOME_BYTES = 4 + 4 + 4 + 1 + 4 + 4 + 4 + 8 + 8;
+    static final int MIN_SHARD_RUN_OUTCOME_BYTES = 4 + 4 + 4 + 1 + 4 + 4 + 4 + 8 + 8;
 
     private HostRunCodec() {}
 
-    static void writeRequest(HostRunRequest m, ByteBuf out) {
+    static void writeRequest(HostRequest m, ByteBuf out) {
         out.writeLong(m.requestId());
         writeString(out, m.callId());
         writeString(out, m.tenant());
@@ -43,9 +43,9 @@ final class HostRunCodec {
         out.writeInt(m.bindingVersion());
         out.writeLong(m.remainingBudgetMicros());
         writeString(out, m.argumentsJson());
-        out.writeInt(m.slots().size());
-        for (SlotRun s : m.slots()) {
-            out.writeInt(s.slotIndex());
+        out.writeInt(m.runs().size());
+        for (ShardRun s : m.runs()) {
+            out.writeInt(s.runIndex());
             out.writeInt(s.partitionId());
             out.writeLong(s.epoch());
             writeString(out, s.wireId());
@@ -53,7 +53,7 @@ final class HostRunCodec {
         }
     }
 
-    static HostRunRequest readRequest(ByteBuf in) {
+    static HostRequest readRequest(ByteBuf in) {
         long requestId = readLong(in, "requestId");
         String callId = readString(in, "callId");
         String tenant = readString(in, "tenant");
@@ -62,26 +62,26 @@ final class HostRunCodec {
         int bindingVersion = readInt(in, "bindingVersion");
         long remainingBudgetMicros = readLong(in, "remainingBudgetMicros");
         String argumentsJson = readString(in, "argumentsJson");
-        int count = readCount(in, "slots", MIN_SLOT_RUN_BYTES);
-        List<SlotRun> slots = new ArrayList<>(count);
+        int count = readCount(in, "slots", MIN_SHARD_RUN_BYTES);
+        List<ShardRun> slots = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            slots.add(new SlotRun(
-                    readInt(in, "slotIndex"),
+            slots.add(new ShardRun(
+                    readInt(in, "runIndex"),
                     readInt(in, "partitionId"),
                     readLong(in, "epoch"),
                     readString(in, "wireId"),
                     readInt(in, "attempt")));
         }
-        return new HostRunRequest(requestId, callId, tenant, bindingName, componentDigest, bindingVersion,
+        return new HostRequest(requestId, callId, tenant, bindingName, componentDigest, bindingVersion,
                 remainingBudgetMicros, argumentsJson, slots);
     }
 
-    static void writeReply(HostRunReply m, ByteBuf out) {
+    static void writeReply(HostReply m, ByteBuf out) {
         out.writeLong(m.requestId());
         out.writeLong(m.publishMicros());
-        out.writeInt(m.slots().size());
-        for (SlotOutcome s : m.slots()) {
-            out.writeInt(s.slotIndex());
+        out.writeInt(m.runs().size());
+        for (ShardRunOutcome s : m.runs()) {
+            out.writeInt(s.runIndex());
             writeString(out, s.wireId());
             out.writeInt(s.errorCode());
             writeBool(out, s.guestStarted());
@@ -93,14 +93,14 @@ final class HostRunCodec {
         }
     }
 
-    static HostRunReply readReply(ByteBuf in) {
+    static HostReply readReply(ByteBuf in) {
         long requestId = readLong(in, "requestId");
         long publishMicros = readLong(in, "publishMicros");
-        int count = readCount(in, "slots", MIN_SLOT_OUTCOME_BYTES);
-        List<SlotOutcome> slots = new ArrayList<>(count);
+        int count = readCount(in, "slots", MIN_SHARD_RUN_OUTCOME_BYTES);
+        List<ShardRunOutcome> slots = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            slots.add(new SlotOutcome(
-                    readInt(in, "slotIndex"),
+            slots.add(new ShardRunOutcome(
+                    readInt(in, "runIndex"),
                     readString(in, "wireId"),
                     readInt(in, "errorCode"),
                     readBool(in, "guestStarted"),
@@ -110,7 +110,7 @@ final class HostRunCodec {
                     readLong(in, "readMicros"),
                     readLong(in, "guestMicros")));
         }
-        return new HostRunReply(requestId, publishMicros, slots);
+        return new HostReply(requestId, publishMicros, slots);
     }
 
     static void writeStop(CallStop m, ByteBuf out) {

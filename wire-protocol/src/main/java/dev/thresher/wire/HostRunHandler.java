@@ -1,7 +1,7 @@
 package dev.thresher.wire;
 
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
  * {@code receivedNanos + request.remainingBudgetMicros() * 1000}, compared against
  * {@link System#nanoTime()}; wall-clock time plays no part.
  *
- * <p>Reply: the future completes with a {@link HostRunReply} for the same {@code requestId}, one
+ * <p>Reply: the future completes with a {@link HostReply} for the same {@code requestId}, one
  * outcome per slot of the request. The server turns anything else into a reply failing every slot:
  * an exceptional future (or a thrown exception) with the
  * {@link dev.thresher.errors.ThresherException}'s code, {@code INTERNAL_ERROR} for any other
@@ -33,7 +33,7 @@ public interface HostRunHandler {
      * @param receivedNanos {@link System#nanoTime()} taken on the event loop as soon as the
      *     request's frame was decoded, before any queueing
      */
-    CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos);
+    CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos);
 
     /**
      * The coordinator of {@code callId} stopped admitting: slots of that call not yet started here
@@ -45,7 +45,7 @@ public interface HostRunHandler {
      * this node never saw. A thrown exception is logged and otherwise ignored. The default does
      * nothing: every slot runs.
      *
-     * @param callId the call, as in {@link HostRunRequest#callId()}
+     * @param callId the call, as in {@link HostRequest#callId()}
      */
     default void stop(String callId) {}
 }

@@ -26,11 +26,11 @@ public enum MessageType {
     static final Map<Integer, String> RETIRED = Map.of(
             0x0201, "ShardRunRequest version 1 (no binding version; replaced by 0x0204 at protocol version 2)",
             0x0202, "ShardRunResult (one reply per partition carrying its partials; replaced by the per-slot"
-                    + " outcomes of HostRunReply 0x0206 at protocol version 3, the partials now read from the"
+                    + " outcomes of HostReply 0x0206 at protocol version 3, the partials now read from the"
                     + " control database)",
             0x0203, "ShardRunFailure (one failure per partition; replaced by the per-slot outcomes of"
-                    + " HostRunReply 0x0206 at protocol version 3)",
-            0x0204, "ShardRunRequest version 2 (one request per partition; replaced by HostRunRequest 0x0205,"
+                    + " HostReply 0x0206 at protocol version 3)",
+            0x0204, "ShardRunRequest version 2 (one request per partition; replaced by HostRequest 0x0205,"
                     + " one request per leader host carrying all its slots, at protocol version 3)");
 
     /** A group of messages with one codec. */
@@ -82,8 +82,8 @@ public enum MessageType {
             case WireMessage.Hello m -> HELLO;
             case WireMessage.HelloAck m -> HELLO_ACK;
             case WireMessage.HelloReject m -> HELLO_REJECT;
-            case WireMessage.HostRunRequest m -> HOST_RUN_REQUEST;
-            case WireMessage.HostRunReply m -> HOST_RUN_REPLY;
+            case WireMessage.HostRequest m -> HOST_RUN_REQUEST;
+            case WireMessage.HostReply m -> HOST_RUN_REPLY;
             case WireMessage.CallStop m -> CALL_STOP;
         };
     }

@@ -10,10 +10,10 @@ import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -74,11 +74,11 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         long receivedNanos = System.nanoTime();
         switch (message) {
             case Hello m -> onHello(ctx, m);
-            case HostRunRequest m -> onRequest(ctx.channel(), m, receivedNanos);
+            case HostRequest m -> onRequest(ctx.channel(), m, receivedNanos);
             case CallStop m -> onStop(m);
             case HelloAck m -> unexpected(ctx, m);
             case HelloReject m -> unexpected(ctx, m);
-            case HostRunReply m -> unexpected(ctx, m);
+            case HostReply m -> unexpected(ctx, m);
         }
     }
 
@@ -109,7 +109,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         ch.writeAndFlush(new HelloAck(high, nodeId));
     }
 
-    private void onRequest(Channel ch, HostRunRequest request, long receivedNanos) {
+    private void onRequest(Channel ch, HostRequest request, long receivedNanos) {
         CompletableFuture<Void> handed = new CompletableFuture<>();
         handing.add(handed);
         try {
@@ -122,7 +122,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
             });
         } catch (RejectedExecutionException e) {
             handed(handed);
-            write(ch, request, HostRunReply.failed(request, new ThresherException(ErrorCode.CELL_UNAVAILABLE,
+            write(ch, request, HostReply.failed(request, new ThresherException(ErrorCode.CELL_UNAVAILABLE,
                     "node " + nodeId + " is shutting down"), false), false);
         }
     }
@@ -160,10 +160,10 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
         }
     }
 
-    private void invoke(Channel ch, HostRunRequest request, long receivedNanos) {
+    private void invoke(Channel ch, HostRequest request, long receivedNanos) {
         // once per slot, in slot order; the first slot the failpoint selects decides for the whole request
-        for (SlotRun slot : request.slots()) {
-            Site site = new Site(nodeId, slot.partitionId(), slot.slotIndex(), slot.wireId());
+        for (ShardRun slot : request.runs()) {
+            Site site = new Site(nodeId, slot.partitionId(), slot.runIndex(), slot.wireId());
             try {
                 if (failpoints.hit(Failpoint.WIRE_RECEIVE, site) == Failpoints.Outcome.DROP) {
                     // As if the connection broke after the request arrived: the sender cannot tell whether it ran.
@@ -171,11 +171,11 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
                     return;
                 }
             } catch (ThresherException e) {
-                write(ch, request, HostRunReply.failed(request, e, false), false);
+                write(ch, request, HostReply.failed(request, e, false), false);
                 return;
             }
         }
-        CompletableFuture<HostRunReply> future;
+        CompletableFuture<HostReply> future;
         try {
             future = handler.handle(request, receivedNanos);
             if (future == null) {
@@ -195,7 +195,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
      * request's id with one outcome per slot of the request (same slot indexes and wire ids, same
      * order); otherwise a reply failing every slot.
      */
-    static HostRunReply replyFor(HostRunRequest request, Object reply, Throwable error) {
+    static HostReply replyFor(HostRequest request, Object reply, Throwable error) {
         if (error != null) {
             Throwable cause = error;
             while ((cause instanceof CompletionException || cause instanceof ExecutionException)
@@ -204,40 +204,40 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
             }
             ThresherException te = ThresherException.of(cause);
             boolean guestStarted = te.code().retryClass() != RetryClass.RETRYABLE;
-            return HostRunReply.failed(request, te, guestStarted);
+            return HostReply.failed(request, te, guestStarted);
         }
         if (reply == null) {
             return misfit(request, "no reply");
         }
-        if (!(reply instanceof HostRunReply m)) {
+        if (!(reply instanceof HostReply m)) {
             return misfit(request, "a " + reply.getClass().getSimpleName() + ": " + reply);
         }
         if (m.requestId() != request.requestId()) {
             return misfit(request, "the reply to request " + m.requestId() + ": " + m);
         }
-        if (!sameSlots(request.slots(), m.slots())) {
+        if (!sameSlots(request.runs(), m.runs())) {
             return misfit(request, "outcomes for other slots than the request's: " + m);
         }
         return m;
     }
 
-    private static boolean sameSlots(List<SlotRun> asked, List<SlotOutcome> answered) {
+    private static boolean sameSlots(List<ShardRun> asked, List<ShardRunOutcome> answered) {
         if (asked.size() != answered.size()) {
             return false;
         }
         for (int i = 0; i < asked.size(); i++) {
-            SlotRun a = asked.get(i);
-            SlotOutcome o = answered.get(i);
-            if (a.slotIndex() != o.slotIndex() || !a.wireId().equals(o.wireId())) {
+            ShardRun a = asked.get(i);
+            ShardRunOutcome o = answered.get(i);
+            if (a.runIndex() != o.runIndex() || !a.wireId().equals(o.wireId())) {
                 return false;
             }
         }
         return true;
     }
 
-    private static HostRunReply misfit(HostRunRequest request, String what) {
+    private static HostReply misfit(HostRequest request, String what) {
         log.error("HostRunHandler answered request {} with {}", request.requestId(), what);
-        return HostRunReply.failed(request, new ThresherException(ErrorCode.INTERNAL_ERROR,
+        return HostReply.failed(request, new ThresherException(ErrorCode.INTERNAL_ERROR,
                 "the host-run handler answered with " + what), true);
     }
 
@@ -248,7 +248,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
      * closed, so the client sees {@code TRANSPORT_OUTCOME_UNKNOWN} instead of waiting for a reply
      * that will never come.
      */
-    private void write(Channel ch, HostRunRequest request, HostRunReply reply, boolean mayReplace) {
+    private void write(Channel ch, HostRequest request, HostReply reply, boolean mayReplace) {
         if (!ch.isActive()) {
             // the client already sees TRANSPORT_OUTCOME_UNKNOWN for this request
             log.debug("dropping reply to host-run request {}: {} is closed", request.requestId(), ch);
@@ -262,7 +262,7 @@ final class ServerConnection extends SimpleChannelInboundHandler<WireMessage> {
             ThresherException te = refused ? WirePipeline.findThresher(f.cause()) : null;
             if (mayReplace && te != null) {
                 log.warn("reply to host-run request {} not sent: {}", request.requestId(), te.getMessage());
-                write(ch, request, HostRunReply.failed(request, te, true), false);
+                write(ch, request, HostReply.failed(request, te, true), false);
             } else if (refused) {
                 log.warn("closing wire connection {}: no reply to host-run request {} can be encoded ({})", ch,
                         request.requestId(), f.cause().toString());

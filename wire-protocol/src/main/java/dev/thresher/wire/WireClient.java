@@ -7,9 +7,9 @@ import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Limits;
 import dev.thresher.wire.WireMessage.CallStop;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>How the returned future ends (the coordinator relies on this):
  * <ul>
- *   <li>with the {@link HostRunReply} the peer answered, one outcome per slot of the request in
+ *   <li>with the {@link HostReply} the peer answered, one outcome per slot of the request in
  *       the request's order (a reply that is not, or a message of another type, is a protocol
  *       violation: the connection closes and its requests in flight end as below); failed slots
  *       are a normal completion;</li>
@@ -104,18 +104,18 @@ public final class WireClient implements AutoCloseable {
      * Sends {@code request} to the node at {@code host:port}; see the class comment for how the
      * future ends. Never blocks; connecting and the handshake happen in the background.
      */
-    public CompletableFuture<HostRunReply> send(String host, int port, HostRunRequest request) {
+    public CompletableFuture<HostReply> send(String host, int port, HostRequest request) {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(request, "request");
-        CompletableFuture<HostRunReply> result = new CompletableFuture<>();
+        CompletableFuture<HostReply> result = new CompletableFuture<>();
         if (closed) {
             result.completeExceptionally(new ThresherException(ErrorCode.HOST_UNREACHABLE,
                     "wire client is closed; request " + request.requestId() + " not sent"));
             return result;
         }
-        for (SlotRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             try {
-                if (failpoints.hit(Failpoint.WIRE_SEND, new Site(nodeId, slot.partitionId(), slot.slotIndex(),
+                if (failpoints.hit(Failpoint.WIRE_SEND, new Site(nodeId, slot.partitionId(), slot.runIndex(),
                         slot.wireId())) == Failpoints.Outcome.DROP) {
                     result.completeExceptionally(new ThresherException(ErrorCode.TRANSPORT_OUTCOME_UNKNOWN,
                             "request " + request.requestId() + " to " + host + ":" + port + " was lost (failpoint)"));

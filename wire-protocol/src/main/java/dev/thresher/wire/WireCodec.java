@@ -43,8 +43,8 @@ public final class WireCodec {
             case WireMessage.Hello m -> HandshakeCodec.writeHello(m, out);
             case WireMessage.HelloAck m -> HandshakeCodec.writeHelloAck(m, out);
             case WireMessage.HelloReject m -> HandshakeCodec.writeHelloReject(m, out);
-            case WireMessage.HostRunRequest m -> HostRunCodec.writeRequest(m, out);
-            case WireMessage.HostRunReply m -> HostRunCodec.writeReply(m, out);
+            case WireMessage.HostRequest m -> HostRunCodec.writeRequest(m, out);
+            case WireMessage.HostReply m -> HostRunCodec.writeReply(m, out);
             case WireMessage.CallStop m -> HostRunCodec.writeStop(m, out);
         }
         int frameBytes = out.writerIndex() - start;

@@ -11,7 +11,7 @@ import java.util.Objects;
  * the protocol version is negotiated per connection and never stored in a message.
  *
  * <p>Who sends what: the client (the coordinating node) sends {@link Hello}, then
- * {@link HostRunRequest}s, each answered by one {@link HostRunReply} carrying its
+ * {@link HostRequest}s, each answered by one {@link HostReply} carrying its
  * {@code requestId}, and {@link CallStop}s, which are one-way (nothing answers them). The server
  * sends {@link HelloAck} or {@link HelloReject}, then replies. A message the other end does not
  * send (a request or a stop arriving at a client, a reply at a server) is a protocol violation
@@ -118,15 +118,15 @@ public sealed interface WireMessage {
      * (protocol version 3; it replaced the per-partition {@code 0x0204}, retired with its result
      * {@code 0x0202} and failure {@code 0x0203}). The host runs the slots one at a time in slot
      * order, journals and publishes all of them in one control-database transaction and answers with
-     * one {@link HostRunReply}. The deadline crosses
+     * one {@link HostReply}. The deadline crosses
      * the wire only as the budget left when the frame was built; the receiver turns it into a local
      * monotonic deadline (see {@link HostRunHandler}).
      * <pre>
      * i64 requestId | str callId | str tenant | str bindingName | str componentDigest | i32 bindingVersion
      * | i64 remainingBudgetMicros | str argumentsJson
-     * | list&lt;i32 slotIndex, i32 partitionId, i64 epoch, str wireId, i32 attempt&gt; slots
+     * | list&lt;i32 runIndex, i32 partitionId, i64 epoch, str wireId, i32 attempt&gt; runs
      * </pre>
-     * Example, {@code HostRunRequest(42, "c1", "t", "sum", "d1", 2, 1500000, "{}", [SlotRun(7, 3, 5, "w1", 1)])}
+     * Example, {@code HostRequest(42, "c1", "t", "sum", "d1", 2, 1500000, "{}", [ShardRun(7, 3, 5, "w1", 1)])}
      * (golden vector {@code v3/host-run-request.hex}):
      * <pre>
      * 00000052 0205 000000000000002a            length=82, type, requestId=42
@@ -134,7 +134,7 @@ public sealed interface WireMessage {
      * 00000003 73756d  00000002 6431             bindingName "sum", componentDigest "d1"
      * 00000002 000000000016e360                  bindingVersion=2, remainingBudgetMicros=1500000
      * 00000002 7b7d  00000001                    argumentsJson "{}", 1 slot
-     * 00000007 00000003 0000000000000005         slotIndex=7, partitionId=3, epoch=5
+     * 00000007 00000003 0000000000000005         runIndex=7, partitionId=3, epoch=5
      * 00000002 7731 00000001                     wireId "w1", attempt=1
      * </pre>
      *
@@ -147,9 +147,9 @@ public sealed interface WireMessage {
      *     call runs this one immutable version (its selector and component), whatever is deployed since
      * @param remainingBudgetMicros the call's budget left when the frame was built, at least 0
      * @param argumentsJson the call's arguments as JSON text
-     * @param slots the slots to run, at least one, in strictly increasing slot order
+     * @param runs the shard runs, at least one, in strictly increasing {@code runIndex} order
      */
-    record HostRunRequest(
+    record HostRequest(
             long requestId,
             String callId,
             String tenant,
@@ -158,8 +158,8 @@ public sealed interface WireMessage {
             int bindingVersion,
             long remainingBudgetMicros,
             String argumentsJson,
-            List<SlotRun> slots) implements WireMessage {
-        public HostRunRequest {
+            List<ShardRun> runs) implements WireMessage {
+        public HostRequest {
             Objects.requireNonNull(callId, "callId");
             Objects.requireNonNull(tenant, "tenant");
             Objects.requireNonNull(bindingName, "bindingName");
@@ -169,30 +169,30 @@ public sealed interface WireMessage {
                 throw new IllegalArgumentException("bindingVersion must be at least 1, was " + bindingVersion);
             }
             nonNegative("remainingBudgetMicros", remainingBudgetMicros);
-            slots = List.copyOf(slots);
-            if (slots.isEmpty()) {
-                throw new IllegalArgumentException("a host run carries at least one slot");
+            runs = List.copyOf(runs);
+            if (runs.isEmpty()) {
+                throw new IllegalArgumentException("a host request carries at least one shard run");
             }
-            for (int i = 1; i < slots.size(); i++) {
-                if (slots.get(i).slotIndex() <= slots.get(i - 1).slotIndex()) {
-                    throw new IllegalArgumentException("slots must be in strictly increasing slot order");
+            for (int i = 1; i < runs.size(); i++) {
+                if (runs.get(i).runIndex() <= runs.get(i - 1).runIndex()) {
+                    throw new IllegalArgumentException("shard runs must be in strictly increasing runIndex order");
                 }
             }
         }
     }
 
     /**
-     * One slot of a {@link HostRunRequest}; not a message of its own.
+     * One slot of a {@link HostRequest}; not a message of its own.
      *
-     * @param slotIndex the coordination slot (the partition's place in the call), at least 0
+     * @param runIndex the coordination slot (the partition's place in the call), at least 0
      * @param partitionId the partition to read, at least 0
      * @param epoch the partition epoch the coordinator planned with
      * @param wireId the slot's wire identity: outcomes are journaled by (tenant, wire identity)
      * @param attempt the attempt number of this slot, at least 1
      */
-    record SlotRun(int slotIndex, int partitionId, long epoch, String wireId, int attempt) {
-        public SlotRun {
-            nonNegative("slotIndex", slotIndex);
+    record ShardRun(int runIndex, int partitionId, long epoch, String wireId, int attempt) {
+        public ShardRun {
+            nonNegative("runIndex", runIndex);
             nonNegative("partitionId", partitionId);
             Objects.requireNonNull(wireId, "wireId");
             if (attempt < 1) {
@@ -202,25 +202,25 @@ public sealed interface WireMessage {
     }
 
     /**
-     * The answer to a {@link HostRunRequest}: one outcome per slot of the request, in the request's
+     * The answer to a {@link HostRequest}: one outcome per slot of the request, in the request's
      * order. Type {@code 0x0206}. The partials themselves are not in it: the coordinator reads them,
      * with their leases, from the published slots in the control database, where they are stored once.
      * A failure that concerns the whole request (the node is stopping, the handler failed) is an
      * outcome of the same code for every slot.
      * <pre>
      * i64 requestId | i64 publishMicros
-     * | list&lt;i32 slotIndex, str wireId, i32 errorCode, bool guestStarted, str message,
-     *        i32 rowCount, i32 emitCount, i64 readMicros, i64 guestMicros&gt; slots
+     * | list&lt;i32 runIndex, str wireId, i32 errorCode, bool guestStarted, str message,
+     *        i32 rowCount, i32 emitCount, i64 readMicros, i64 guestMicros&gt; runs
      * </pre>
      * {@code errorCode} 0 is a slot published with its partials; any other value is an
      * {@link ErrorCode} number, and {@code guestStarted} tells whether guest code may have run for
      * that slot, which decides whether it can be retried.
-     * Example, {@code HostRunReply(42, 300, [SlotOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)])}
+     * Example, {@code HostReply(42, 300, [ShardRunOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)])}
      * (golden vector {@code v3/host-run-reply.hex}):
      * <pre>
      * 00000041 0206 000000000000002a            length=65, type, requestId=42
      * 000000000000012c 00000001                  publishMicros=300, 1 slot
-     * 00000007 00000002 7731                     slotIndex=7, wireId "w1"
+     * 00000007 00000002 7731                     runIndex=7, wireId "w1"
      * 00000000 01 00000000                       errorCode=0, guestStarted, message ""
      * 00001000 00000001                          rowCount=4096, emitCount=1
      * 0000000000000320 000000000000001b          readMicros=800, guestMicros=27
@@ -228,25 +228,25 @@ public sealed interface WireMessage {
      *
      * @param requestId the request's id
      * @param publishMicros time the host spent journaling and publishing the slots, at least 0
-     * @param slots one outcome per slot of the request
+     * @param runs one outcome per shard run of the request
      */
-    record HostRunReply(long requestId, long publishMicros, List<SlotOutcome> slots) implements WireMessage {
-        public HostRunReply {
+    record HostReply(long requestId, long publishMicros, List<ShardRunOutcome> runs) implements WireMessage {
+        public HostReply {
             nonNegative("publishMicros", publishMicros);
-            slots = List.copyOf(slots);
+            runs = List.copyOf(runs);
         }
 
         /** The same failure for every slot of {@code request}. */
-        public static HostRunReply failed(HostRunRequest request, ThresherException error, boolean guestStarted) {
-            return new HostRunReply(request.requestId(), 0, request.slots().stream()
-                    .map(s -> SlotOutcome.failed(s, error, guestStarted)).toList());
+        public static HostReply failed(HostRequest request, ThresherException error, boolean guestStarted) {
+            return new HostReply(request.requestId(), 0, request.runs().stream()
+                    .map(s -> ShardRunOutcome.failed(s, error, guestStarted)).toList());
         }
     }
 
     /**
-     * The outcome of one slot in a {@link HostRunReply}; not a message of its own.
+     * The outcome of one slot in a {@link HostReply}; not a message of its own.
      *
-     * @param slotIndex the slot's index
+     * @param runIndex the slot's index
      * @param wireId the slot's wire identity
      * @param errorCode 0 when the slot was published, else an {@link ErrorCode} number
      * @param guestStarted whether guest code may have run for this slot
@@ -256,9 +256,9 @@ public sealed interface WireMessage {
      * @param readMicros time spent reading the partition, at least 0
      * @param guestMicros time spent in guest code, at least 0
      */
-    record SlotOutcome(int slotIndex, String wireId, int errorCode, boolean guestStarted, String message, int rowCount,
+    record ShardRunOutcome(int runIndex, String wireId, int errorCode, boolean guestStarted, String message, int rowCount,
                        int emitCount, long readMicros, long guestMicros) {
-        public SlotOutcome {
+        public ShardRunOutcome {
             Objects.requireNonNull(wireId, "wireId");
             Objects.requireNonNull(message, "message");
             nonNegative("rowCount", rowCount);
@@ -268,8 +268,8 @@ public sealed interface WireMessage {
         }
 
         /** A failed slot carrying {@code error}'s code and message. */
-        public static SlotOutcome failed(SlotRun slot, ThresherException error, boolean guestStarted) {
-            return new SlotOutcome(slot.slotIndex(), slot.wireId(), error.code().code(), guestStarted,
+        public static ShardRunOutcome failed(ShardRun slot, ThresherException error, boolean guestStarted) {
+            return new ShardRunOutcome(slot.runIndex(), slot.wireId(), error.code().code(), guestStarted,
                     error.getMessage() == null ? error.code().name() : error.getMessage(), 0, 0, 0, 0);
         }
 
@@ -288,7 +288,7 @@ public sealed interface WireMessage {
      * failed for good elsewhere): the slots of that call the host has not started yet are not run.
      * Type {@code 0x0207} (protocol version 3), sent client to server only, and one-way: nothing
      * answers it, so it carries no request id. The host still answers each of the call's requests
-     * with one outcome per slot ({@link HostRunReply}'s rule is unchanged); a slot it did not start
+     * with one outcome per slot ({@link HostReply}'s rule is unchanged); a slot it did not start
      * is a failure with {@code guestStarted = false}, and a slot already started runs to its end.
      * A stop is idempotent and only ever skips work: a host with no unstarted slot of the call (it
      * finished them, or never had any) has nothing to do. On one connection it takes effect after
@@ -304,7 +304,7 @@ public sealed interface WireMessage {
      * </pre>
      * A frame is 4 + 2 + 4 + the call id's UTF-8 bytes, 10 bytes for an empty id.
      *
-     * @param callId the call whose unstarted slots are not to run, as in {@link HostRunRequest#callId}
+     * @param callId the call whose unstarted slots are not to run, as in {@link HostRequest#callId}
      */
     record CallStop(String callId) implements WireMessage {
         public CallStop {

@@ -12,10 +12,10 @@ import dev.thresher.limits.Limits;
 import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -64,8 +64,8 @@ class WireClientServerTest {
     @Test
     void correlatesConcurrentRequestsOverOneConnection() throws Exception {
         int n = 64;
-        Map<Long, CompletableFuture<HostRunReply>> held = new ConcurrentHashMap<>();
-        Map<Long, HostRunRequest> arrivedRequests = new ConcurrentHashMap<>();
+        Map<Long, CompletableFuture<HostReply>> held = new ConcurrentHashMap<>();
+        Map<Long, HostRequest> arrivedRequests = new ConcurrentHashMap<>();
         CountDownLatch allArrived = new CountDownLatch(n);
         AtomicReference<String> wrongThread = new AtomicReference<>();
         WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> {
@@ -73,7 +73,7 @@ class WireClientServerTest {
             if (!t.isVirtual() || !t.getName().startsWith("thresher-wire-dispatch-") || receivedNanos > System.nanoTime()) {
                 wrongThread.set(t + " at " + receivedNanos);
             }
-            CompletableFuture<HostRunReply> reply = new CompletableFuture<>();
+            CompletableFuture<HostReply> reply = new CompletableFuture<>();
             held.put(request.requestId(), reply);
             arrivedRequests.put(request.requestId(), request);
             allArrived.countDown();
@@ -82,7 +82,7 @@ class WireClientServerTest {
         WireClient client = client(Limits.DEFAULTS);
 
         List<CompletableFuture<?>> senders = new ArrayList<>();
-        Map<Long, CompletableFuture<HostRunReply>> byId = new ConcurrentHashMap<>();
+        Map<Long, CompletableFuture<HostReply>> byId = new ConcurrentHashMap<>();
         for (int i = 0; i < n; i++) {
             long id = 1000 + i;
             senders.add(CompletableFuture.runAsync(() -> byId.put(id, client.send(HOST, server.port(), request(id))), work));
@@ -112,16 +112,16 @@ class WireClientServerTest {
     }
 
     /** Every fifth request traps in its last slot; the others publish every slot. */
-    private static HostRunReply expectedReply(long id) {
-        HostRunRequest request = request(id);
+    private static HostReply expectedReply(long id) {
+        HostRequest request = request(id);
         if (id % 5 != 0) {
             return WireFixtures.published(request);
         }
-        List<SlotOutcome> outcomes = new ArrayList<>(WireFixtures.published(request).slots());
-        SlotRun last = request.slots().getLast();
-        outcomes.set(outcomes.size() - 1, new SlotOutcome(last.slotIndex(), last.wireId(), ErrorCode.GUEST_TRAP.code(),
+        List<ShardRunOutcome> outcomes = new ArrayList<>(WireFixtures.published(request).runs());
+        ShardRun last = request.runs().getLast();
+        outcomes.set(outcomes.size() - 1, new ShardRunOutcome(last.runIndex(), last.wireId(), ErrorCode.GUEST_TRAP.code(),
                 true, "trap " + id, 1, 0, 2, 3));
-        return new HostRunReply(id, 7, outcomes);
+        return new HostReply(id, 7, outcomes);
     }
 
     @Test
@@ -137,7 +137,7 @@ class WireClientServerTest {
         });
         WireClient client = client(Limits.DEFAULTS);
         assertThat(client.send(HOST, server.port(), request(1)).get(WAIT_SECONDS, TimeUnit.SECONDS))
-                .isEqualTo(HostRunReply.failed(request(1), new ThresherException(ErrorCode.TARGET_STALE, "epoch moved"),
+                .isEqualTo(HostReply.failed(request(1), new ThresherException(ErrorCode.TARGET_STALE, "epoch moved"),
                         false));
         assertEverySlot(client.send(HOST, server.port(), request(2)).get(WAIT_SECONDS, TimeUnit.SECONDS), request(2),
                 o -> {
@@ -172,7 +172,7 @@ class WireClientServerTest {
             return new CompletableFuture<>(); // never answers
         });
         WireClient client = client(Limits.DEFAULTS);
-        CompletableFuture<HostRunReply> reply = client.send(HOST, server.port(), request(7));
+        CompletableFuture<HostReply> reply = client.send(HOST, server.port(), request(7));
         assertThat(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
         server.close();
         assertFailsWith(reply, ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
@@ -218,7 +218,7 @@ class WireClientServerTest {
         // a version-2 server that refuses the client's range
         FakePeer rejecting = fakePeer(new HelloReject(ErrorCode.PROTOCOL_VIOLATION.code(), "no common protocol version"),
                 null);
-        CompletableFuture<HostRunReply> refused = client.send(HOST, rejecting.port(), request(2));
+        CompletableFuture<HostReply> refused = client.send(HOST, rejecting.port(), request(2));
         assertFailsWith(refused, ErrorCode.HOST_UNREACHABLE);
         assertThatThrownBy(refused::get).hasMessageContaining("no common protocol version");
         assertThat(rejecting.requests()).isEmpty();
@@ -235,12 +235,12 @@ class WireClientServerTest {
     @Test
     void aReplyForOtherSlotsIsAProtocolViolationThatEndsTheRequestUnknown() throws Exception {
         FakePeer peer = fakePeer(new HelloAck(3, "odd-node"), request -> {
-            HostRunReply published = WireFixtures.published(request);
-            return new HostRunReply(request.requestId(), 0, published.slots().subList(0, published.slots().size() - 1));
+            HostReply published = WireFixtures.published(request);
+            return new HostReply(request.requestId(), 0, published.runs().subList(0, published.runs().size() - 1));
         });
         WireClient client = client(Limits.DEFAULTS);
-        HostRunRequest twoSlots = request(10);
-        assertThat(twoSlots.slots()).hasSizeGreaterThan(1);
+        HostRequest twoSlots = request(10);
+        assertThat(twoSlots.runs()).hasSizeGreaterThan(1);
         assertFailsWith(client.send(HOST, peer.port(), twoSlots), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
     }
 
@@ -252,8 +252,8 @@ class WireClientServerTest {
         WireClient client = client(Limits.DEFAULTS);
         assertThat(client.send(HOST, server.port(), request(1)).get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isEqualTo(WireFixtures.published(request(1)));
-        HostRunRequest big = new HostRunRequest(2, "c", "t", "b", "d", 1, 1_000, "x".repeat(10_000),
-                List.of(new SlotRun(0, 0, 0, "w", 1)));
+        HostRequest big = new HostRequest(2, "c", "t", "b", "d", 1, 1_000, "x".repeat(10_000),
+                List.of(new ShardRun(0, 0, 0, "w", 1)));
         // the request left whole, so the client cannot know whether the server acted on it
         assertFailsWith(client.send(HOST, server.port(), big), ErrorCode.TRANSPORT_OUTCOME_UNKNOWN);
         // a fresh connection serves the next request
@@ -270,11 +270,11 @@ class WireClientServerTest {
         });
         WireClient client = client(WireFixtures.smallFrames(8192));
         // many slots, each small: the frame, not any one field, is what exceeds the cap
-        List<SlotRun> slots = new ArrayList<>();
+        List<ShardRun> slots = new ArrayList<>();
         for (int i = 0; i < 400; i++) {
-            slots.add(new SlotRun(i, i, 1, "wire-" + i, 1));
+            slots.add(new ShardRun(i, i, 1, "wire-" + i, 1));
         }
-        HostRunRequest big = new HostRunRequest(2, "c", "t", "b", "d", 1, 1_000, "{}", slots);
+        HostRequest big = new HostRequest(2, "c", "t", "b", "d", 1, 1_000, "{}", slots);
         assertFailsWith(client.send(HOST, server.port(), big), ErrorCode.PAYLOAD_TOO_LARGE);
         assertThat(client.send(HOST, server.port(), request(3)).get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isEqualTo(WireFixtures.published(request(3)));
@@ -285,13 +285,13 @@ class WireClientServerTest {
     @Test
     void duplicateRequestIdInFlightIsRefused() throws Exception {
         CountDownLatch arrived = new CountDownLatch(1);
-        CompletableFuture<HostRunReply> hold = new CompletableFuture<>();
+        CompletableFuture<HostReply> hold = new CompletableFuture<>();
         WireServer server = server(Limits.DEFAULTS, (request, receivedNanos) -> {
             arrived.countDown();
             return hold;
         });
         WireClient client = client(Limits.DEFAULTS);
-        CompletableFuture<HostRunReply> first = client.send(HOST, server.port(), request(5));
+        CompletableFuture<HostReply> first = client.send(HOST, server.port(), request(5));
         assertThat(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
         assertFailsWith(client.send(HOST, server.port(), request(5)), ErrorCode.INTERNAL_ERROR);
         hold.complete(WireFixtures.published(request(5)));
@@ -315,19 +315,19 @@ class WireClientServerTest {
         Failpoints failpoints = Failpoints.enabled();
         WireClient client = new WireClient("node-a", Limits.DEFAULTS, failpoints);
         closeables.add(client);
-        HostRunRequest three = request(11);
-        assertThat(three.slots()).hasSize(3);
+        HostRequest three = request(11);
+        assertThat(three.runs()).hasSize(3);
 
         List<Site> sites = new CopyOnWriteArrayList<>();
         failpoints.arm(Failpoint.WIRE_SEND, site -> sites.add(site) && false, -1, Failpoints.Action.drop());
         assertThat(client.send(HOST, server.port(), three).get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .isEqualTo(WireFixtures.published(three));
-        assertThat(sites).containsExactlyElementsOf(three.slots().stream()
-                .map(s -> new Site("node-a", s.partitionId(), s.slotIndex(), s.wireId())).toList());
+        assertThat(sites).containsExactlyElementsOf(three.runs().stream()
+                .map(s -> new Site("node-a", s.partitionId(), s.runIndex(), s.wireId())).toList());
         assertThat(calls).hasValue(1);
 
         failpoints.reset();
-        failpoints.arm(Failpoint.WIRE_SEND, site -> site.slotIndex() == three.slots().get(1).slotIndex(), 1,
+        failpoints.arm(Failpoint.WIRE_SEND, site -> site.runIndex() == three.runs().get(1).runIndex(), 1,
                 Failpoints.Action.fail(ErrorCode.HOST_UNREACHABLE));
         assertFailsWith(client.send(HOST, server.port(), three), ErrorCode.HOST_UNREACHABLE);
         assertThat(failpoints.hits(Failpoint.WIRE_SEND)).isEqualTo(2);
@@ -345,7 +345,7 @@ class WireClientServerTest {
     @Test
     void aWireReceiveDropIsAnUnknownOutcome() throws Exception {
         Failpoints failpoints = Failpoints.enabled();
-        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.slotIndex() == 1, 1, Failpoints.Action.drop());
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.runIndex() == 1, 1, Failpoints.Action.drop());
         WireServer server = WireServer.start(HOST, 0, "node-b", Limits.DEFAULTS,
                 (request, receivedNanos) -> CompletableFuture.completedFuture(WireFixtures.published(request)),
                 failpoints);
@@ -387,8 +387,8 @@ class WireClientServerTest {
         WireClient client = client(Limits.DEFAULTS);
         // the first round goes while the handshake is still under way, the others on the open connection
         for (long id = 1; id <= 8; id++) {
-            HostRunRequest request = request(id, "call-" + id);
-            CompletableFuture<HostRunReply> reply = client.send(HOST, server.port(), request);
+            HostRequest request = request(id, "call-" + id);
+            CompletableFuture<HostReply> reply = client.send(HOST, server.port(), request);
             CompletableFuture<Void> stopped = client.stop(HOST, server.port(), "call-" + id);
             assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("handle " + id);
             assertThat(events.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("stop call-" + id);
@@ -396,7 +396,7 @@ class WireClientServerTest {
             assertThat(reply.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(WireFixtures.published(request));
         }
         // several requests of one call, then its stop: the stop comes after every one of them
-        List<CompletableFuture<HostRunReply>> replies = new ArrayList<>();
+        List<CompletableFuture<HostReply>> replies = new ArrayList<>();
         for (long id = 20; id < 26; id++) {
             replies.add(client.send(HOST, server.port(), request(id, "many")));
         }
@@ -494,7 +494,7 @@ class WireClientServerTest {
     private static HostRunHandler recording(LinkedBlockingQueue<String> events, long takeMillis) {
         return new HostRunHandler() {
             @Override
-            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+            public CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos) {
                 try {
                     Thread.sleep(takeMillis); // a dispatch thread (virtual): sleeping holds no event loop
                 } catch (InterruptedException e) {
@@ -524,24 +524,24 @@ class WireClientServerTest {
     }
 
     /** A request of 1 to 3 slots (by {@code id % 3}), slot indexes 0, 1, 2 on partitions 3, 4, 5. */
-    private static HostRunRequest request(long id) {
+    private static HostRequest request(long id) {
         return request(id, "call");
     }
 
-    private static HostRunRequest request(long id, String callId) {
-        List<SlotRun> slots = new ArrayList<>();
+    private static HostRequest request(long id, String callId) {
+        List<ShardRun> slots = new ArrayList<>();
         for (int i = 0; i <= id % 3; i++) {
-            slots.add(new SlotRun(i, 3 + i, 5, "w" + id + "-" + i, 1));
+            slots.add(new ShardRun(i, 3 + i, 5, "w" + id + "-" + i, 1));
         }
-        return new HostRunRequest(id, callId, "tenant", "sum", "sha256:00", 1, 2_000_000, "{}", slots);
+        return new HostRequest(id, callId, "tenant", "sum", "sha256:00", 1, 2_000_000, "{}", slots);
     }
 
-    private static void assertEverySlot(HostRunReply reply, HostRunRequest request,
-            java.util.function.Consumer<SlotOutcome> check) {
+    private static void assertEverySlot(HostReply reply, HostRequest request,
+            java.util.function.Consumer<ShardRunOutcome> check) {
         assertThat(reply.requestId()).isEqualTo(request.requestId());
-        assertThat(reply.slots()).extracting(SlotOutcome::slotIndex)
-                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::slotIndex).toList());
-        assertThat(reply.slots()).allSatisfy(check);
+        assertThat(reply.runs()).extracting(ShardRunOutcome::runIndex)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::runIndex).toList());
+        assertThat(reply.runs()).allSatisfy(check);
     }
 
     private static void assertFailsWith(CompletableFuture<?> future, ErrorCode code) {
@@ -557,7 +557,7 @@ class WireClientServerTest {
      * {@code answer} returns (nothing when {@code answer} is null, nor to any other message), until
      * the client hangs up. Every frame after the Hello is kept, byte for byte, in {@code frames}.
      */
-    private FakePeer fakePeer(WireMessage handshake, Function<HostRunRequest, WireMessage> answer) throws IOException {
+    private FakePeer fakePeer(WireMessage handshake, Function<HostRequest, WireMessage> answer) throws IOException {
         ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST));
         closeables.add(socket);
         FakePeer peer = new FakePeer(socket.getLocalPort(), new CompletableFuture<>(), new CopyOnWriteArrayList<>(),
@@ -572,7 +572,7 @@ class WireClientServerTest {
                 while (true) {
                     byte[] frame = readFrameBytes(in);
                     peer.frames().add(frame);
-                    if (!(WireFixtures.decode(frame, WireCodec.MAX_VERSION) instanceof HostRunRequest request)) {
+                    if (!(WireFixtures.decode(frame, WireCodec.MAX_VERSION) instanceof HostRequest request)) {
                         continue;
                     }
                     peer.requests().add(request);
@@ -588,7 +588,7 @@ class WireClientServerTest {
         return peer;
     }
 
-    private record FakePeer(int port, CompletableFuture<WireMessage> hello, List<HostRunRequest> requests,
+    private record FakePeer(int port, CompletableFuture<WireMessage> hello, List<HostRequest> requests,
                             List<byte[]> frames) {}
 
     private static byte[] readFrameBytes(DataInputStream in) throws IOException {

@@ -8,10 +8,10 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
@@ -56,15 +56,15 @@ class WireCodecTest {
 
     @Test
     void roundTripsAHostRunOfManySlots() {
-        List<SlotRun> slots = new ArrayList<>();
-        List<SlotOutcome> outcomes = new ArrayList<>();
+        List<ShardRun> slots = new ArrayList<>();
+        List<ShardRunOutcome> outcomes = new ArrayList<>();
         for (int i = 0; i < 16_384; i++) {
-            slots.add(new SlotRun(i, i, i, "w" + i, 1));
-            outcomes.add(new SlotOutcome(i, "w" + i, i % 3 == 0 ? 0 : 4001, i % 2 == 0, i % 3 == 0 ? "" : "trap",
+            slots.add(new ShardRun(i, i, i, "w" + i, 1));
+            outcomes.add(new ShardRunOutcome(i, "w" + i, i % 3 == 0 ? 0 : 4001, i % 2 == 0, i % 3 == 0 ? "" : "trap",
                     i, 1, i, i));
         }
-        HostRunRequest request = new HostRunRequest(1, "c", "t", "b", "d", 1, 10, "{}", slots);
-        HostRunReply reply = new HostRunReply(1, 5, outcomes);
+        HostRequest request = new HostRequest(1, "c", "t", "b", "d", 1, 10, "{}", slots);
+        HostReply reply = new HostReply(1, 5, outcomes);
         assertThat(WireFixtures.decode(WireFixtures.encode(request), WireCodec.MAX_VERSION)).isEqualTo(request);
         assertThat(WireFixtures.decode(WireFixtures.encode(reply), WireCodec.MAX_VERSION)).isEqualTo(reply);
     }
@@ -164,19 +164,19 @@ class WireCodecTest {
     void theCountCheckUsesTheSmallestElement() {
         // slots with empty strings are exactly the minimum sizes: n of them decode, one byte fewer is refused by count
         String slotRun = "00000000" + "00000000" + "0000000000000000" + "00000000" + "00000001";
-        assertThat(slotRun.length() / 2).isEqualTo(HostRunCodec.MIN_SLOT_RUN_BYTES);
+        assertThat(slotRun.length() / 2).isEqualTo(HostRunCodec.MIN_SHARD_RUN_BYTES);
         String twoRuns = slotRun + slotRun.replaceFirst("^00000000", "00000001");
         assertThat(decodeFrame(REQUEST_HEAD + "00000002" + twoRuns))
-                .isEqualTo(new HostRunRequest(1, "", "", "", "", 1, 0, "", List.of(
-                        new SlotRun(0, 0, 0, "", 1), new SlotRun(1, 0, 0, "", 1))));
+                .isEqualTo(new HostRequest(1, "", "", "", "", 1, 0, "", List.of(
+                        new ShardRun(0, 0, 0, "", 1), new ShardRun(1, 0, 0, "", 1))));
         assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + twoRuns.substring(2)), "claims 2 elements");
 
         String outcome = "00000000" + "00000000" + "00000000" + "00" + "00000000" + "00000000" + "00000000"
                 + "0000000000000000" + "0000000000000000";
-        assertThat(outcome.length() / 2).isEqualTo(HostRunCodec.MIN_SLOT_OUTCOME_BYTES);
+        assertThat(outcome.length() / 2).isEqualTo(HostRunCodec.MIN_SHARD_RUN_OUTCOME_BYTES);
         assertThat(decodeFrame(REPLY_HEAD + "00000002" + outcome + outcome))
-                .isEqualTo(new HostRunReply(1, 0, List.of(new SlotOutcome(0, "", 0, false, "", 0, 0, 0, 0),
-                        new SlotOutcome(0, "", 0, false, "", 0, 0, 0, 0))));
+                .isEqualTo(new HostReply(1, 0, List.of(new ShardRunOutcome(0, "", 0, false, "", 0, 0, 0, 0),
+                        new ShardRunOutcome(0, "", 0, false, "", 0, 0, 0, 0))));
         assertViolation(() -> decodeFrame(REPLY_HEAD + "00000002" + outcome + outcome.substring(2)),
                 "claims 2 elements");
     }
@@ -205,13 +205,13 @@ class WireCodecTest {
     void refusesValuesTheRecordsRefuse() {
         assertViolation(() -> decodeFrame("0101" + "00000002" + "00000001" + "00000000"), "bad version range");
         assertViolation(() -> decodeFrame("0102" + "00000000" + "00000000"), "version must be at least 1");
-        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000000"), "at least one slot");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000000"), "at least one shard run");
         String slot0 = "00000000" + "00000000" + "0000000000000000" + "00000000" + "00000001";
-        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + slot0 + slot0), "strictly increasing slot order");
+        assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000002" + slot0 + slot0), "strictly increasing runIndex order");
         assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + slot0.replaceFirst("00000001$", "00000000")),
                 "attempt must be at least 1");
         assertViolation(() -> decodeFrame(REQUEST_HEAD + "00000001" + slot0.replaceFirst("^00000000", "ffffffff")),
-                "slotIndex must not be negative");
+                "runIndex must not be negative");
         assertViolation(() -> decodeFrame(requestHead("00000000") + "00000001" + slot0),
                 "bindingVersion must be at least 1");
         assertViolation(() -> decodeFrame("0206" + "0000000000000001" + "ffffffffffffffff" + "00000000"),
@@ -244,8 +244,8 @@ class WireCodecTest {
         ByteBuf out = Unpooled.buffer();
         try {
             out.writeByte(0x55);
-            HostRunRequest big = new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "x".repeat(100),
-                    List.of(new SlotRun(0, 0, 0, "w", 1)));
+            HostRequest big = new HostRequest(1, "c", "t", "b", "d", 1, 0, "x".repeat(100),
+                    List.of(new ShardRun(0, 0, 0, "w", 1)));
             assertThatThrownBy(() -> WireCodec.encode(big, WireCodec.MAX_VERSION, 100, out))
                     .isInstanceOfSatisfying(ThresherException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
@@ -265,36 +265,36 @@ class WireCodecTest {
 
     @Test
     void recordsValidateTheirFields() {
-        List<SlotRun> one = List.of(new SlotRun(0, 0, 0, "w", 1));
-        assertThatThrownBy(() -> new HostRunRequest(1, null, "t", "b", "d", 1, 0, "{}", one))
+        List<ShardRun> one = List.of(new ShardRun(0, 0, 0, "w", 1));
+        assertThatThrownBy(() -> new HostRequest(1, null, "t", "b", "d", 1, 0, "{}", one))
                 .isInstanceOf(NullPointerException.class);
-        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 1, -1, "{}", one))
+        assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 1, -1, "{}", one))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("remainingBudgetMicros");
-        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 0, 0, "{}", one))
+        assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 0, 0, "{}", one))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bindingVersion");
-        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}", List.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one slot");
-        assertThatThrownBy(() -> new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}",
-                List.of(new SlotRun(2, 0, 0, "a", 1), new SlotRun(1, 0, 0, "b", 1))))
+        assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 1, 0, "{}", List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one shard run");
+        assertThatThrownBy(() -> new HostRequest(1, "c", "t", "b", "d", 1, 0, "{}",
+                List.of(new ShardRun(2, 0, 0, "a", 1), new ShardRun(1, 0, 0, "b", 1))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("strictly increasing");
-        assertThatThrownBy(() -> new SlotRun(0, -1, 0, "w", 1))
+        assertThatThrownBy(() -> new ShardRun(0, -1, 0, "w", 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitionId");
-        assertThatThrownBy(() -> new SlotOutcome(0, "w", 0, true, "", -1, 0, 0, 0))
+        assertThatThrownBy(() -> new ShardRunOutcome(0, "w", 0, true, "", -1, 0, 0, 0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rowCount");
-        assertThatThrownBy(() -> new SlotOutcome(0, "w", 0, true, null, 0, 0, 0, 0))
+        assertThatThrownBy(() -> new ShardRunOutcome(0, "w", 0, true, null, 0, 0, 0, 0))
                 .isInstanceOf(NullPointerException.class);
-        List<SlotOutcome> withNull = new ArrayList<>();
+        List<ShardRunOutcome> withNull = new ArrayList<>();
         withNull.add(null);
-        assertThatThrownBy(() -> new HostRunReply(1, 0, withNull)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> new HostReply(1, 0, withNull)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> new Hello(0, 1, "n")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new HelloAck(0, "n")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new CallStop(null)).isInstanceOf(NullPointerException.class);
 
-        List<SlotRun> mutable = new ArrayList<>(one);
-        HostRunRequest r = new HostRunRequest(1, "c", "t", "b", "d", 1, 0, "{}", mutable);
+        List<ShardRun> mutable = new ArrayList<>(one);
+        HostRequest r = new HostRequest(1, "c", "t", "b", "d", 1, 0, "{}", mutable);
         mutable.clear();
-        assertThat(r.slots()).hasSize(1);
-        assertThatThrownBy(() -> r.slots().add(new SlotRun(5, 0, 0, "x", 1)))
+        assertThat(r.runs()).hasSize(1);
+        assertThatThrownBy(() -> r.runs().add(new ShardRun(5, 0, 0, "x", 1)))
                 .isInstanceOf(UnsupportedOperationException.class);
     }
 
@@ -314,20 +314,20 @@ class WireCodecTest {
 
     @Test
     void outcomesExposeTheirErrorCode() {
-        assertThat(new SlotOutcome(1, "w", 7001, false, "m", 0, 0, 0, 0).code()).isEqualTo(ErrorCode.TARGET_STALE);
-        assertThat(new SlotOutcome(1, "w", 123456, false, "m", 0, 0, 0, 0).code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
-        assertThat(new SlotOutcome(1, "w", 0, true, "", 0, 0, 0, 0).published()).isTrue();
-        assertThat(new SlotOutcome(1, "w", 4001, true, "trap", 0, 0, 0, 0).published()).isFalse();
+        assertThat(new ShardRunOutcome(1, "w", 7001, false, "m", 0, 0, 0, 0).code()).isEqualTo(ErrorCode.TARGET_STALE);
+        assertThat(new ShardRunOutcome(1, "w", 123456, false, "m", 0, 0, 0, 0).code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+        assertThat(new ShardRunOutcome(1, "w", 0, true, "", 0, 0, 0, 0).published()).isTrue();
+        assertThat(new ShardRunOutcome(1, "w", 4001, true, "trap", 0, 0, 0, 0).published()).isFalse();
     }
 
     @Test
     void aFailedReplyFailsEverySlotOfTheRequest() {
-        HostRunRequest r = WireFixtures.REQUEST_SLOTS;
-        HostRunReply failed = HostRunReply.failed(r, new ThresherException(ErrorCode.CELL_UNAVAILABLE, "stopping"), false);
+        HostRequest r = WireFixtures.REQUEST_SLOTS;
+        HostReply failed = HostReply.failed(r, new ThresherException(ErrorCode.CELL_UNAVAILABLE, "stopping"), false);
         assertThat(failed.requestId()).isEqualTo(r.requestId());
-        assertThat(failed.slots()).extracting(SlotOutcome::slotIndex).containsExactly(0, 4, 16383);
-        assertThat(failed.slots()).extracting(SlotOutcome::wireId).containsExactly("w-0", "w-4", "");
-        assertThat(failed.slots()).allSatisfy(o -> {
+        assertThat(failed.runs()).extracting(ShardRunOutcome::runIndex).containsExactly(0, 4, 16383);
+        assertThat(failed.runs()).extracting(ShardRunOutcome::wireId).containsExactly("w-0", "w-4", "");
+        assertThat(failed.runs()).allSatisfy(o -> {
             assertThat(o.code()).isEqualTo(ErrorCode.CELL_UNAVAILABLE);
             assertThat(o.guestStarted()).isFalse();
             assertThat(o.message()).isEqualTo("stopping");
@@ -342,27 +342,27 @@ class WireCodecTest {
             case 2 -> new WireMessage.HelloReject(r.nextInt(), randomString(r));
             case 5 -> new CallStop(randomString(r));
             case 3 -> {
-                List<SlotRun> slots = new ArrayList<>();
+                List<ShardRun> slots = new ArrayList<>();
                 int n = 1 + r.nextInt(20);
-                int slotIndex = r.nextInt(100);
+                int runIndex = r.nextInt(100);
                 for (int i = 0; i < n; i++) {
-                    slots.add(new SlotRun(slotIndex, r.nextInt(Integer.MAX_VALUE), r.nextLong(), randomString(r),
+                    slots.add(new ShardRun(runIndex, r.nextInt(Integer.MAX_VALUE), r.nextLong(), randomString(r),
                             1 + r.nextInt(5)));
-                    slotIndex += 1 + r.nextInt(1000);
+                    runIndex += 1 + r.nextInt(1000);
                 }
-                yield new HostRunRequest(r.nextLong(), randomString(r), randomString(r), randomString(r),
+                yield new HostRequest(r.nextLong(), randomString(r), randomString(r), randomString(r),
                         randomString(r), 1 + r.nextInt(Integer.MAX_VALUE), r.nextLong(Long.MAX_VALUE), randomString(r),
                         slots);
             }
             default -> {
-                List<SlotOutcome> slots = new ArrayList<>();
+                List<ShardRunOutcome> slots = new ArrayList<>();
                 int n = r.nextInt(20);
                 for (int i = 0; i < n; i++) {
-                    slots.add(new SlotOutcome(r.nextInt(), randomString(r), r.nextBoolean() ? 0 : r.nextInt(),
+                    slots.add(new ShardRunOutcome(r.nextInt(), randomString(r), r.nextBoolean() ? 0 : r.nextInt(),
                             r.nextBoolean(), randomString(r), r.nextInt(Integer.MAX_VALUE), r.nextInt(Integer.MAX_VALUE),
                             r.nextLong(Long.MAX_VALUE), r.nextLong(Long.MAX_VALUE)));
                 }
-                yield new HostRunReply(r.nextLong(), r.nextLong(Long.MAX_VALUE), slots);
+                yield new HostReply(r.nextLong(), r.nextLong(Long.MAX_VALUE), slots);
             }
         };
     }

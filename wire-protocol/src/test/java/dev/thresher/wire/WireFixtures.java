@@ -7,10 +7,10 @@ import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -25,28 +25,28 @@ import java.util.Map;
 
 /** Fixed messages of the golden vectors and helpers shared by the wire tests. */
 final class WireFixtures {
-    /** The request of {@link WireMessage.HostRunRequest}'s javadoc example. */
-    static final HostRunRequest REQUEST =
-            new HostRunRequest(42, "c1", "t", "sum", "d1", 2, 1_500_000, "{}", List.of(new SlotRun(7, 3, 5, "w1", 1)));
+    /** The request of {@link WireMessage.HostRequest}'s javadoc example. */
+    static final HostRequest REQUEST =
+            new HostRequest(42, "c1", "t", "sum", "d1", 2, 1_500_000, "{}", List.of(new ShardRun(7, 3, 5, "w1", 1)));
 
-    /** The reply of {@link WireMessage.HostRunReply}'s javadoc example, the answer to {@link #REQUEST}. */
-    static final HostRunReply REPLY =
-            new HostRunReply(42, 300, List.of(new SlotOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)));
+    /** The reply of {@link WireMessage.HostReply}'s javadoc example, the answer to {@link #REQUEST}. */
+    static final HostReply REPLY =
+            new HostReply(42, 300, List.of(new ShardRunOutcome(7, "w1", 0, true, "", 4096, 1, 800, 27)));
 
     /** The stop of {@link WireMessage.CallStop}'s javadoc example, for the call of {@link #REQUEST}. */
     static final CallStop STOP = new CallStop("c1");
 
     /** A request of three slots, and the reply of {@code host-run-reply-slots} answers it. */
-    static final HostRunRequest REQUEST_SLOTS = new HostRunRequest(43, "c2", "acme", "sum", "sha256:00ff", 5, 250_000,
+    static final HostRequest REQUEST_SLOTS = new HostRequest(43, "c2", "acme", "sum", "sha256:00ff", 5, 250_000,
             "{\"n\":3}", List.of(
-                    new SlotRun(0, 0, 1, "w-0", 1),
-                    new SlotRun(4, 12, 9, "w-4", 2),
-                    new SlotRun(16383, Integer.MAX_VALUE, -1, "", 3)));
+                    new ShardRun(0, 0, 1, "w-0", 1),
+                    new ShardRun(4, 12, 9, "w-4", 2),
+                    new ShardRun(16383, Integer.MAX_VALUE, -1, "", 3)));
 
-    static final HostRunReply REPLY_SLOTS = new HostRunReply(43, 1200, List.of(
-            new SlotOutcome(0, "w-0", 0, true, "", 10, 2, 30, 40),
-            new SlotOutcome(4, "w-4", 4001, true, "guest trapped: unreachable", 3, 0, 5, 6),
-            new SlotOutcome(16383, "", 7001, false, "epoch 9 is stale", 0, 0, 0, 0)));
+    static final HostReply REPLY_SLOTS = new HostReply(43, 1200, List.of(
+            new ShardRunOutcome(0, "w-0", 0, true, "", 10, 2, 30, 40),
+            new ShardRunOutcome(4, "w-4", 4001, true, "guest trapped: unreachable", 3, 0, 5, 6),
+            new ShardRunOutcome(16383, "", 7001, false, "epoch 9 is stale", 0, 0, 0, 0)));
 
     /**
      * Golden vector name to the message it encodes, in the layout this build speaks. The file is
@@ -67,16 +67,16 @@ final class WireFixtures {
         m.put("hello-ack-3", new HelloAck(3, "node-b"));
         m.put("host-run-request", REQUEST);
         m.put("host-run-request-slots", REQUEST_SLOTS);
-        m.put("host-run-request-unicode", new HostRunRequest(-1, "call-\u00fc", "tenant-\uD83D\uDE00", "", "sha256:00ff",
+        m.put("host-run-request-unicode", new HostRequest(-1, "call-\u00fc", "tenant-\uD83D\uDE00", "", "sha256:00ff",
                 Integer.MAX_VALUE, 0, "{\"k\":\"\u00e9\"}",
-                List.of(new SlotRun(Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MIN_VALUE, "wire-\u20ac", Integer.MAX_VALUE))));
+                List.of(new ShardRun(Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MIN_VALUE, "wire-\u20ac", Integer.MAX_VALUE))));
         m.put("host-run-reply", REPLY);
         m.put("host-run-reply-slots", REPLY_SLOTS);
-        m.put("host-run-reply-not-started", new HostRunReply(44, 0, List.of(
-                new SlotOutcome(1, "w1", 6001, false, "node node-b is shutting down", 0, 0, 0, 0),
-                new SlotOutcome(2, "w2", 6001, false, "node node-b is shutting down", 0, 0, 0, 0))));
-        m.put("host-run-reply-unicode", new HostRunReply(-1, Long.MAX_VALUE, List.of(
-                new SlotOutcome(Integer.MAX_VALUE, "wire-\u20ac", 123456, true, "trap \u00e9 \uD83D\uDE00",
+        m.put("host-run-reply-not-started", new HostReply(44, 0, List.of(
+                new ShardRunOutcome(1, "w1", 6001, false, "node node-b is shutting down", 0, 0, 0, 0),
+                new ShardRunOutcome(2, "w2", 6001, false, "node node-b is shutting down", 0, 0, 0, 0))));
+        m.put("host-run-reply-unicode", new HostReply(-1, Long.MAX_VALUE, List.of(
+                new ShardRunOutcome(Integer.MAX_VALUE, "wire-\u20ac", 123456, true, "trap \u00e9 \uD83D\uDE00",
                         Integer.MAX_VALUE, Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE))));
         m.put("call-stop", STOP);
         m.put("call-stop-unicode", new CallStop("call-\u00fc-\uD83D\uDE00"));
@@ -116,9 +116,9 @@ final class WireFixtures {
     }
 
     /** The reply a handler that publishes every slot would give. */
-    static HostRunReply published(HostRunRequest request) {
-        return new HostRunReply(request.requestId(), 1, request.slots().stream()
-                .map(s -> new SlotOutcome(s.slotIndex(), s.wireId(), 0, true, "", 10, 1, 2, 3))
+    static HostReply published(HostRequest request) {
+        return new HostReply(request.requestId(), 1, request.runs().stream()
+                .map(s -> new ShardRunOutcome(s.runIndex(), s.wireId(), 0, true, "", 10, 1, 2, 3))
                 .toList());
     }
 

@@ -12,10 +12,10 @@ import dev.thresher.wire.WireMessage.CallStop;
 import dev.thresher.wire.WireMessage.Hello;
 import dev.thresher.wire.WireMessage.HelloAck;
 import dev.thresher.wire.WireMessage.HelloReject;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -238,7 +238,7 @@ class WirePipelineTest {
         EmbeddedChannel ch = new EmbeddedChannel();
         ServerConnection.configure(ch.pipeline(), "node-b", MAX, new HostRunHandler() {
             @Override
-            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+            public CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos) {
                 events.add("handle " + request.requestId());
                 return new CompletableFuture<>();
             }
@@ -249,8 +249,8 @@ class WirePipelineTest {
             }
         }, dispatched::add, Failpoints.disabled());
         handshake(ch);
-        HostRunRequest second = new HostRunRequest(2, "c1", "t", "sum", "d1", 2, 1_000, "{}",
-                List.of(new SlotRun(9, 4, 5, "w2", 1)));
+        HostRequest second = new HostRequest(2, "c1", "t", "sum", "d1", 2, 1_000, "{}",
+                List.of(new ShardRun(9, 4, 5, "w2", 1)));
         ch.writeInbound(frame(WireFixtures.REQUEST));
         ch.writeInbound(frame(second));
         ch.writeInbound(frame(WireFixtures.STOP));
@@ -298,7 +298,7 @@ class WirePipelineTest {
     void aStopThatThrowsIsLoggedAndTheConnectionStaysOpen() {
         EmbeddedChannel ch = serverChannel(new HostRunHandler() {
             @Override
-            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+            public CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos) {
                 return CompletableFuture.completedFuture(WireFixtures.published(request));
             }
 
@@ -374,7 +374,7 @@ class WirePipelineTest {
     private static HostRunHandler stopRecorder(List<String> stopped) {
         return new HostRunHandler() {
             @Override
-            public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+            public CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos) {
                 return new CompletableFuture<>();
             }
 
@@ -467,7 +467,7 @@ class WirePipelineTest {
 
     @Test
     void serverTurnsHandlerOutcomesIntoReplies() {
-        HostRunRequest r = WireFixtures.REQUEST_SLOTS;
+        HostRequest r = WireFixtures.REQUEST_SLOTS;
         assertFailedEverySlot(ServerConnection.replyFor(r, null,
                 new CompletionException(new ThresherException(ErrorCode.TARGET_STALE, "stale"))),
                 r, ErrorCode.TARGET_STALE, false, "stale");
@@ -476,19 +476,19 @@ class WirePipelineTest {
         assertFailedEverySlot(ServerConnection.replyFor(r, null, new IllegalStateException("boom")),
                 r, ErrorCode.INTERNAL_ERROR, true, "boom");
 
-        HostRunReply mine = WireFixtures.REPLY_SLOTS;
+        HostReply mine = WireFixtures.REPLY_SLOTS;
         assertThat(ServerConnection.replyFor(r, mine, null)).isSameAs(mine);
 
-        List<SlotOutcome> outcomes = mine.slots();
+        List<ShardRunOutcome> outcomes = mine.runs();
         List<Object> misfits = List.of(
-                new HostRunReply(99, 0, outcomes),                                   // another request's id
-                new HostRunReply(43, 0, outcomes.subList(0, 2)),                     // a slot missing
-                new HostRunReply(43, 0, List.of(outcomes.get(1), outcomes.get(0), outcomes.get(2))), // out of order
-                new HostRunReply(43, 0, List.of(outcomes.get(0), outcomes.get(1), outcomes.get(2), outcomes.get(2))),
-                new HostRunReply(43, 0, List.of(outcomes.get(0), outcomes.get(1),
-                        new SlotOutcome(16383, "other", 0, true, "", 0, 0, 0, 0))),   // another wire id
-                new HostRunReply(43, 0, List.of(outcomes.get(0), outcomes.get(1),
-                        new SlotOutcome(16382, "", 0, true, "", 0, 0, 0, 0))),        // another slot index
+                new HostReply(99, 0, outcomes),                                   // another request's id
+                new HostReply(43, 0, outcomes.subList(0, 2)),                     // a slot missing
+                new HostReply(43, 0, List.of(outcomes.get(1), outcomes.get(0), outcomes.get(2))), // out of order
+                new HostReply(43, 0, List.of(outcomes.get(0), outcomes.get(1), outcomes.get(2), outcomes.get(2))),
+                new HostReply(43, 0, List.of(outcomes.get(0), outcomes.get(1),
+                        new ShardRunOutcome(16383, "other", 0, true, "", 0, 0, 0, 0))),   // another wire id
+                new HostReply(43, 0, List.of(outcomes.get(0), outcomes.get(1),
+                        new ShardRunOutcome(16382, "", 0, true, "", 0, 0, 0, 0))),        // another slot index
                 new HelloAck(1, "x"),                                                 // another message
                 "not even a message");
         for (Object misfit : misfits) {
@@ -502,13 +502,13 @@ class WirePipelineTest {
     void serverAnswersAFutureCompletedWithSomethingElse() {
         EmbeddedChannel ch = serverChannel((request, receivedNanos) -> {
             @SuppressWarnings({"unchecked", "rawtypes"})
-            CompletableFuture<HostRunReply> polluted = (CompletableFuture) CompletableFuture.completedFuture("oops");
+            CompletableFuture<HostReply> polluted = (CompletableFuture) CompletableFuture.completedFuture("oops");
             return polluted;
         });
         handshake(ch);
         ch.writeInbound(frame(WireFixtures.REQUEST));
         ch.runPendingTasks();
-        HostRunReply reply = readReply(ch);
+        HostReply reply = readReply(ch);
         assertFailedEverySlot(reply, WireFixtures.REQUEST, ErrorCode.INTERNAL_ERROR, true, "String");
         assertThat(ch.isOpen()).isTrue();
         ch.finishAndReleaseAll();
@@ -520,14 +520,14 @@ class WirePipelineTest {
         EmbeddedChannel ch = new EmbeddedChannel();
         ServerConnection.configure(ch.pipeline(), "node-b", 256, (request, n) -> {
             calls.incrementAndGet();
-            SlotRun slot = request.slots().getFirst();
-            return CompletableFuture.completedFuture(new HostRunReply(request.requestId(), 0, List.of(
-                    new SlotOutcome(slot.slotIndex(), slot.wireId(), 4001, true, "x".repeat(300), 0, 0, 0, 0))));
+            ShardRun slot = request.runs().getFirst();
+            return CompletableFuture.completedFuture(new HostReply(request.requestId(), 0, List.of(
+                    new ShardRunOutcome(slot.runIndex(), slot.wireId(), 4001, true, "x".repeat(300), 0, 0, 0, 0))));
         }, Runnable::run, Failpoints.disabled());
         handshake(ch);
         ch.writeInbound(frame(WireFixtures.REQUEST));
         ch.runPendingTasks();
-        HostRunReply reply = readReply(ch);
+        HostReply reply = readReply(ch);
         assertThat(calls).hasValue(1);
         assertFailedEverySlot(reply, WireFixtures.REQUEST, ErrorCode.PAYLOAD_TOO_LARGE, true, "limits.wireMaxFrameBytes=256");
         assertThat(ch.isOpen()).isTrue();
@@ -537,16 +537,16 @@ class WirePipelineTest {
     @Test
     void serverClosesTheConnectionWhenEvenTheReplacementReplyIsTooLarge() {
         // five slots fit in a request of 256 bytes, but five failed outcomes carrying the encoder's message do not
-        List<SlotRun> slots = new ArrayList<>();
+        List<ShardRun> slots = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            slots.add(new SlotRun(i, i, 1, "w", 1));
+            slots.add(new ShardRun(i, i, 1, "w", 1));
         }
-        HostRunRequest request = new HostRunRequest(9, "c", "t", "b", "d", 1, 1000, "{}", slots);
+        HostRequest request = new HostRequest(9, "c", "t", "b", "d", 1, 1000, "{}", slots);
         assertThat(WireFixtures.encode(request).length).isLessThanOrEqualTo(256);
         EmbeddedChannel ch = new EmbeddedChannel();
         ServerConnection.configure(ch.pipeline(), "node-b", 256, (r, n) -> CompletableFuture.completedFuture(
-                new HostRunReply(r.requestId(), 0, r.slots().stream()
-                        .map(s -> new SlotOutcome(s.slotIndex(), s.wireId(), 0, true, "y".repeat(100), 0, 0, 0, 0))
+                new HostReply(r.requestId(), 0, r.runs().stream()
+                        .map(s -> new ShardRunOutcome(s.runIndex(), s.wireId(), 0, true, "y".repeat(100), 0, 0, 0, 0))
                         .toList())), Runnable::run, Failpoints.disabled());
         handshake(ch);
         ch.writeInbound(frame(request));
@@ -599,7 +599,7 @@ class WirePipelineTest {
     @Test
     void aWireReceiveFailureOnOneSlotFailsTheWholeRequestUnstarted() {
         Failpoints failpoints = Failpoints.enabled();
-        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.slotIndex() == 4, 1,
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.runIndex() == 4, 1,
                 Failpoints.Action.fail(ErrorCode.TARGET_STALE));
         EmbeddedChannel ch = serverChannel((r, n) -> {
             throw new AssertionError("must not be called");
@@ -618,7 +618,7 @@ class WirePipelineTest {
     @Test
     void aWireReceiveDropOnOneSlotClosesTheConnection() {
         Failpoints failpoints = Failpoints.enabled();
-        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.slotIndex() == 16383, 1, Failpoints.Action.drop());
+        failpoints.arm(Failpoint.WIRE_RECEIVE, site -> site.runIndex() == 16383, 1, Failpoints.Action.drop());
         EmbeddedChannel ch = serverChannel((r, n) -> {
             throw new AssertionError("must not be called");
         }, failpoints);
@@ -630,14 +630,14 @@ class WirePipelineTest {
         assertThat(failpoints.hits(Failpoint.WIRE_RECEIVE)).isEqualTo(3);
     }
 
-    private static void assertFailedEverySlot(HostRunReply reply, HostRunRequest request, ErrorCode code,
+    private static void assertFailedEverySlot(HostReply reply, HostRequest request, ErrorCode code,
             boolean guestStarted, String messagePart) {
         assertThat(reply.requestId()).isEqualTo(request.requestId());
-        assertThat(reply.slots()).extracting(SlotOutcome::slotIndex)
-                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::slotIndex).toList());
-        assertThat(reply.slots()).extracting(SlotOutcome::wireId)
-                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::wireId).toList());
-        assertThat(reply.slots()).allSatisfy(o -> {
+        assertThat(reply.runs()).extracting(ShardRunOutcome::runIndex)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::runIndex).toList());
+        assertThat(reply.runs()).extracting(ShardRunOutcome::wireId)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::wireId).toList());
+        assertThat(reply.runs()).allSatisfy(o -> {
             assertThat(o.code()).isEqualTo(code);
             assertThat(o.guestStarted()).isEqualTo(guestStarted);
             assertThat(o.message()).contains(messagePart);
@@ -675,11 +675,11 @@ class WirePipelineTest {
         assertThat(WirePipeline.version(ch)).isEqualTo(3);
     }
 
-    private static HostRunReply readReply(EmbeddedChannel ch) {
+    private static HostReply readReply(EmbeddedChannel ch) {
         ByteBuf out = ch.readOutbound();
         assertThat(out).as("a reply was written").isNotNull();
         try {
-            return (HostRunReply) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.MAX_VERSION);
+            return (HostReply) WireFixtures.decode(ByteBufUtil.getBytes(out), WireCodec.MAX_VERSION);
         } finally {
             out.release();
         }

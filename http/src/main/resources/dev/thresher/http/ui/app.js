@@ -1,4 +1,4 @@
-// The node's page for people: recent invocations, and one invocation's timeline of slots.
+// The node's page for people: recent invocations, and one invocation's timeline of shard runs.
 // It reads the journal through /admin/invocations with the admin token, kept in this tab's sessionStorage.
 "use strict";
 
@@ -70,7 +70,7 @@ async function renderList() {
   show("list");
 }
 
-// A slot's bars, each [phase, start, end] in ms since the call was recorded, all on the control database's clock:
+// A shard run's bars, each [phase, start, end] in ms since the call was recorded, all on the control database's clock:
 // the leader's read ends where its guest starts (guest_started_at), the guest runs guest_micros, publication ends at
 // published_at (or journaled_at), and dispatch is everything from the call's start to the read.
 function bars(inv, slot) {
@@ -102,7 +102,7 @@ function lane(label, parts, total, failed, error, right) {
 async function renderDetail(callId) {
   const doc = await admin("/admin/invocations/" + encodeURIComponent(callId));
   const inv = doc.invocation || doc;
-  const slots = doc.slots || inv.slots || [];
+  const slots = doc.shard_runs || doc.slots || inv.slots || [];
   document.getElementById("call-title").textContent = "Call " + inv.call_id;
   const facts = [["binding", inv.binding + (inv.binding_version ? " v" + inv.binding_version : "")],
     ["state", inv.state], ["started", time(inv.created_at)], ["finished", time(inv.finished_at)],
@@ -119,7 +119,7 @@ async function renderDetail(callId) {
   const lastPublish = Math.max(0, ...lanes.flatMap(l => l.parts.filter(p => p[0] === "publish").map(p => p[2])));
   const timeline = document.getElementById("timeline");
   timeline.replaceChildren(
-    ...lanes.map(({ s, parts }) => lane(`slot ${s.slot_index} · partition ${s.partition_id} · ${s.host_id || "?"}`,
+    ...lanes.map(({ s, parts }) => lane(`shard run ${s.run_index ?? s.slot_index} · partition ${s.partition_id} · ${s.host_id || "?"}`,
       parts, total, !!s.error_name, failure(s),
       parts.length ? (parts[parts.length - 1][2] - parts[0][1]).toFixed(1) + " ms" : "")),
     inv.state !== "running" && inv.finished_at

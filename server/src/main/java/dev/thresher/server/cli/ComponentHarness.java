@@ -11,7 +11,7 @@ import dev.thresher.cellhost.Component;
 import dev.thresher.cellhost.RowBatchStream;
 import dev.thresher.cellhost.RunOutcome;
 import dev.thresher.coordinator.ShardTarget;
-import dev.thresher.coordinator.SlotValidator;
+import dev.thresher.coordinator.ShardRunValidator;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
@@ -19,7 +19,7 @@ import dev.thresher.limits.Limits;
 import dev.thresher.server.admin.BindingAdmin;
 import dev.thresher.server.admin.CsvLoader;
 import dev.thresher.server.admin.TableAdmin;
-import dev.thresher.store.control.SlotRow;
+import dev.thresher.store.control.ShardRunRow;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import java.io.IOException;
@@ -248,7 +248,7 @@ final class ComponentHarness {
         var budgets = pkg.manifest().budgets();
         List<PartitionRun> runs = new ArrayList<>();
         List<ShardTarget> targets = new ArrayList<>();
-        List<SlotRow> slots = new ArrayList<>();
+        List<ShardRunRow> slots = new ArrayList<>();
         Host here = new Host("harness", 1, "127.0.0.1", 1);
         try (CellHost host = CellHost.create(limits)) {
             for (int slot = 0; slot < inputs.size(); slot++) {
@@ -273,7 +273,7 @@ final class ComponentHarness {
                     String wireId = "harness/shard/" + slot;
                     Partition partition = new Partition(p, "harness", "harness", 0, 0, 1, 1);
                     targets.add(new ShardTarget(slot, partition, here, wireId));
-                    slots.add(new SlotRow(slot, p, 1, wireId, here.hostId(), in.rows(), out.emitCount(), partials.size(),
+                    slots.add(new ShardRunRow(slot, p, 1, wireId, here.hostId(), in.rows(), out.emitCount(), partials.size(),
                             PartialsCodec.encode(partials), true, 1));
                 } catch (ThresherException e) {
                     runs.add(new PartitionRun(p, in.rows(), List.of(), e));
@@ -284,7 +284,7 @@ final class ComponentHarness {
             List<Partial> merged;
             String result;
             try {
-                merged = SlotValidator.validate(targets, slots, limits);
+                merged = ShardRunValidator.validate(targets, slots, limits);
                 Deadline reduceDeadline = budgets.runDeadline(deadline);
                 result = host.reduce(component, PartialsCodec.encode(merged), argumentsJson, reduceDeadline).resultJson();
                 int bytes = result.getBytes(StandardCharsets.UTF_8).length;

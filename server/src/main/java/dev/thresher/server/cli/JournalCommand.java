@@ -37,7 +37,7 @@ import picocli.CommandLine;
  * as the node's JSON. The node is {@code --node URL}, else the nodes of a running dev cluster's
  * {@code endpoints.json} (under {@code --dev}), tried in turn until one answers.
  */
-@Command(name = "journal", description = "The coordination journal: recent calls, and one call's slots, from a node's"
+@Command(name = "journal", description = "The coordination journal: recent calls, and one call's shard runs, from a node's"
         + " GET /admin/invocations routes (the same facts as SELECT ... FROM thresher.invocations over pgwire).",
         subcommands = {JournalCommand.Ls.class, JournalCommand.Show.class})
 final class JournalCommand implements Runnable {
@@ -138,7 +138,7 @@ final class JournalCommand implements Runnable {
         }
     }
 
-    @Command(name = "show", description = "One call: its invocation, then a table of its slots (partition, epoch, host,"
+    @Command(name = "show", description = "One call: its invocation, then a table of its shard runs (partition, epoch, host,"
             + " attempts, state, rows read, emits, read and guest time, publication, failure and its class).")
     static final class Show implements Callable<Integer> {
         @Spec
@@ -174,10 +174,11 @@ final class JournalCommand implements Runnable {
                     text(i, "slot_count"), text(i, "attempts"), i.path("reduce_host").isNull() ? ""
                             : "; reduce on " + text(i, "reduce_host") + " (" + millis(i, "reduce_micros") + " ms)");
             out.println();
-            List<JsonNode> slots = new ArrayList<>();
-            body.path("slots").forEach(slots::add);
+            List<JsonNode> runs = new ArrayList<>();
+            // a node before the rename answers its shard runs as "slots", each with its slot_index
+            body.path(body.has("shard_runs") ? "shard_runs" : "slots").forEach(runs::add);
             Map<String, Function<JsonNode, String>> columns = new LinkedHashMap<>();
-            columns.put("SLOT", r -> text(r, "slot_index"));
+            columns.put("RUN", r -> text(r, r.has("run_index") ? "run_index" : "slot_index"));
             columns.put("PARTITION", r -> text(r, "partition_id"));
             columns.put("EPOCH", r -> text(r, "epoch"));
             columns.put("HOST", r -> text(r, "host_id"));
@@ -191,7 +192,7 @@ final class JournalCommand implements Runnable {
             columns.put("LEASE_UNTIL", r -> text(r, "lease_until"));
             columns.put("ERROR", r -> r.path("error_code").isNull() ? "" : text(r, "error_name") + " ("
                     + text(r, "retry_class") + "): " + text(r, "error_message"));
-            table(out, columns, slots);
+            table(out, columns, runs);
             out.flush();
             return 0;
         }

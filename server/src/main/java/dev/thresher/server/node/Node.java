@@ -15,11 +15,11 @@ import dev.thresher.failpoints.Failpoints;
 import dev.thresher.http.HttpFront;
 import dev.thresher.leader.BindingVersions;
 import dev.thresher.leader.GuestRunner;
-import dev.thresher.leader.HostRunExecutor;
-import dev.thresher.leader.Leadership;
+import dev.thresher.leader.HostRequestExecutor;
 import dev.thresher.leader.LeaseKeeper;
+import dev.thresher.leader.LedPartitions;
 import dev.thresher.leader.PartitionReader;
-import dev.thresher.leader.SlotJournal;
+import dev.thresher.leader.ShardRunJournal;
 import dev.thresher.pgwire.PgWireConfig;
 import dev.thresher.pgwire.PgWireServer;
 import dev.thresher.server.admin.TopologyView;
@@ -55,7 +55,7 @@ import org.slf4j.LoggerFactory;
  *   pgwire ─┐                                   ┌─► WireClient ──► other nodes' WireServer
  *   HTTP   ─┴─► Coordinator (virtual threads) ──┤
  *                                               └─► CellHost.reduce
- *   WireServer ─► HostRunExecutor (pool) ─► LeaseKeeper check ─► ShardReader (HikariCP) ─► CellHost.run
+ *   WireServer ─► HostRequestExecutor (pool) ─► LeaseKeeper check ─► ShardReader (HikariCP) ─► CellHost.run
  *   ControlCache: bindings and topology, LISTEN thresher_catalog + a reconcile poll
  * </pre>
  *
@@ -101,7 +101,7 @@ public final class Node implements AutoCloseable {
     private HttpHandlers handlers;
     private FrontDoorCalls frontDoorCalls;
     private Failpoints failpoints;
-    private HostRunExecutor shards;
+    private HostRequestExecutor shards;
     private Coordinator coordinator;
     private ControlStore control;
     private LeaseKeeper leases;
@@ -226,8 +226,8 @@ public final class Node implements AutoCloseable {
         leases = new LeaseKeeper(topology, config.hostId(), limits.partitionLeaseMs(), failpoints);
         ComponentCache components = new ComponentCache(control::packageBytes);
         startReplicas(limits);
-        shards = new HostRunExecutor(config.hostId(), SlotJournal.of(control), BindingVersions.of(catalog),
-                Leadership.of(leases), PartitionReader.withReplicas(PartitionReader.of(shardReaders()), replicas),
+        shards = new HostRequestExecutor(config.hostId(), ShardRunJournal.of(control), BindingVersions.of(catalog),
+                LedPartitions.of(leases), PartitionReader.withReplicas(PartitionReader.of(shardReaders()), replicas),
                 GuestRunner.of(cells, components),
                 limits, shardExecutor, readExecutor, failpoints);
         servedShardRuns = new ServedShardRuns(shards);
@@ -437,7 +437,7 @@ public final class Node implements AutoCloseable {
         return failpoints;
     }
 
-    public HostRunExecutor shardExecutor() {
+    public HostRequestExecutor shardExecutor() {
         return shards;
     }
 

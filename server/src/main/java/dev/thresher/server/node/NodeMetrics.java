@@ -6,10 +6,10 @@ import dev.thresher.cellhost.CellHost;
 import dev.thresher.coordinator.CallObserver;
 import dev.thresher.coordinator.CallPhases;
 import dev.thresher.coordinator.Coordinator;
-import dev.thresher.coordinator.SlotValidator;
+import dev.thresher.coordinator.ShardRunValidator;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.http.MetricsRoute;
-import dev.thresher.leader.HostRunExecutor;
+import dev.thresher.leader.HostRequestExecutor;
 import dev.thresher.leader.LeaseKeeper;
 import dev.thresher.limits.Limits;
 import dev.thresher.pgwire.PgWireServer;
@@ -87,7 +87,7 @@ public final class NodeMetrics implements AutoCloseable {
         new ClassLoaderMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
-        for (ErrorCode reason : SlotValidator.REASONS) {
+        for (ErrorCode reason : ShardRunValidator.REASONS) {
             slotRejections.put(reason, slotRejectionCounter(reason));
         }
     }
@@ -151,7 +151,7 @@ public final class NodeMetrics implements AutoCloseable {
         counter("thresher.retries", c, Coordinator::replans, retries, "reason", "replan");
         counter("thresher.retries", c, Coordinator::supersededRequests, retries, "reason", "superseded_request");
         counter("thresher.retries", c, Coordinator::leaderWaits, retries, "reason", "leader_wait");
-        counter("thresher.slots.failed", c, Coordinator::failedSlots, "Slots of calls coordinated here that failed for"
+        counter("thresher.slots.failed", c, Coordinator::failedShardRuns, "Slots of calls coordinated here that failed for"
                 + " good");
         gauge("thresher.calls.in.flight", c, Coordinator::callsInFlight, "Calls accepted here that have not ended");
         gauge("thresher.host.requests.out", c, Coordinator::hostRequestsOut, "Host requests this coordinator has out,"
@@ -161,22 +161,22 @@ public final class NodeMetrics implements AutoCloseable {
     }
 
     /** The leader side: the shard pool's admission and slots, and partition leadership. */
-    void bindLeaderSide(HostRunExecutor shards, LeaseKeeper leases) {
+    void bindLeaderSide(HostRequestExecutor shards, LeaseKeeper leases) {
         bound.add(shards);
         bound.add(leases);
-        gauge("thresher.shard.runs.in.flight", shards, HostRunExecutor::runsInFlight, "Host requests holding a place"
+        gauge("thresher.shard.runs.in.flight", shards, HostRequestExecutor::runsInFlight, "Host requests holding a place"
                 + " of the shard pool");
-        gauge("thresher.shard.runs.queued", shards, HostRunExecutor::runsQueued, "Host requests waiting for a place of"
+        gauge("thresher.shard.runs.queued", shards, HostRequestExecutor::runsQueued, "Host requests waiting for a place of"
                 + " the shard pool");
-        gauge("thresher.shard.run.places", shards, HostRunExecutor::runPlaces, "Places of the shard pool"
+        gauge("thresher.shard.run.places", shards, HostRequestExecutor::runPlaces, "Places of the shard pool"
                 + " (limits.shardConcurrency)");
-        counter("thresher.shard.runs.refused", shards, HostRunExecutor::busyRefusals, "Host requests refused, before"
+        counter("thresher.shard.runs.refused", shards, HostRequestExecutor::busyRefusals, "Host requests refused, before"
                 + " any guest code, because no place came free in time (busy or deadline)");
-        counter("thresher.slots.refused", shards, HostRunExecutor::refusals, "Slots refused here before any guest"
+        counter("thresher.slots.refused", shards, HostRequestExecutor::refusals, "Slots refused here before any guest"
                 + " code ran");
-        counter("thresher.slots.replayed", shards, HostRunExecutor::replays, "Slots answered from the journal without"
+        counter("thresher.slots.replayed", shards, HostRequestExecutor::replays, "Slots answered from the journal without"
                 + " running the guest");
-        counter("thresher.call.stops.received", shards, HostRunExecutor::stopsReceived, "Stop messages received from"
+        counter("thresher.call.stops.received", shards, HostRequestExecutor::stopsReceived, "Stop messages received from"
                 + " coordinators");
         gauge("thresher.lease.partitions.led", leases, LeaseKeeper::ledCount, "Partitions this node leads now");
         counter("thresher.lease.takeovers", leases, LeaseKeeper::takeovers, "Partitions this node came to lead (a lease"

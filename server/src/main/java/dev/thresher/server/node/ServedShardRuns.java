@@ -1,8 +1,8 @@
 package dev.thresher.server.node;
 
 import dev.thresher.wire.HostRunHandler;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -19,7 +19,7 @@ final class ServedShardRuns implements HostRunHandler {
     }
 
     @Override
-    public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+    public CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos) {
         return inFlight.track(() -> delegate.handle(request, receivedNanos));
     }
 

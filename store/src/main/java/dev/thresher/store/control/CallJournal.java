@@ -18,18 +18,18 @@ import javax.sql.DataSource;
 /**
  * The call journal: invocation records, the journal of component outcomes by (tenant, wire identity), the shard slots
  * published from them and the reduce leases, with their retention. The one writer of {@code invocations},
- * {@code journal}, {@code shard_slots} and {@code reduce_leases}; the coordinator reaches it through its
- * {@code CallStore}, the leader side through its {@code SlotJournal}, the janitor directly. The fenced publication of a
- * host request's slots is {@link SlotPublisher}'s, called from here.
+ * {@code journal}, {@code shard_runs} and {@code reduce_leases}; the coordinator reaches it through its
+ * {@code CallStore}, the leader side through its {@code ShardRunJournal}, the janitor directly. The fenced publication of a
+ * host request's slots is {@link ShardRunPublisher}'s, called from here.
  * Every method is one short transaction; callers run them off event loops.
  */
 public final class CallJournal {
     private final ControlSql sql;
-    private final SlotPublisher slots;
+    private final ShardRunPublisher slots;
 
     public CallJournal(DataSource db) {
         this.sql = new ControlSql(db);
-        this.slots = new SlotPublisher(sql);
+        this.slots = new ShardRunPublisher(sql);
     }
 
     // ---- invocations ------------------------------------------------------------------------------
@@ -231,21 +231,21 @@ public final class CallJournal {
      * the outcome's epoch, {@code DEADLINE_PASSED} when the call's deadline had passed on the control
      * database's clock.
      */
-    public enum SlotFence { PUBLISHED, NOT_LEADER, DEADLINE_PASSED }
+    public enum ShardRunFence { PUBLISHED, NOT_LEADER, DEADLINE_PASSED }
 
     /**
      * One shard outcome to journal and publish.
      *
      * @param outcome the component outcome of the slot's run (or the journaled one being replayed)
-     * @param slotIndex the slot it fills
+     * @param runIndex the slot it fills
      * @param attempt the attempt that produced it (1 or more); 0 when unknown, then neither it nor {@code readMicros}
      *     is journaled
      * @param readMicros how long reading the slot's partition took, for operators (the journal views)
      */
-    public record SlotPublication(JournalEntry outcome, int slotIndex, int attempt, long readMicros) {
+    public record ShardRunPublication(JournalEntry outcome, int runIndex, int attempt, long readMicros) {
         /** An outcome whose attempt and read time are not known. */
-        public SlotPublication(JournalEntry outcome, int slotIndex) {
-            this(outcome, slotIndex, 0, 0);
+        public ShardRunPublication(JournalEntry outcome, int runIndex) {
+            this(outcome, runIndex, 0, 0);
         }
     }
 
@@ -253,9 +253,9 @@ public final class CallJournal {
      * What stands for one slot after {@link #publishShardOutcomes}.
      *
      * @param standing the journaled outcome (the first writer's, which may be an earlier delivery's)
-     * @param fence {@link SlotFence#PUBLISHED} for a failed outcome too (there is nothing to publish)
+     * @param fence {@link ShardRunFence#PUBLISHED} for a failed outcome too (there is nothing to publish)
      */
-    public record SlotPublished(JournalEntry standing, SlotFence fence) {}
+    public record ShardRunPublished(JournalEntry standing, ShardRunFence fence) {}
 
     /**
      * Journals the shard outcomes of one host request (first writer wins) and publishes each standing
@@ -267,7 +267,7 @@ public final class CallJournal {
      * @param publications outcomes of one tenant and host, at least one
      * @return what stands, in the order of {@code publications}
      */
-    public List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId, long leaseMs) {
+    public List<ShardRunPublished> publishShardOutcomes(List<ShardRunPublication> publications, String hostId, long leaseMs) {
         return slots.publish(publications, hostId, leaseMs);
     }
 
@@ -278,7 +278,7 @@ public final class CallJournal {
      * @param slots every published slot of the call, with its partials, lease state and its partition's current epoch
      * @param journaledReduce the reduction's journaled outcome, when a reduce already ran under that wire identity
      */
-    public record ReduceStart(boolean leaseHeld, List<SlotRow> slots, Optional<JournalEntry> journaledReduce) {}
+    public record ReduceStart(boolean leaseHeld, List<ShardRunRow> runs, Optional<JournalEntry> journaledReduce) {}
 
     /**
      * Takes (or renews) the reduce lease of a call, granted when free, expired, or already this host's,
@@ -287,16 +287,16 @@ public final class CallJournal {
     public ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs) {
         // Three statements sent together: one round trip, one implicit transaction.
         return sql.autoCommit(c -> {
-            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE + ";\n" + READ_SLOTS + ";\n" + "SELECT "
+            try (PreparedStatement ps = c.prepareStatement(TAKE_REDUCE_LEASE + ";\n" + READ_SHARD_RUNS + ";\n" + "SELECT "
                     + JOURNAL_COLUMNS + " FROM journal WHERE tenant = ? AND wire_id = ?")) {
                 ControlSql.bind(ps, callId, hostId, reduceWireId, leaseMs, callId, tenant, reduceWireId);
                 ps.execute();
                 boolean held = ps.getUpdateCount() == 1;
-                List<SlotRow> rows = new ArrayList<>();
+                List<ShardRunRow> rows = new ArrayList<>();
                 ps.getMoreResults();
                 try (ResultSet rs = ps.getResultSet()) {
                     while (rs.next()) {
-                        rows.add(new SlotRow(rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getString(4), rs.getString(5),
+                        rows.add(new ShardRunRow(rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getString(4), rs.getString(5),
                                 rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getBytes(9), rs.getBoolean(10), rs.getLong(11)));
                     }
                 }
@@ -319,13 +319,13 @@ public final class CallJournal {
      * the journal was small would otherwise keep scanning the whole journal once it has grown. Package-private for
      * the test that checks its plan.
      */
-    static final String READ_SLOTS = """
-            SELECT s.slot_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
+    static final String READ_SHARD_RUNS = """
+            SELECT s.run_index, s.partition_id, s.epoch, s.wire_id, s.host_id, s.row_count, s.emit_count,
                    s.entry_count, (SELECT j.payload FROM journal j WHERE j.tenant = s.tenant AND j.wire_id = s.wire_id),
                    s.lease_until > clock_timestamp(),
                    coalesce((SELECT p.epoch FROM partitions p WHERE p.partition_id = s.partition_id), -1)
-            FROM shard_slots s
-            WHERE s.call_id = ? ORDER BY s.slot_index""";
+            FROM shard_runs s
+            WHERE s.call_id = ? ORDER BY s.run_index""";
 
     private static final String TAKE_REDUCE_LEASE = """
             INSERT INTO reduce_leases (call_id, host_id, wire_id, lease_until)
@@ -486,7 +486,7 @@ public final class CallJournal {
             int n = 0;
             for (String sql : List.of(
                     "DELETE FROM journal t WHERE recorded_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
-                    "DELETE FROM shard_slots t WHERE published_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
+                    "DELETE FROM shard_runs t WHERE published_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
                     "DELETE FROM reduce_leases t WHERE taken_at < now() - make_interval(secs => ? / 1000.0)" + notRunning,
                     "DELETE FROM invocations WHERE state <> 'running' AND finished_at < now() - make_interval(secs => ? / 1000.0)",
                     "DELETE FROM invocations WHERE created_at < now() - make_interval(secs => ? / 1000.0) - interval '1 hour'")) {

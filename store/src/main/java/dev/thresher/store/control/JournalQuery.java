@@ -42,8 +42,8 @@ import javax.sql.DataSource;
  * {@link JournalSelect#effectiveLimit()} rows (it reads one more to tell whether more exist).
  *
  * <p>{@code thresher.invocations} is {@code invocations} with the journaled reduction of each call;
- * {@code thresher.shard_slots} is every journaled shard outcome ({@code journal}, kind {@code shard}) with its
- * published slot ({@code shard_slots}) when there is one: a failed slot has a row with its error, a slot refused
+ * {@code thresher.shard_runs} is every journaled shard outcome ({@code journal}, kind {@code shard}) with its
+ * published slot ({@code shard_runs}) when there is one: a failed slot has a row with its error, a slot refused
  * before its guest ran (nothing journaled) has none.
  */
 public final class JournalQuery implements JournalService {
@@ -54,9 +54,9 @@ public final class JournalQuery implements JournalService {
             FROM invocations i
             LEFT JOIN journal r ON r.tenant = i.tenant AND r.wire_id = i.call_id::text || '/reduce' AND r.kind = 'reduce'
             WHERE i.tenant = ?""";
-    private static final String SHARD_SLOTS_FROM = """
+    private static final String SHARD_RUNS_FROM = """
             FROM journal j
-            LEFT JOIN shard_slots s ON s.call_id = j.call_id AND s.wire_id = j.wire_id AND s.tenant = j.tenant
+            LEFT JOIN shard_runs s ON s.call_id = j.call_id AND s.wire_id = j.wire_id AND s.tenant = j.tenant
             WHERE j.tenant = ? AND j.kind = 'shard'""";
 
     /** Each view's columns as expressions over its FROM, in the view's column order. */
@@ -77,7 +77,7 @@ public final class JournalQuery implements JournalService {
         i.put("error_message", "i.error_message");
         i.put("attempts", "i.attempts");
         i.put("slot_count", "i.shard_count");
-        i.put("slots_published", "(SELECT count(*) FROM shard_slots p WHERE p.call_id = i.call_id AND p.tenant = i.tenant)");
+        i.put("slots_published", "(SELECT count(*) FROM shard_runs p WHERE p.call_id = i.call_id AND p.tenant = i.tenant)");
         i.put("coordinator_host", "i.coordinator_host");
         i.put("published_by", "i.published_by");
         i.put("created_at", "i.created_at");
@@ -92,7 +92,7 @@ public final class JournalQuery implements JournalService {
 
         Map<String, String> s = new LinkedHashMap<>();
         s.put("call_id", "j.call_id");
-        s.put("slot_index", "coalesce(j.slot_index, s.slot_index)");
+        s.put("run_index", "coalesce(j.run_index, s.run_index)");
         s.put("wire_id", "j.wire_id");
         s.put("partition_id", "j.partition_id");
         s.put("epoch", "j.epoch");
@@ -117,7 +117,7 @@ public final class JournalQuery implements JournalService {
         s.put("retry_class", "CASE WHEN j.succeeded THEN NULL ELSE "
                 + codeCase("j.error_code", c -> c.retryClass().name()) + " END");
         s.put("error_message", "CASE WHEN j.succeeded THEN NULL ELSE j.error_message END");
-        EXPRESSIONS.put(JournalView.SHARD_SLOTS, s);
+        EXPRESSIONS.put(JournalView.SHARD_RUNS, s);
 
         for (JournalView v : JournalView.values()) {
             List<String> names = v.columns().stream().map(JournalColumn::name).toList();
@@ -169,7 +169,7 @@ public final class JournalQuery implements JournalService {
         StringBuilder sql = new StringBuilder("SELECT ");
         List<JournalColumn> columns = select.resolvedColumns();
         for (int k = 0; k < columns.size(); k++) {
-            sql.append(k == 0 ? "" : ", ").append(ref(expressions, columns.get(k).name()));
+            sql.append(k == 0 ? "" : ", ").append(ref(view, expressions, columns.get(k).name()));
         }
         sql.append("\nFROM (SELECT ");
         boolean first = true;
@@ -177,7 +177,7 @@ public final class JournalQuery implements JournalService {
             sql.append(first ? "" : ", ").append(e.getValue()).append(" AS ").append(quote(e.getKey()));
             first = false;
         }
-        sql.append('\n').append(view == JournalView.INVOCATIONS ? INVOCATIONS_FROM : SHARD_SLOTS_FROM).append(") v");
+        sql.append('\n').append(view == JournalView.INVOCATIONS ? INVOCATIONS_FROM : SHARD_RUNS_FROM).append(") v");
         if (select.where().isPresent()) {
             sql.append("\nWHERE ");
             filter(select, select.where().get(), expressions, sql, parameters);
@@ -186,7 +186,8 @@ public final class JournalQuery implements JournalService {
         List<Order> order = select.totalOrder();
         for (int k = 0; k < order.size(); k++) {
             Order o = order.get(k);
-            sql.append(k == 0 ? "" : ", ").append(ref(expressions, o.column())).append(o.descending() ? " DESC" : " ASC");
+            sql.append(k == 0 ? "" : ", ").append(ref(view, expressions, o.column()))
+                    .append(o.descending() ? " DESC" : " ASC");
         }
         sql.append("\nLIMIT ? OFFSET ?");
         parameters.add((long) select.effectiveLimit() + 1); // one more: whether more rows exist
@@ -195,11 +196,12 @@ public final class JournalQuery implements JournalService {
     }
 
     /** {@code v."name"} for a column of the view; nothing else is ever written into the statement. */
-    private static String ref(Map<String, String> expressions, String column) {
-        if (!expressions.containsKey(column)) {
+    private static String ref(JournalView view, Map<String, String> expressions, String column) {
+        String current = view.currentName(column); // a former name reads the column it names now
+        if (!expressions.containsKey(current)) {
             throw new ThresherException(ErrorCode.UNKNOWN_COLUMN, "column \"" + column + "\" does not exist");
         }
-        return "v." + quote(column);
+        return "v." + quote(current);
     }
 
     private static String quote(String identifier) {
@@ -211,14 +213,15 @@ public final class JournalQuery implements JournalService {
 
     private static void filter(JournalSelect select, Filter f, Map<String, String> expressions, StringBuilder sql,
                                List<Object> parameters) {
+        JournalView view = select.view();
         switch (f) {
             case JournalSelect.Compare c -> {
-                sql.append(ref(expressions, c.column())).append(' ').append(c.op().sql()).append(' ');
+                sql.append(ref(view, expressions, c.column())).append(' ').append(c.op().sql()).append(' ');
                 value(select, c.column(), c.value(), sql, parameters);
             }
-            case JournalSelect.Null n -> sql.append(ref(expressions, n.column())).append(n.negated() ? " IS NOT NULL" : " IS NULL");
+            case JournalSelect.Null n -> sql.append(ref(view, expressions, n.column())).append(n.negated() ? " IS NOT NULL" : " IS NULL");
             case JournalSelect.In in -> {
-                sql.append(ref(expressions, in.column())).append(in.negated() ? " NOT IN (" : " IN (");
+                sql.append(ref(view, expressions, in.column())).append(in.negated() ? " NOT IN (" : " IN (");
                 for (int k = 0; k < in.values().size(); k++) {
                     sql.append(k == 0 ? "" : ", ");
                     value(select, in.column(), in.values().get(k), sql, parameters);
@@ -227,7 +230,7 @@ public final class JournalQuery implements JournalService {
             }
             case JournalSelect.Like l -> {
                 boolean text = select.view().column(l.column()).orElseThrow().type() == dev.thresher.bindings.JournalType.TEXT;
-                sql.append(ref(expressions, l.column())).append(text ? "" : "::text").append(l.negated() ? " NOT" : "")
+                sql.append(ref(view, expressions, l.column())).append(text ? "" : "::text").append(l.negated() ? " NOT" : "")
                         .append(l.caseInsensitive() ? " ILIKE ?" : " LIKE ?");
                 parameters.add(((JournalSelect.Text) l.pattern()).value());
             }

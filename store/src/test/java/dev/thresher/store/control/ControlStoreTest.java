@@ -14,9 +14,9 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.store.Pools;
 import dev.thresher.store.TestPostgres;
 import dev.thresher.store.control.CallJournal.ReduceStart;
-import dev.thresher.store.control.CallJournal.SlotFence;
-import dev.thresher.store.control.CallJournal.SlotPublication;
-import dev.thresher.store.control.CallJournal.SlotPublished;
+import dev.thresher.store.control.CallJournal.ShardRunFence;
+import dev.thresher.store.control.CallJournal.ShardRunPublication;
+import dev.thresher.store.control.CallJournal.ShardRunPublished;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Topology;
@@ -57,7 +57,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * {@link ControlStore} on a real PostgreSQL, one guard at a time: chiefly its call journal ({@link CallJournal} and its
- * {@link SlotPublisher}), and the leadership statements of {@link TopologyStore}. Every test works on ids of its own
+ * {@link ShardRunPublisher}), and the leadership statements of {@link TopologyStore}. Every test works on ids of its own
  * (a shard with two hosts, partitions, bindings and calls created for it), so tests share one
  * database and never see each other's rows. A lease is made to end by writing it into the past, or
  * by taking it for 1 ms and waiting for the database clock to pass it; no assertion waits on a sleep.
@@ -114,18 +114,18 @@ class ControlStoreTest {
 
     @Test
     void aCallsSlotsAreReadByKeyEvenByAPlanMadeWhileTheTablesWereSmall() throws SQLException {
-        // kills: joining the journal and partitions in READ_SLOTS, whose plan cached while the tables were small
+        // kills: joining the journal and partitions in READ_SHARD_RUNS, whose plan cached while the tables were small
         // scanned the whole journal on every reduce once it had grown (1.4 ms a call at 20,000 journal rows)
         String plan = genericPlan(List.of(
                 "INSERT INTO partitions (partition_id, tenant, table_name, slot_lo, slot_hi, shard_id) "
                         + "SELECT g, 't', 'orders', g, g, 1 FROM generate_series(0, 15) g",
                 "INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, succeeded, payload, guest_micros) "
                         + "SELECT 't', 'w' || g, gen_random_uuid(), 'shard', 'h', true, '\\x00', 1 FROM generate_series(1, 160) g",
-                "INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id, "
+                "INSERT INTO shard_runs (call_id, run_index, tenant, partition_id, epoch, wire_id, host_id, "
                         + "row_count, emit_count, entry_count, lease_until) SELECT ('00000000-0000-0000-0000-'"
                         + " || lpad((g / 16)::text, 12, '0'))::uuid, g % 16, 't', g % 16, 1, 'w' || g, 'h', 0, 0, 0, now() "
                         + "FROM generate_series(1, 160) g"),
-                CallJournal.READ_SLOTS);
+                CallJournal.READ_SHARD_RUNS);
         assertThat(plan).as(plan).doesNotContain("Seq Scan on journal").contains("journal_pkey");
     }
 
@@ -137,7 +137,7 @@ class ControlStoreTest {
                 "INSERT INTO invocations (call_id, tenant, binding_name, binding_version, package_digest, principal, "
                         + "coordinator_host, state, shard_count, deadline_at) SELECT gen_random_uuid(), 't', 'b', 1, 'd', "
                         + "'p', 'h', 'running', 16, now() FROM generate_series(1, 40) g"),
-                SlotPublisher.journalAndPublishSlotsSql(3));
+                ShardRunPublisher.journalAndPublishShardRunsSql(3));
         assertThat(plan).as(plan).doesNotContain("Seq Scan on invocations").contains("invocations_pkey");
     }
 
@@ -479,12 +479,12 @@ class ControlStoreTest {
 
     @Test
     void aSlotIsPublishedWhileTheHostHoldsALiveLeaseUnderTheOutcomesEpoch() {
-        // kills: the shard_slots INSERT of publishShardOutcomes (or a fence that refuses a true leader)
+        // kills: the shard_runs INSERT of publishShardOutcomes (or a fence that refuses a true leader)
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
-                .isEqualTo(new Publication(SlotFence.PUBLISHED, true));
+                .isEqualTo(new Publication(ShardRunFence.PUBLISHED, true));
     }
 
     @Test
@@ -494,7 +494,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostB, 3, new Partial("eu", 1.5)), 0, hostB))
-                .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
+                .isEqualTo(new Publication(ShardRunFence.NOT_LEADER, false));
     }
 
     @Test
@@ -505,7 +505,7 @@ class ControlStoreTest {
         expirePartitionLease(p);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
-                .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
+                .isEqualTo(new Publication(ShardRunFence.NOT_LEADER, false));
     }
 
     @Test
@@ -517,7 +517,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
-                .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
+                .isEqualTo(new Publication(ShardRunFence.NOT_LEADER, false));
     }
 
     @Test
@@ -531,7 +531,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, notLed, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
-                .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
+                .isEqualTo(new Publication(ShardRunFence.NOT_LEADER, false));
     }
 
     @Test
@@ -540,7 +540,7 @@ class ControlStoreTest {
         Partition p = partition();
         UUID call = UUID.randomUUID();
         assertThat(publishOne(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5)), 0, hostA))
-                .isEqualTo(new Publication(SlotFence.NOT_LEADER, false));
+                .isEqualTo(new Publication(ShardRunFence.NOT_LEADER, false));
     }
 
     @Test
@@ -550,7 +550,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry failed = failedShard(call, 0, p, hostA);
-        calls.publishShardOutcomes(List.of(new SlotPublication(failed, 0)), hostA, LEASE_MS);
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(failed, 0)), hostA, LEASE_MS);
         assertThat(calls.journaled(TENANT, failed.wireId())).get()
                 .extracting(JournalEntry::succeeded, JournalEntry::errorCode, JournalEntry::errorMessage)
                 .containsExactly(false, ErrorCode.GUEST_TRAP.code(), "trap");
@@ -563,7 +563,7 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         assertThat(publishOne(failedShard(call, 0, p, hostA), 0, hostA))
-                .isEqualTo(new Publication(SlotFence.PUBLISHED, false));
+                .isEqualTo(new Publication(ShardRunFence.PUBLISHED, false));
     }
 
     @Test
@@ -574,8 +574,8 @@ class ControlStoreTest {
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
-        calls.publishShardOutcomes(List.of(new SlotPublication(first, 0)), hostA, LEASE_MS);
-        SlotPublished again = calls.publishShardOutcomes(List.of(new SlotPublication(second, 0)), hostA, LEASE_MS).get(0);
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(first, 0)), hostA, LEASE_MS);
+        ShardRunPublished again = calls.publishShardOutcomes(List.of(new ShardRunPublication(second, 0)), hostA, LEASE_MS).get(0);
         assertThat(again.standing()).usingRecursiveComparison().isEqualTo(first);
     }
 
@@ -587,10 +587,10 @@ class ControlStoreTest {
         UUID call = UUID.randomUUID();
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         JournalEntry second = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
-        calls.publishShardOutcomes(List.of(new SlotPublication(first, 0)), hostA, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(second, 0)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots())
-                .extracting(SlotRow::rowCount, SlotRow::emitCount, SlotRow::entryCount, SlotRow::partials)
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(first, 0)), hostA, LEASE_MS);
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(second, 0)), hostA, LEASE_MS);
+        assertThat(startReduce(call, hostA).runs())
+                .extracting(ShardRunRow::rowCount, ShardRunRow::emitCount, ShardRunRow::entryCount, ShardRunRow::partials)
                 .containsExactly(tuple(3, 1, 1, first.payload()));
     }
 
@@ -603,9 +603,9 @@ class ControlStoreTest {
         JournalEntry first = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         calls.journal(first);
         JournalEntry redelivered = shardOutcome(call, 0, p, 1, hostA, 5, new Partial("us", 9.0), new Partial("eu", 2.0));
-        calls.publishShardOutcomes(List.of(new SlotPublication(redelivered, 0)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots())
-                .extracting(SlotRow::rowCount, SlotRow::emitCount, SlotRow::entryCount, SlotRow::partials)
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(redelivered, 0)), hostA, LEASE_MS);
+        assertThat(startReduce(call, hostA).runs())
+                .extracting(ShardRunRow::rowCount, ShardRunRow::emitCount, ShardRunRow::entryCount, ShardRunRow::partials)
                 .containsExactly(tuple(3, 1, 1, first.payload()));
     }
 
@@ -616,25 +616,25 @@ class ControlStoreTest {
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        calls.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(e, 0)), hostA, 1_000);
         Timestamp before = slotLeaseUntil(call, 0);
-        SlotFence fence = calls.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 600_000).get(0).fence();
-        assertThat(tuple(fence, slotLeaseUntil(call, 0).after(before))).isEqualTo(tuple(SlotFence.PUBLISHED, true));
+        ShardRunFence fence = calls.publishShardOutcomes(List.of(new ShardRunPublication(e, 0)), hostA, 600_000).get(0).fence();
+        assertThat(tuple(fence, slotLeaseUntil(call, 0).after(before))).isEqualTo(tuple(ShardRunFence.PUBLISHED, true));
     }
 
     @Test
     void anotherWireIdForAFilledSlotDoesNotRenewIt() {
-        // kills: the slot upsert's "WHERE shard_slots.wire_id = EXCLUDED.wire_id"
+        // kills: the slot upsert's "WHERE shard_runs.wire_id = EXCLUDED.wire_id"
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         UUID call = UUID.randomUUID();
         JournalEntry e = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
-        calls.publishShardOutcomes(List.of(new SlotPublication(e, 0)), hostA, 1_000);
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(e, 0)), hostA, 1_000);
         Timestamp before = slotLeaseUntil(call, 0);
         JournalEntry other = new JournalEntry(TENANT, call + "/shard/0-other", call, JournalEntry.SHARD, hostA, p.id(), 1,
                 true, 0, null, 4, 1, PartialsCodec.encode(List.of(new Partial("us", 2.0))), 10);
-        SlotFence fence = calls.publishShardOutcomes(List.of(new SlotPublication(other, 0)), hostA, 600_000).get(0).fence();
-        assertThat(tuple(fence, slotLeaseUntil(call, 0))).isEqualTo(tuple(SlotFence.NOT_LEADER, before));
+        ShardRunFence fence = calls.publishShardOutcomes(List.of(new ShardRunPublication(other, 0)), hostA, 600_000).get(0).fence();
+        assertThat(tuple(fence, slotLeaseUntil(call, 0))).isEqualTo(tuple(ShardRunFence.NOT_LEADER, before));
     }
 
     @Test
@@ -652,17 +652,17 @@ class ControlStoreTest {
         JournalEntry failed = failedShard(call, 2, led, hostA);
         calls.journal(shardOutcome(call, 3, led, 1, hostA, 7, new Partial("d", 4)));
         JournalEntry replayed = shardOutcome(call, 3, led, 1, hostA, 9, new Partial("x", 5));
-        List<SlotPublished> answers = calls.publishShardOutcomes(List.of(new SlotPublication(published, 0),
-                new SlotPublication(fencedOut, 1), new SlotPublication(failed, 2), new SlotPublication(replayed, 3)),
+        List<ShardRunPublished> answers = calls.publishShardOutcomes(List.of(new ShardRunPublication(published, 0),
+                new ShardRunPublication(fencedOut, 1), new ShardRunPublication(failed, 2), new ShardRunPublication(replayed, 3)),
                 hostA, LEASE_MS);
         assertThat(answers)
                 .extracting(a -> a.standing().wireId(), a -> a.standing().succeeded(), a -> a.standing().rowCount(),
-                        SlotPublished::fence)
+                        ShardRunPublished::fence)
                 .containsExactly(
-                        tuple(call + "/shard/0", true, 3, SlotFence.PUBLISHED),
-                        tuple(call + "/shard/1", true, 4, SlotFence.NOT_LEADER),
-                        tuple(call + "/shard/2", false, 0, SlotFence.PUBLISHED),
-                        tuple(call + "/shard/3", true, 7, SlotFence.PUBLISHED));
+                        tuple(call + "/shard/0", true, 3, ShardRunFence.PUBLISHED),
+                        tuple(call + "/shard/1", true, 4, ShardRunFence.NOT_LEADER),
+                        tuple(call + "/shard/2", false, 0, ShardRunFence.PUBLISHED),
+                        tuple(call + "/shard/3", true, 7, ShardRunFence.PUBLISHED));
     }
 
     @Test
@@ -676,11 +676,11 @@ class ControlStoreTest {
         topology.acquireLeadership(hostB, otherShard, LEASE_MS);
         UUID call = UUID.randomUUID();
         calls.publishShardOutcomes(List.of(
-                new SlotPublication(shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1)), 0),
-                new SlotPublication(shardOutcome(call, 1, notLed, 1, hostA, 4, new Partial("b", 2)), 1),
-                new SlotPublication(failedShard(call, 2, led, hostA), 2),
-                new SlotPublication(shardOutcome(call, 3, led, 1, hostA, 7, new Partial("d", 4)), 3)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots()).extracting(SlotRow::slotIndex).containsExactly(0, 3);
+                new ShardRunPublication(shardOutcome(call, 0, led, 1, hostA, 3, new Partial("a", 1)), 0),
+                new ShardRunPublication(shardOutcome(call, 1, notLed, 1, hostA, 4, new Partial("b", 2)), 1),
+                new ShardRunPublication(failedShard(call, 2, led, hostA), 2),
+                new ShardRunPublication(shardOutcome(call, 3, led, 1, hostA, 7, new Partial("d", 4)), 3)), hostA, LEASE_MS);
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::runIndex).containsExactly(0, 3);
     }
 
     // ---- invocations --------------------------------------------------------------------------------
@@ -784,7 +784,7 @@ class ControlStoreTest {
         exec("UPDATE invocations SET deadline_at = clock_timestamp() - interval '1 second' WHERE call_id = ?", call);
         JournalEntry outcome = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("eu", 1.5));
         assertThat(tuple(publishOne(outcome, 0, hostA), calls.journaled(TENANT, outcome.wireId()).isPresent()))
-                .isEqualTo(tuple(new Publication(SlotFence.DEADLINE_PASSED, false), true));
+                .isEqualTo(tuple(new Publication(ShardRunFence.DEADLINE_PASSED, false), true));
     }
 
     @Test
@@ -899,7 +899,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         calls.journal(reduction(call, hostA, "{}"));
         startReduce(call, hostA);
@@ -927,18 +927,18 @@ class ControlStoreTest {
 
     @Test
     void startReduceReadsTheCallsSlotsInOrderWithTheirPartialsLeasesAndCurrentEpochs() {
-        // kills: startReduce's slot read (the journal join for the partials, "s.call_id = ?", ORDER BY slot_index)
+        // kills: startReduce's slot read (the journal join for the partials, "s.call_id = ?", ORDER BY run_index)
         UUID call = running(binding());
         UUID otherCall = UUID.randomUUID();
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
         JournalEntry s1 = shardOutcome(call, 1, p, 1, hostA, 4, new Partial("b", 2), new Partial("c", 3));
         JournalEntry s0 = shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1));
-        calls.publishShardOutcomes(List.of(new SlotPublication(s1, 1), new SlotPublication(s0, 0),
-                new SlotPublication(shardOutcome(otherCall, 0, p, 1, hostA, 1, new Partial("z", 1)), 0)), hostA, LEASE_MS);
-        assertThat(startReduce(call, hostA).slots()).usingRecursiveFieldByFieldElementComparator().containsExactly(
-                new SlotRow(0, p.id(), 1, s0.wireId(), hostA, 3, 1, 1, s0.payload(), true, 1),
-                new SlotRow(1, p.id(), 1, s1.wireId(), hostA, 4, 2, 2, s1.payload(), true, 1));
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(s1, 1), new ShardRunPublication(s0, 0),
+                new ShardRunPublication(shardOutcome(otherCall, 0, p, 1, hostA, 1, new Partial("z", 1)), 0)), hostA, LEASE_MS);
+        assertThat(startReduce(call, hostA).runs()).usingRecursiveFieldByFieldElementComparator().containsExactly(
+                new ShardRunRow(0, p.id(), 1, s0.wireId(), hostA, 3, 1, 1, s0.payload(), true, 1),
+                new ShardRunRow(1, p.id(), 1, s1.wireId(), hostA, 4, 2, 2, s1.payload(), true, 1));
     }
 
     @Test
@@ -947,10 +947,10 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, 1);
         awaitDbClockPast(slotLeaseUntil(call, 0));
-        assertThat(startReduce(call, hostA).slots()).extracting(SlotRow::leaseLive).containsExactly(false);
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::leaseLive).containsExactly(false);
     }
 
     @Test
@@ -959,10 +959,10 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         bumpEpoch(p);
-        assertThat(startReduce(call, hostA).slots()).extracting(SlotRow::epoch, SlotRow::currentEpoch)
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::epoch, ShardRunRow::currentEpoch)
                 .containsExactly(tuple(1L, 2L));
     }
 
@@ -972,11 +972,11 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         exec("DELETE FROM partition_leases WHERE partition_id = ?", p.id());
         exec("DELETE FROM partitions WHERE partition_id = ?", p.id());
-        assertThat(startReduce(call, hostA).slots()).extracting(SlotRow::slotIndex, SlotRow::currentEpoch)
+        assertThat(startReduce(call, hostA).runs()).extracting(ShardRunRow::runIndex, ShardRunRow::currentEpoch)
                 .containsExactly(tuple(0, -1L));
     }
 
@@ -995,7 +995,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         assertThat(startReduce(call, hostA).journaledReduce()).isEmpty();
     }
@@ -1149,7 +1149,7 @@ class ControlStoreTest {
 
     @Test
     void aFinishedCallsStateOlderThanTheRetentionGoes() {
-        // kills: cleanup's four age-bounded DELETEs (journal, shard_slots, reduce_leases, finished invocations)
+        // kills: cleanup's four age-bounded DELETEs (journal, shard_runs, reduce_leases, finished invocations)
         UUID call = publishedCall();
         // Created within the hour past the retention, so only the DELETE of finished invocations takes it.
         backdateInvocation(call, "30 minutes", "20 minutes");
@@ -1168,7 +1168,7 @@ class ControlStoreTest {
 
     @Test
     void aRunningCallKeepsItsJournalSlotsAndLeaseWhateverTheirAge() {
-        // kills: cleanup's "AND NOT EXISTS (... i.state = 'running')" on journal, shard_slots and reduce_leases
+        // kills: cleanup's "AND NOT EXISTS (... i.state = 'running')" on journal, shard_runs and reduce_leases
         UUID call = runningCallWithState();
         backdateInvocation(call, "60 minutes", null);
         backdateState(call, "50 minutes");
@@ -1249,7 +1249,7 @@ class ControlStoreTest {
                 Named.of("journaled", s -> s.calls().journaled(TENANT, shardEntry.wireId())),
                 Named.of("journaled(list)", s -> s.calls().journaled(TENANT, List.of(shardEntry.wireId()))),
                 Named.of("journal", s -> s.calls().journal(shardEntry)),
-                Named.of("publishShardOutcomes", s -> s.calls().publishShardOutcomes(List.of(new SlotPublication(shardEntry, 0)),
+                Named.of("publishShardOutcomes", s -> s.calls().publishShardOutcomes(List.of(new ShardRunPublication(shardEntry, 0)),
                         "h", LEASE_MS)),
                 Named.of("startReduce", s -> s.calls().startReduce(call, TENANT, "h", reduceEntry.wireId(), LEASE_MS)),
                 Named.of("takeReduceLease", s -> s.calls().takeReduceLease(call, "h", reduceEntry.wireId(), LEASE_MS)),
@@ -1262,7 +1262,7 @@ class ControlStoreTest {
     // ---- fixtures -----------------------------------------------------------------------------------
 
     /** What a publication answered for its slot, and whether the slot row exists afterwards. */
-    record Publication(SlotFence fence, boolean slotStored) {}
+    record Publication(ShardRunFence fence, boolean slotStored) {}
 
     record Lease(String host, long epoch) {}
 
@@ -1315,8 +1315,8 @@ class ControlStoreTest {
     }
 
     private Publication publishOne(JournalEntry e, int slot, String host) {
-        SlotFence fence = calls.publishShardOutcomes(List.of(new SlotPublication(e, slot)), host, LEASE_MS).get(0).fence();
-        return new Publication(fence, queryLong("SELECT count(*) FROM shard_slots WHERE call_id = ? AND slot_index = ?",
+        ShardRunFence fence = calls.publishShardOutcomes(List.of(new ShardRunPublication(e, slot)), host, LEASE_MS).get(0).fence();
+        return new Publication(fence, queryLong("SELECT count(*) FROM shard_runs WHERE call_id = ? AND run_index = ?",
                 e.callId(), slot) == 1);
     }
 
@@ -1334,7 +1334,7 @@ class ControlStoreTest {
         UUID call = running(binding());
         Partition p = partition();
         topology.acquireLeadership(hostA, shard, LEASE_MS);
-        calls.publishShardOutcomes(List.of(new SlotPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
+        calls.publishShardOutcomes(List.of(new ShardRunPublication(shardOutcome(call, 0, p, 1, hostA, 3, new Partial("a", 1)), 0)),
                 hostA, LEASE_MS);
         startReduce(call, hostA);
         calls.journal(reduction(call, hostA, "{\"n\":1}"));
@@ -1344,7 +1344,7 @@ class ControlStoreTest {
     /** Moves a call's coordination state (journal entries, slots, reduce lease) {@code age} into the past. */
     private static void backdateState(UUID call, String age) {
         exec("UPDATE journal SET recorded_at = now() - ?::interval WHERE call_id = ?", age, call);
-        exec("UPDATE shard_slots SET published_at = now() - ?::interval WHERE call_id = ?", age, call);
+        exec("UPDATE shard_runs SET published_at = now() - ?::interval WHERE call_id = ?", age, call);
         exec("UPDATE reduce_leases SET taken_at = now() - ?::interval WHERE call_id = ?", age, call);
     }
 
@@ -1358,7 +1358,7 @@ class ControlStoreTest {
 
     private static Rows rows(UUID call) {
         return new Rows(queryLong("SELECT count(*) FROM journal WHERE call_id = ?", call),
-                queryLong("SELECT count(*) FROM shard_slots WHERE call_id = ?", call),
+                queryLong("SELECT count(*) FROM shard_runs WHERE call_id = ?", call),
                 queryLong("SELECT count(*) FROM reduce_leases WHERE call_id = ?", call),
                 queryLong("SELECT count(*) FROM invocations WHERE call_id = ?", call));
     }
@@ -1408,7 +1408,7 @@ class ControlStoreTest {
     }
 
     private static Timestamp slotLeaseUntil(UUID call, int slot) {
-        return query("SELECT lease_until FROM shard_slots WHERE call_id = ? AND slot_index = ?", rs -> rs.getTimestamp(1),
+        return query("SELECT lease_until FROM shard_runs WHERE call_id = ? AND run_index = ?", rs -> rs.getTimestamp(1),
                 call, slot).orElseThrow();
     }
 

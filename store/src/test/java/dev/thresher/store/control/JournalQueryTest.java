@@ -106,7 +106,7 @@ class JournalQueryTest {
                                 String message, Integer attempt, Long readMicros) throws Exception {
         try (PreparedStatement ps = c.prepareStatement("""
                 INSERT INTO journal (tenant, wire_id, call_id, kind, host_id, partition_id, epoch, succeeded, error_code,
-                  error_message, row_count, emit_count, guest_micros, guest_started_at, slot_index, attempt, read_micros)
+                  error_message, row_count, emit_count, guest_micros, guest_started_at, run_index, attempt, read_micros)
                 VALUES (?, ?, ?, 'shard', ?, ?, 4, ?, ?, ?, 100, 3, 900, now(), ?, ?, ?)""")) {
             ps.setString(1, tenant);
             ps.setString(2, call + "/shard/" + slot);
@@ -125,7 +125,7 @@ class JournalQueryTest {
 
     private static void slot(Connection c, String tenant, UUID call, int slot, String host) throws Exception {
         try (PreparedStatement ps = c.prepareStatement("""
-                INSERT INTO shard_slots (call_id, slot_index, tenant, partition_id, epoch, wire_id, host_id, row_count,
+                INSERT INTO shard_runs (call_id, run_index, tenant, partition_id, epoch, wire_id, host_id, row_count,
                   emit_count, entry_count, lease_until)
                 VALUES (?, ?, ?, ?, 4, ?, ?, 100, 3, 3, now() + interval '30 s')""")) {
             ps.setObject(1, call);
@@ -164,9 +164,9 @@ class JournalQueryTest {
             assertThat(column(journal.select(ACME, select(JournalView.INVOCATIONS, f)), "call_id")).as(f.toString())
                     .doesNotContain(OTHERS);
         }
-        assertThat(journal.select(ACME, select(JournalView.SHARD_SLOTS, new Compare("call_id", Op.EQ,
+        assertThat(journal.select(ACME, select(JournalView.SHARD_RUNS, new Compare("call_id", Op.EQ,
                 new Text(OTHERS.toString())))).rows()).isEmpty();
-        assertThat(column(journal.select(ACME, select(JournalView.SHARD_SLOTS, null)), "error_message"))
+        assertThat(column(journal.select(ACME, select(JournalView.SHARD_RUNS, null)), "error_message"))
                 .doesNotContain("secret");
     }
 
@@ -212,14 +212,25 @@ class JournalQueryTest {
     }
 
     @Test
+    void aQueryByTheFormerColumnNameReadsTheRunIndexAndIsAnsweredUnderThatName() {
+        JournalSelect old = new JournalSelect(JournalView.SHARD_RUNS, List.of("slot_index", "state"),
+                Optional.of(new JournalSelect.Compare("call_id", JournalSelect.Op.EQ, new Text(OK.toString()))),
+                List.of(new JournalSelect.Order("slot_index", true)), OptionalLong.empty(), 0);
+        JournalRows rows = journal.select(ACME, old);
+        assertThat(rows.columns()).extracting(JournalColumn::name).containsExactly("slot_index", "state");
+        assertThat(column(rows, "slot_index")).containsExactly(1, 0);
+        assertThat(column(rows, "state")).containsExactly("published", "published");
+    }
+
+    @Test
     void slotsShowTheirOutcomePublicationAndTimings() {
-        JournalSelect bySlot = new JournalSelect(JournalView.SHARD_SLOTS, JournalView.SHARD_SLOTS.columns().stream()
+        JournalSelect bySlot = new JournalSelect(JournalView.SHARD_RUNS, JournalView.SHARD_RUNS.columns().stream()
                 .map(JournalColumn::name).toList(), Optional.of(new JournalSelect.In("call_id", List.of(new Text(OK.toString()),
                         new Text(TRAPPED.toString())), false)), List.of(new JournalSelect.Order("call_id", false),
-                new JournalSelect.Order("slot_index", false)), OptionalLong.empty(), 0);
+                new JournalSelect.Order("run_index", false)), OptionalLong.empty(), 0);
         JournalRows rows = journal.select(ACME, bySlot);
         assertThat(column(rows, "call_id")).containsExactly(OK, OK, TRAPPED, TRAPPED);
-        assertThat(column(rows, "slot_index")).containsExactly(0, 1, 0, 1);
+        assertThat(column(rows, "run_index")).containsExactly(0, 1, 0, 1);
         assertThat(column(rows, "state")).containsExactly("published", "published", "failed", "unpublished");
         assertThat(column(rows, "attempts")).containsExactly(2, null, 1, 1);
         assertThat(column(rows, "read_micros")).containsExactly(1200L, null, 300L, 10L);

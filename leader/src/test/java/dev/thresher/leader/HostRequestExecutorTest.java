@@ -12,13 +12,13 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.CallJournal.SlotPublication;
+import dev.thresher.store.control.CallJournal.ShardRunPublication;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.topology.Partition;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Slot {@code n} reads partition {@code n} (epoch 7), whose batch the fake guest tells by its bytes.
  */
-class HostRunExecutorTest {
+class HostRequestExecutorTest {
     private static final String DIGEST = "sha256:" + "ab".repeat(32);
     private static final Binding BINDING = new Binding("t", "b", 3, DIGEST,
             Selector.parse("SELECT region, amount FROM orders"));
@@ -52,7 +52,7 @@ class HostRunExecutorTest {
     private Fakes.Guests guests;
     private Failpoints failpoints;
     private ExecutorService pool;
-    private HostRunExecutor executor;
+    private HostRequestExecutor executor;
     private final String callId = UUID.randomUUID().toString();
 
     @BeforeEach
@@ -67,7 +67,7 @@ class HostRunExecutorTest {
         guests = new Fakes.Guests(DIGEST);
         failpoints = Failpoints.enabled();
         pool = Executors.newFixedThreadPool(2);
-        executor = new HostRunExecutor("h1", journal, bindings, leases, reader, guests, Limits.DEFAULTS, pool,
+        executor = new HostRequestExecutor("h1", journal, bindings, leases, reader, guests, Limits.DEFAULTS, pool,
                 new Fakes.Direct(), failpoints);
     }
 
@@ -84,25 +84,25 @@ class HostRunExecutorTest {
         return callId + "/shard/" + slot;
     }
 
-    private HostRunRequest request(int... slots) {
+    private HostRequest request(int... slots) {
         return request(10_000_000, slots);
     }
 
-    private HostRunRequest request(long budgetMicros, int... slots) {
-        List<SlotRun> runs = new ArrayList<>();
+    private HostRequest request(long budgetMicros, int... slots) {
+        List<ShardRun> runs = new ArrayList<>();
         for (int s : slots) {
-            runs.add(new SlotRun(s, s, 7, wireId(s), 1));
+            runs.add(new ShardRun(s, s, 7, wireId(s), 1));
         }
-        return new HostRunRequest(42, callId, "t", "b", DIGEST, 3, budgetMicros, "{}", runs);
+        return new HostRequest(42, callId, "t", "b", DIGEST, 3, budgetMicros, "{}", runs);
     }
 
-    private HostRunReply run(HostRunRequest request) throws Exception {
-        HostRunReply reply = executor.handle(request, System.nanoTime()).get(10, TimeUnit.SECONDS);
+    private HostReply run(HostRequest request) throws Exception {
+        HostReply reply = executor.handle(request, System.nanoTime()).get(10, TimeUnit.SECONDS);
         assertThat(reply.requestId()).isEqualTo(request.requestId());
-        assertThat(reply.slots()).extracting(SlotOutcome::slotIndex)
-                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::slotIndex).toList());
-        assertThat(reply.slots()).extracting(SlotOutcome::wireId)
-                .containsExactlyElementsOf(request.slots().stream().map(SlotRun::wireId).toList());
+        assertThat(reply.runs()).extracting(ShardRunOutcome::runIndex)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::runIndex).toList());
+        assertThat(reply.runs()).extracting(ShardRunOutcome::wireId)
+                .containsExactlyElementsOf(request.runs().stream().map(ShardRun::wireId).toList());
         return reply;
     }
 
@@ -113,23 +113,23 @@ class HostRunExecutorTest {
                 succeeded ? 9 : 0);
     }
 
-    private static void assertPublished(SlotOutcome o) {
-        assertThat(o.published()).as("slot %d: %s", o.slotIndex(), o.message()).isTrue();
+    private static void assertPublished(ShardRunOutcome o) {
+        assertThat(o.published()).as("slot %d: %s", o.runIndex(), o.message()).isTrue();
         assertThat(o.guestStarted()).isTrue();
     }
 
-    private static void assertFailed(SlotOutcome o, ErrorCode code, boolean guestStarted, String message) {
-        assertThat(o.code()).as("slot %d: %s", o.slotIndex(), o.message()).isEqualTo(code);
-        assertThat(o.guestStarted()).as("slot %d guestStarted", o.slotIndex()).isEqualTo(guestStarted);
+    private static void assertFailed(ShardRunOutcome o, ErrorCode code, boolean guestStarted, String message) {
+        assertThat(o.code()).as("slot %d: %s", o.runIndex(), o.message()).isEqualTo(code);
+        assertThat(o.guestStarted()).as("slot %d guestStarted", o.runIndex()).isEqualTo(guestStarted);
         assertThat(o.message()).contains(message);
     }
 
     @Test
     void everySlotLedAndKnownIsReadRunJournaledAndPublishedInOneTransaction() throws Exception {
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        reply.slots().forEach(HostRunExecutorTest::assertPublished);
-        assertThat(reply.slots()).allSatisfy(o -> {
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
+        assertThat(reply.runs()).allSatisfy(o -> {
             assertThat(o.rowCount()).isEqualTo(3);
             assertThat(o.emitCount()).isEqualTo(1);
             assertThat(o.readMicros()).isEqualTo(4);
@@ -140,7 +140,7 @@ class HostRunExecutorTest {
         assertThat(guests.runs).containsExactly(0, 1, 2);
         assertThat(guests.loads).containsExactly(DIGEST);
         assertThat(journal.publishes).singleElement().satisfies(batch -> assertThat(batch)
-                .extracting(SlotPublication::slotIndex).containsExactly(0, 1, 2));
+                .extracting(ShardRunPublication::runIndex).containsExactly(0, 1, 2));
         assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> {
             assertThat(e.succeeded()).isTrue();
             assertThat(e.partitionId()).isEqualTo(1);
@@ -157,16 +157,16 @@ class HostRunExecutorTest {
         JournalEntry earlier = journaled(1, true, null);
         journal.entries.put("t|" + wireId(1), earlier);
 
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        reply.slots().forEach(HostRunExecutorTest::assertPublished);
-        SlotOutcome replayed = reply.slots().get(1);
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
+        ShardRunOutcome replayed = reply.runs().get(1);
         assertThat(replayed.rowCount()).isEqualTo(5);
         assertThat(replayed.emitCount()).isEqualTo(2);
         assertThat(replayed.guestMicros()).isEqualTo(9);
         assertThat(reader.reads).containsExactly(0, 2);
         assertThat(guests.runs).containsExactly(0, 2);
-        assertThat(journal.publishes.get(0)).extracting(SlotPublication::outcome).element(1).isSameAs(earlier);
+        assertThat(journal.publishes.get(0)).extracting(ShardRunPublication::outcome).element(1).isSameAs(earlier);
         assertThat(executor.replays()).isEqualTo(1);
         assertThat(executor.refusals()).isZero();
     }
@@ -190,12 +190,12 @@ class HostRunExecutorTest {
     void aReplayedFailureSaysTheGuestStartedAndStopsTheLaterSlots() throws Exception {
         journal.entries.put("t|" + wireId(0), journaled(0, false, ErrorCode.GUEST_TRAP));
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.GUEST_TRAP, true, "earlier failure");
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, false, "not run");
+        assertFailed(reply.runs().get(0), ErrorCode.GUEST_TRAP, true, "earlier failure");
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, false, "not run");
         assertThat(guests.runs).isEmpty();
-        assertThat(journal.publishedSlots()).containsExactly(0);
+        assertThat(journal.publishedShardRuns()).containsExactly(0);
         assertThat(executor.replays()).isEqualTo(1);
     }
 
@@ -203,14 +203,14 @@ class HostRunExecutorTest {
     void aSlotNotLedUnderItsEpochIsRefusedNotStartedAndTheLaterSlotsStillRun() throws Exception {
         leases.leading(partition(0, 8)); // this node leads partition 0 under a later epoch than planned
 
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        assertFailed(reply.slots().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0 under epoch 7");
-        assertPublished(reply.slots().get(1));
-        assertPublished(reply.slots().get(2));
+        assertFailed(reply.runs().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0 under epoch 7");
+        assertPublished(reply.runs().get(1));
+        assertPublished(reply.runs().get(2));
         assertThat(reader.reads).containsExactly(1, 2);
         assertThat(guests.runs).containsExactly(1, 2);
-        assertThat(journal.publishedSlots()).containsExactly(1, 2);
+        assertThat(journal.publishedShardRuns()).containsExactly(1, 2);
         assertThat(journal.entry("t", wireId(0))).isEmpty();
         assertThat(executor.refusals()).isEqualTo(1);
     }
@@ -219,9 +219,9 @@ class HostRunExecutorTest {
     void aCallWhoseBindingHasANewerVersionHereIsRefusedStaleBeforeAnyRead() throws Exception {
         bindings.with(new Binding("t", "b", 4, DIGEST, Selector.parse("SELECT region FROM orders")));
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
                 "has version 4, newer than the call's version 3"));
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -233,10 +233,10 @@ class HostRunExecutorTest {
         guests.abiVersion = 2;
         reader.pages = 4;
 
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        reply.slots().forEach(HostRunExecutorTest::assertPublished);
-        assertThat(reply.slots()).allSatisfy(o -> {
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
+        assertThat(reply.runs()).allSatisfy(o -> {
             assertThat(o.rowCount()).isEqualTo(12);
             assertThat(o.readMicros()).isEqualTo(16);
         });
@@ -251,9 +251,9 @@ class HostRunExecutorTest {
     void aPagedGuestWhosePartitionFitsOneBatchGetsTheBatchReadUpFront() throws Exception {
         guests.abiVersion = 2;
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        reply.slots().forEach(HostRunExecutorTest::assertPublished);
+        reply.runs().forEach(HostRequestExecutorTest::assertPublished);
         assertThat(reader.reads).containsExactly(0, 1);
         assertThat(reader.opened).isEmpty();
         assertThat(guests.batchesPulled).containsExactly(1, 1);
@@ -265,10 +265,10 @@ class HostRunExecutorTest {
         reader.pages = 2;
         guests.failures.put(1, new ThresherException(ErrorCode.GUEST_TRAP, "unreachable executed"));
 
-        HostRunReply reply = run(request(0, 1, 2, 3));
+        HostReply reply = run(request(0, 1, 2, 3));
 
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
-        assertFailed(reply.slots().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
+        assertFailed(reply.runs().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
         // a paged read is opened when its slot's turn comes, never ahead of it, so slots not run open none
         assertThat(reader.opened).containsExactly(0, 1);
         assertThat(reader.closed).containsExactlyInAnyOrder(0, 1);
@@ -279,14 +279,14 @@ class HostRunExecutorTest {
     void aGuestFailureStopsTheLaterSlotsOfTheRequestAndIsJournaledAsAFailure() throws Exception {
         guests.failures.put(1, new ThresherException(ErrorCode.GUEST_TRAP, "unreachable executed"));
 
-        HostRunReply reply = run(request(0, 1, 2, 3));
+        HostReply reply = run(request(0, 1, 2, 3));
 
-        assertPublished(reply.slots().get(0));
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
-        assertFailed(reply.slots().get(2), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
-        assertFailed(reply.slots().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertPublished(reply.runs().get(0));
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, true, "unreachable executed");
+        assertFailed(reply.runs().get(2), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
+        assertFailed(reply.runs().get(3), ErrorCode.GUEST_TRAP, false, "not run: an earlier slot");
         assertThat(guests.runs).containsExactly(0, 1);
-        assertThat(journal.publishedSlots()).containsExactly(0, 1);
+        assertThat(journal.publishedShardRuns()).containsExactly(0, 1);
         assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> {
             assertThat(e.succeeded()).isFalse();
             assertThat(e.errorCode()).isEqualTo(ErrorCode.GUEST_TRAP.code());
@@ -300,10 +300,10 @@ class HostRunExecutorTest {
     void aRetryableRefusalOfTheCellBeforeTheGuestIsNotJournaledAndTheLaterSlotsStillRun() throws Exception {
         guests.failures.put(0, Fakes.Guests.refused(ErrorCode.CELL_UNAVAILABLE));
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "refused before the guest");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.CELL_UNAVAILABLE, false, "refused before the guest");
+        assertPublished(reply.runs().get(1));
         assertThat(guests.runs).containsExactly(1);
         assertThat(journal.entry("t", wireId(0))).isEmpty();
         assertThat(executor.refusals()).isEqualTo(1);
@@ -313,9 +313,9 @@ class HostRunExecutorTest {
     void aStopBeforeTheRequestSkipsEverySlot() throws Exception {
         executor.stop(callId);
 
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false,
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.DEADLINE_EXCEEDED, false,
                 "the coordinator stopped the call"));
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -331,10 +331,10 @@ class HostRunExecutorTest {
         journal.entries.put("t|" + wireId(1), journaled(1, false, ErrorCode.GUEST_TRAP));
         executor.stop(callId);
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
-        assertFailed(reply.slots().get(1), ErrorCode.GUEST_TRAP, true, "earlier failure");
+        assertFailed(reply.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertFailed(reply.runs().get(1), ErrorCode.GUEST_TRAP, true, "earlier failure");
         assertThat(guests.runs).isEmpty();
         assertThat(executor.replays()).isEqualTo(1);
     }
@@ -343,7 +343,7 @@ class HostRunExecutorTest {
     void aStopOfAnotherCallChangesNothing() throws Exception {
         executor.stop(UUID.randomUUID().toString());
 
-        run(request(0, 1)).slots().forEach(HostRunExecutorTest::assertPublished);
+        run(request(0, 1)).runs().forEach(HostRequestExecutorTest::assertPublished);
         assertThat(guests.runs).containsExactly(0, 1);
         assertThat(executor.stopsReceived()).isEqualTo(1);
     }
@@ -352,13 +352,13 @@ class HostRunExecutorTest {
     void aStopDuringTheRequestSkipsTheSlotsNotStartedYet() throws Exception {
         guests.whileRunning = partition -> executor.stop(callId); // arrives while slot 0's guest runs
 
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        assertPublished(reply.slots().get(0));
-        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
-        assertFailed(reply.slots().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertPublished(reply.runs().get(0));
+        assertFailed(reply.runs().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
+        assertFailed(reply.runs().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "the coordinator stopped the call");
         assertThat(guests.runs).containsExactly(0);
-        assertThat(journal.publishedSlots()).containsExactly(0);
+        assertThat(journal.publishedShardRuns()).containsExactly(0);
     }
 
     @Test
@@ -366,10 +366,10 @@ class HostRunExecutorTest {
         // led when the reads are prepared and when the read starts, lapsed right before the guest
         leases.lapseAfter.put(0, new AtomicInteger(2));
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.TARGET_STALE, false, "does not lead partition 0");
+        assertPublished(reply.runs().get(1));
         assertThat(reader.reads).containsExactly(0, 1);
         assertThat(guests.runs).containsExactly(1);
         assertThat(journal.entry("t", wireId(0))).isEmpty();
@@ -378,13 +378,13 @@ class HostRunExecutorTest {
 
     @Test
     void aFailpointBeforeTheGuestRefusesTheSlotNotStarted() throws Exception {
-        failpoints.arm(Failpoint.BEFORE_GUEST_START, site -> site.slotIndex() == 0, 1,
+        failpoints.arm(Failpoint.BEFORE_GUEST_START, site -> site.runIndex() == 0, 1,
                 Failpoints.Action.fail(ErrorCode.CELL_UNAVAILABLE));
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "shard.before-guest-start");
-        assertPublished(reply.slots().get(1));
+        assertFailed(reply.runs().get(0), ErrorCode.CELL_UNAVAILABLE, false, "shard.before-guest-start");
+        assertPublished(reply.runs().get(1));
         assertThat(guests.runs).containsExactly(1);
     }
 
@@ -392,10 +392,10 @@ class HostRunExecutorTest {
     void aPublishFencedNotLeaderAnswersTargetStaleWithTheGuestStarted() throws Exception {
         journal.leaseLostAtPublish.add(1);
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertPublished(reply.slots().get(0));
-        assertFailed(reply.slots().get(1), ErrorCode.TARGET_STALE, true,
+        assertPublished(reply.runs().get(0));
+        assertFailed(reply.runs().get(1), ErrorCode.TARGET_STALE, true,
                 "lost the lease of partition 1 under epoch 7 before publishing the slot");
         assertThat(journal.entry("t", wireId(1))).get().satisfies(e -> assertThat(e.succeeded()).isTrue());
     }
@@ -405,25 +405,25 @@ class HostRunExecutorTest {
         journal.publishFailure = new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: connection lost");
         leases.led.remove(2);
 
-        HostRunReply reply = run(request(0, 1, 2));
+        HostReply reply = run(request(0, 1, 2));
 
-        assertFailed(reply.slots().get(0), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
-        assertFailed(reply.slots().get(1), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
-        assertFailed(reply.slots().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 2");
+        assertFailed(reply.runs().get(0), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
+        assertFailed(reply.runs().get(1), ErrorCode.STORE_UNAVAILABLE, true, "connection lost");
+        assertFailed(reply.runs().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 2");
         assertThat(reply.publishMicros()).isZero();
         assertThat(guests.runs).containsExactly(0, 1);
     }
 
     @Test
     void aFailpointBeforeThePublishFailsThatSlotWithTheGuestStartedAndPublishesTheOthers() throws Exception {
-        failpoints.arm(Failpoint.BEFORE_SLOT_PUBLISH, site -> site.slotIndex() == 0, 1,
+        failpoints.arm(Failpoint.BEFORE_SLOT_PUBLISH, site -> site.runIndex() == 0, 1,
                 Failpoints.Action.fail(ErrorCode.STORE_UNAVAILABLE));
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.STORE_UNAVAILABLE, true, "shard.before-slot-publish");
-        assertPublished(reply.slots().get(1));
-        assertThat(journal.publishedSlots()).containsExactly(1);
+        assertFailed(reply.runs().get(0), ErrorCode.STORE_UNAVAILABLE, true, "shard.before-slot-publish");
+        assertPublished(reply.runs().get(1));
+        assertThat(journal.publishedShardRuns()).containsExactly(1);
     }
 
     @Test
@@ -431,7 +431,7 @@ class HostRunExecutorTest {
         Limits limits = Limits.fromProperties(Map.of("limits.shardConcurrency", "3", "limits.bindingSharePercent", "33",
                 "limits.admissionWaitMs", "200"));
         ExecutorService three = Executors.newFixedThreadPool(3);
-        executor = new HostRunExecutor("h1", journal, bindings, leases, reader, guests, limits, three, new Fakes.Direct(),
+        executor = new HostRequestExecutor("h1", journal, bindings, leases, reader, guests, limits, three, new Fakes.Direct(),
                 failpoints);
         bindings.with(new Binding("t", "other", 3, DIGEST, BINDING.selector()));
         CountDownLatch release = new CountDownLatch(1);
@@ -447,27 +447,27 @@ class HostRunExecutorTest {
             }
         };
         try {
-            CompletableFuture<HostRunReply> first = executor.handle(request(0), System.nanoTime());
-            CompletableFuture<HostRunReply> other = executor.handle(new HostRunRequest(43, callId, "t", "other", DIGEST,
-                    3, 10_000_000, "{}", List.of(new SlotRun(2, 2, 7, wireId(2), 1))), System.nanoTime());
+            CompletableFuture<HostReply> first = executor.handle(request(0), System.nanoTime());
+            CompletableFuture<HostReply> other = executor.handle(new HostRequest(43, callId, "t", "other", DIGEST,
+                    3, 10_000_000, "{}", List.of(new ShardRun(2, 2, 7, wireId(2), 1))), System.nanoTime());
             assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(executor.runsInFlight()).isEqualTo(2);
             assertThat(executor.runPlaces()).isEqualTo(3);
             assertThat(executor.runsQueued()).isZero();
             // beside "other", "b" holds its one place (a third of three): its next request waits although a place
             // is free, then is answered busy, and no guest runs for it
-            HostRunReply second = run(request(1));
-            assertFailed(second.slots().get(0), ErrorCode.CELL_UNAVAILABLE, false, "h1 busy: no shard place within 200 ms");
-            assertThat(second.slots().get(0).message()).contains("binding b holds 1 of 3 places, 0 waiting; 1 other holds 1");
+            HostReply second = run(request(1));
+            assertFailed(second.runs().get(0), ErrorCode.CELL_UNAVAILABLE, false, "h1 busy: no shard place within 200 ms");
+            assertThat(second.runs().get(0).message()).contains("binding b holds 1 of 3 places, 0 waiting; 1 other holds 1");
             assertThat(executor.busyRefusals()).isEqualTo(1);
             assertThat(guests.demands).as("a refused request pins no cell").hasValue(2);
             release.countDown();
-            assertPublished(first.get(10, TimeUnit.SECONDS).slots().get(0));
-            assertPublished(other.get(10, TimeUnit.SECONDS).slots().get(0));
+            assertPublished(first.get(10, TimeUnit.SECONDS).runs().get(0));
+            assertPublished(other.get(10, TimeUnit.SECONDS).runs().get(0));
             assertThat(executor.runsInFlight()).as("each place given back before its reply").isZero();
             assertThat(guests.runs).containsExactlyInAnyOrder(0, 2);
             // alone, a binding may use every place
-            assertPublished(run(request(1)).slots().get(0));
+            assertPublished(run(request(1)).runs().get(0));
             assertThat(guests.demands).hasValue(3);
             assertThat(guests.openDemands).as("each request's demand lease ends with it").hasValue(0);
         } finally {
@@ -481,22 +481,22 @@ class HostRunExecutorTest {
         // "rows of 0" is 9 bytes, the arguments "{}" 2: 11 bytes of input
         Budgets tight = new Budgets(50, 0, 10, 0, 3, 0);
         bindings.with(new Binding("t", "b", 3, DIGEST, BINDING.selector(), tight));
-        HostRunReply refused = run(request(0));
-        assertFailed(refused.slots().get(0), ErrorCode.BATCH_TOO_LARGE, false, "budgets.inputBytes");
+        HostReply refused = run(request(0));
+        assertFailed(refused.runs().get(0), ErrorCode.BATCH_TOO_LARGE, false, "budgets.inputBytes");
         assertThat(guests.runs).isEmpty();
 
         Budgets roomy = new Budgets(50, 0, 11, 0, 3, 0);
         bindings.with(new Binding("t", "b", 3, DIGEST, BINDING.selector(), roomy));
         long before = System.nanoTime();
-        assertPublished(run(request(0)).slots().get(0));
+        assertPublished(run(request(0)).runs().get(0));
         assertThat(guests.lastBudgets).as("the guest runs within its binding's emits and partial bytes").isEqualTo(roomy);
         assertThat(guests.lastDeadline.atNanos() - before).as("the run budget, not the call's 10 s")
                 .isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(50) + (System.nanoTime() - before));
 
         // a run the run budget stops says so, under the deadline's own code
         guests.failures.put(1, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed while the guest ran"));
-        HostRunReply stopped = run(request(1));
-        assertFailed(stopped.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, true, "run passed its binding's budget of 50 ms (budgets.runMs)");
+        HostReply stopped = run(request(1));
+        assertFailed(stopped.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, true, "run passed its binding's budget of 50 ms (budgets.runMs)");
     }
 
     @Test
@@ -505,10 +505,10 @@ class HostRunExecutorTest {
         journal.clockMicros = 1_000_000_000_000L;
         journal.deadlineMicros = journal.clockMicros - 1_000; // passed a millisecond ago on the control database's clock
         journal.entries.put("t|" + wireId(1), journaled(1, true, null));
-        HostRunReply reply = run(request(10_000_000L, 0, 1));
+        HostReply reply = run(request(10_000_000L, 0, 1));
 
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "control database's clock");
-        assertThat(reply.slots().get(1).published()).as("a journaled slot is still replayed").isTrue();
+        assertFailed(reply.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "control database's clock");
+        assertThat(reply.runs().get(1).published()).as("a journaled slot is still replayed").isTrue();
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
     }
@@ -527,11 +527,11 @@ class HostRunExecutorTest {
 
     @Test
     void anExpiredRequestIsRefusedWithoutReadingOrRunning() throws Exception {
-        HostRunReply reply = run(request(0L, 0, 1));
+        HostReply reply = run(request(0L, 0, 1));
 
         // not even admitted to the shard pool: both refused alike
-        assertFailed(reply.slots().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
-        assertFailed(reply.slots().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
+        assertFailed(reply.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
+        assertFailed(reply.runs().get(1), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
         assertThat(journal.publishes).isEmpty();
@@ -541,13 +541,13 @@ class HostRunExecutorTest {
     @Test
     void aBindingVersionNotKnownHereOrPinningAnotherComponentIsTargetStaleBeforeAnyRead() throws Exception {
         bindings.versions.clear();
-        HostRunReply unknown = run(request(0, 1));
-        assertThat(unknown.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+        HostReply unknown = run(request(0, 1));
+        assertThat(unknown.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
                 "binding b version 3 is not known here"));
 
         bindings.with(new Binding("t", "b", 3, "sha256:" + "cd".repeat(32), BINDING.selector()));
-        HostRunReply other = run(request(0, 1));
-        assertThat(other.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false, "pins sha256:cdcd"));
+        HostReply other = run(request(0, 1));
+        assertThat(other.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false, "pins sha256:cdcd"));
 
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -558,9 +558,9 @@ class HostRunExecutorTest {
     void aComponentMissingFromThePackageStoreIsTargetStaleBeforeAnyRead() throws Exception {
         guests.packages.clear();
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.TARGET_STALE, false,
                 "not in the package store"));
         assertThat(reader.reads).isEmpty();
         assertThat(guests.runs).isEmpty();
@@ -570,9 +570,9 @@ class HostRunExecutorTest {
     void aJournalThatCannotBeReadFailsEverySlotNotStarted() throws Exception {
         journal.readFailure = new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: connection lost");
 
-        HostRunReply reply = run(request(0, 1));
+        HostReply reply = run(request(0, 1));
 
-        assertThat(reply.slots()).allSatisfy(o -> assertFailed(o, ErrorCode.STORE_UNAVAILABLE, false, "connection lost"));
+        assertThat(reply.runs()).allSatisfy(o -> assertFailed(o, ErrorCode.STORE_UNAVAILABLE, false, "connection lost"));
         assertThat(reader.reads).isEmpty();
         assertThat(executor.refusals()).isEqualTo(2);
     }
@@ -582,12 +582,12 @@ class HostRunExecutorTest {
         journal.entries.put("t|" + wireId(5), journaled(5, true, null));
         leases.led.remove(9);
 
-        HostRunReply reply = run(request(2, 5, 9));
+        HostReply reply = run(request(2, 5, 9));
 
-        assertPublished(reply.slots().get(0));
-        assertPublished(reply.slots().get(1));
-        assertFailed(reply.slots().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 9");
-        assertThat(journal.publishes.get(0)).extracting(SlotPublication::slotIndex).containsExactly(2, 5);
+        assertPublished(reply.runs().get(0));
+        assertPublished(reply.runs().get(1));
+        assertFailed(reply.runs().get(2), ErrorCode.TARGET_STALE, false, "does not lead partition 9");
+        assertThat(journal.publishes.get(0)).extracting(ShardRunPublication::runIndex).containsExactly(2, 5);
         assertThat(executor.replays()).isEqualTo(1);
         assertThat(executor.refusals()).isEqualTo(1);
         assertThat(executor.stopsReceived()).isZero();
@@ -596,10 +596,10 @@ class HostRunExecutorTest {
         executor.stop(callId);
         assertThat(executor.stopsReceived()).isEqualTo(2);
         // Once stopped, the journaled slots (2 and 5, published above) are replayed; slot 9 is not run.
-        HostRunReply stopped = run(request(2, 5, 9));
-        assertPublished(stopped.slots().get(0));
-        assertPublished(stopped.slots().get(1));
-        assertFailed(stopped.slots().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "stopped");
+        HostReply stopped = run(request(2, 5, 9));
+        assertPublished(stopped.runs().get(0));
+        assertPublished(stopped.runs().get(1));
+        assertFailed(stopped.runs().get(2), ErrorCode.DEADLINE_EXCEEDED, false, "stopped");
         assertThat(executor.replays()).isEqualTo(3);
         assertThat(executor.refusals()).isEqualTo(2);
     }

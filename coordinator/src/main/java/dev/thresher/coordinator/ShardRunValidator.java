@@ -5,7 +5,7 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.SlotRow;
+import dev.thresher.store.control.ShardRunRow;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -18,8 +18,8 @@ import java.util.Set;
  * the deterministic merged partial list. Slots are examined in slot order, so the violation found
  * is the one of the lowest slot, whatever order the shards finished in. Pure.
  */
-public final class SlotValidator {
-    private SlotValidator() {}
+public final class ShardRunValidator {
+    private ShardRunValidator() {}
 
     /** Every code {@link #validate} fails with: the reasons a published slot is rejected. */
     public static final Set<ErrorCode> REASONS = java.util.Collections.unmodifiableSet(java.util.EnumSet.of(
@@ -38,16 +38,16 @@ public final class SlotValidator {
      *     {@link ErrorCode#PARTIAL_MALFORMED}, {@link ErrorCode#PARTIAL_NON_NUMERIC},
      *     {@link ErrorCode#PARTIAL_KEY_DUPLICATED}, {@link ErrorCode#MERGED_PARTIALS_TOO_LARGE}
      */
-    public static List<Partial> validate(List<ShardTarget> targets, List<SlotRow> slots, Limits limits) {
-        Map<Integer, SlotRow> bySlot = new HashMap<>();
-        for (SlotRow r : slots) {
-            bySlot.put(r.slotIndex(), r);
+    public static List<Partial> validate(List<ShardTarget> targets, List<ShardRunRow> slots, Limits limits) {
+        Map<Integer, ShardRunRow> bySlot = new HashMap<>();
+        for (ShardRunRow r : slots) {
+            bySlot.put(r.runIndex(), r);
         }
         Map<String, Integer> owner = new HashMap<>();
         List<Partial> merged = new ArrayList<>();
         for (ShardTarget t : targets) {
-            SlotRow r = bySlot.get(t.slotIndex());
-            String where = "slot " + t.slotIndex() + " (partition " + t.partition().id() + ")";
+            ShardRunRow r = bySlot.get(t.runIndex());
+            String where = "slot " + t.runIndex() + " (partition " + t.partition().id() + ")";
             if (r == null) {
                 throw new ThresherException(ErrorCode.SLOT_MISSING, where + " was not published");
             }
@@ -95,9 +95,9 @@ public final class SlotValidator {
                     throw new ThresherException(ErrorCode.PARTIAL_NON_NUMERIC, where + " emitted " + p.value()
                             + " for key '" + p.key() + "'; partials are finite numbers");
                 }
-                Integer previous = owner.putIfAbsent(p.key(), t.slotIndex());
+                Integer previous = owner.putIfAbsent(p.key(), t.runIndex());
                 if (previous != null) {
-                    throw previous == t.slotIndex()
+                    throw previous == t.runIndex()
                             ? new ThresherException(ErrorCode.PARTIAL_MALFORMED, where + " emitted key '" + p.key()
                                     + "' twice; keys are unique within a slot")
                             : new ThresherException(ErrorCode.PARTIAL_KEY_DUPLICATED, "key '" + p.key()

@@ -12,11 +12,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A slot's input as {@link HostRunExecutor} reads it: a read started up front waited for within the deadline, one
+ * A slot's input as {@link HostRequestExecutor} reads it: a read started up front waited for within the deadline, one
  * batch (ABI v1) or a paged read opened when the slot's turn comes (ABI v2), and the binding's input budget over it.
  */
-final class SlotInputs {
-    private SlotInputs() {}
+final class ShardRunInputs {
+    private ShardRunInputs() {}
 
     /**
      * What the read up front gives a slot of an ABI v2 guest whose partition does not fit one batch: it is

@@ -20,10 +20,10 @@ import dev.thresher.store.control.CallJournal.RequestStart;
 import dev.thresher.store.control.JournalEntry;
 import dev.thresher.topology.Partition;
 import dev.thresher.wire.HostRunHandler;
-import dev.thresher.wire.WireMessage.HostRunReply;
-import dev.thresher.wire.WireMessage.HostRunRequest;
-import dev.thresher.wire.WireMessage.SlotOutcome;
-import dev.thresher.wire.WireMessage.SlotRun;
+import dev.thresher.wire.WireMessage.HostReply;
+import dev.thresher.wire.WireMessage.HostRequest;
+import dev.thresher.wire.WireMessage.ShardRunOutcome;
+import dev.thresher.wire.WireMessage.ShardRun;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -60,25 +60,25 @@ import org.slf4j.MDC;
  * </pre>
  *
  * This class admits requests and runs their slots; a request's binding is {@link Resolved} once, a slot's input read
- * as {@link SlotInputs} says, the deadline judged by the {@link ControlClock}, and the outcomes published by
- * {@link SlotPublishing}.
+ * as {@link ShardRunInputs} says, the deadline judged by the {@link ControlClock}, and the outcomes published by
+ * {@link ShardRunPublishing}.
  */
-public final class HostRunExecutor implements HostRunHandler {
-    private static final Logger log = LoggerFactory.getLogger(HostRunExecutor.class);
+public final class HostRequestExecutor implements HostRunHandler {
+    private static final Logger log = LoggerFactory.getLogger(HostRequestExecutor.class);
     /** Stopped calls remembered at once; past it, stops are dropped (the slots then run, and the call fails anyway). */
     private static final int STOPPED_CALLS_MAX = 65_536;
 
     private final String hostId;
-    private final SlotJournal control;
+    private final ShardRunJournal control;
     private final BindingVersions catalog;
-    private final Leadership leases;
+    private final LedPartitions leases;
     private final PartitionReader reader;
     private final GuestRunner cells;
     private final Limits limits;
     private final ExecutorService executor;
     private final ExecutorService readers;
     private final Failpoints failpoints;
-    private final SlotPublishing publishing;
+    private final ShardRunPublishing publishing;
     private final AtomicLong replays = new AtomicLong();
     private final AtomicLong refusals = new AtomicLong();
     private final AtomicLong stopsReceived = new AtomicLong();
@@ -100,7 +100,7 @@ public final class HostRunExecutor implements HostRunHandler {
      * @param executor runs each host request (the shard pool, {@code limits.shardConcurrency} platform threads)
      * @param readers runs the partition reads, as wide as the shard pool
      */
-    public HostRunExecutor(String hostId, SlotJournal control, BindingVersions catalog, Leadership leases,
+    public HostRequestExecutor(String hostId, ShardRunJournal control, BindingVersions catalog, LedPartitions leases,
                            PartitionReader reader, GuestRunner cells, Limits limits, ExecutorService executor,
                            ExecutorService readers, Failpoints failpoints) {
         this.hostId = hostId;
@@ -114,11 +114,11 @@ public final class HostRunExecutor implements HostRunHandler {
         this.places = FairPlaces.of(limits);
         this.readers = readers;
         this.failpoints = failpoints;
-        this.publishing = new SlotPublishing(hostId, control, limits, failpoints);
+        this.publishing = new ShardRunPublishing(hostId, control, limits, failpoints);
     }
 
     @Override
-    public CompletableFuture<HostRunReply> handle(HostRunRequest request, long receivedNanos) {
+    public CompletableFuture<HostReply> handle(HostRequest request, long receivedNanos) {
         Deadline deadline = Deadline.afterMicros(receivedNanos, request.remainingBudgetMicros());
         String key = request.tenant() + "/" + request.bindingName();
         // A place of the shard pool first, in the binding's fair share: taken at once when one is free for it, else
@@ -128,7 +128,7 @@ public final class HostRunExecutor implements HostRunHandler {
             return admitted(request, deadline, free);
         }
         return CompletableFuture.supplyAsync(() -> admit(request, key, deadline), admissions).thenCompose(place -> {
-            if (place instanceof HostRunReply refused) {
+            if (place instanceof HostReply refused) {
                 return CompletableFuture.completedFuture(refused);
             }
             return admitted(request, deadline, (FairPlaces.Permit) place);
@@ -136,7 +136,7 @@ public final class HostRunExecutor implements HostRunHandler {
     }
 
     /** Runs an admitted request on the shard pool, its place given back when it ends. */
-    private CompletableFuture<HostRunReply> admitted(HostRunRequest request, Deadline deadline, FairPlaces.Permit permit) {
+    private CompletableFuture<HostReply> admitted(HostRequest request, Deadline deadline, FairPlaces.Permit permit) {
         try {
             return CompletableFuture.supplyAsync(() -> {
                 try (permit) {
@@ -154,7 +154,7 @@ public final class HostRunExecutor implements HostRunHandler {
      * code: {@code CELL_UNAVAILABLE} when none was free within {@code limits.admissionWaitMs}, the
      * deadline when that came first.
      */
-    private Object admit(HostRunRequest request, String key, Deadline deadline) {
+    private Object admit(HostRequest request, String key, Deadline deadline) {
         long now = System.nanoTime();
         long deadlineAt = now + deadline.remainingNanos();
         long until = Math.min(deadlineAt, now + TimeUnit.MILLISECONDS.toNanos(limits.admissionWaitMs()));
@@ -246,7 +246,7 @@ public final class HostRunExecutor implements HostRunHandler {
      * @param refused when not null, the answer of every slot not journaled yet: no read, no guest (the request
      *     was not admitted)
      */
-    private HostRunReply execute(HostRunRequest request, Deadline received, ThresherException refused) {
+    private HostReply execute(HostRequest request, Deadline received, ThresherException refused) {
         // Every database wait of the request ends at its deadline (docs/contract.md, "one deadline"), and every line
         // logged about it carries the call's id (and a slot's wire id while it runs).
         try (DbDeadline scope = DbDeadline.enter(received);
@@ -258,11 +258,11 @@ public final class HostRunExecutor implements HostRunHandler {
             }
             try {
                 start = control.requestStart(request.tenant(), callId(request),
-                        request.slots().stream().map(SlotRun::wireId).toList());
+                        request.runs().stream().map(ShardRun::wireId).toList());
             } catch (RuntimeException e) {
-                refusals.addAndGet(request.slots().size());
+                refusals.addAndGet(request.runs().size());
                 // nothing started here, whatever the control database did
-                return HostRunReply.failed(request, ThresherException.of(e), false);
+                return HostReply.failed(request, ThresherException.of(e), false);
             }
             ControlClock clock = ControlClock.of(asked, start);
             Deadline deadline = clock.deadline(received);
@@ -276,7 +276,7 @@ public final class HostRunExecutor implements HostRunHandler {
             // admission and no idle sweep evicts it between the request's slots (docs/contract.md, demand leases).
             try (DbDeadline shared = DbDeadline.enter(deadline);
                  CellHost.Demand demand = refused == null ? cells.demand(request.componentDigest()) : () -> { }) {
-                return executeSlots(request, deadline, clock, refused, start.journaled(), resolved, asked);
+                return executeShardRuns(request, deadline, clock, refused, start.journaled(), resolved, asked);
             }
         }
     }
@@ -286,9 +286,9 @@ public final class HostRunExecutor implements HostRunHandler {
      * database is asked about the request: a leader replica's wait for its shard's WAL position overlaps that round
      * trip. Nothing is read yet, so a slot that turns out journaled or late reads nothing.
      */
-    private void prepareReads(HostRunRequest request, Deadline deadline, long freshAsOfNanos) {
+    private void prepareReads(HostRequest request, Deadline deadline, long freshAsOfNanos) {
         java.util.Set<Integer> shards = new java.util.HashSet<>();
-        for (SlotRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             leases.ledPartition(slot.partitionId(), slot.epoch()).filter(p -> shards.add(p.shardId()))
                     .ifPresent(p -> {
                         try {
@@ -301,7 +301,7 @@ public final class HostRunExecutor implements HostRunHandler {
     }
 
     /** The request's call id; one that is not a UUID is a {@code PROTOCOL_VIOLATION} (no coordinator sends it). */
-    private static UUID callId(HostRunRequest request) {
+    private static UUID callId(HostRequest request) {
         try {
             return UUID.fromString(request.callId());
         } catch (IllegalArgumentException e) {
@@ -310,43 +310,43 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    private HostRunReply executeSlots(HostRunRequest request, Deadline deadline, ControlClock clock,
+    private HostReply executeShardRuns(HostRequest request, Deadline deadline, ControlClock clock,
                                       ThresherException refused, Map<String, JournalEntry> journaled,
                                       Resolved resolved, long startedNanos) {
         // Every partition's read starts at once (bounded by the readers' pool, as wide as the shard pool);
         // the guests then run one at a time in slot order, each as soon as its batch is there. A call
         // its coordinator stopped reads nothing more: its slots are all skipped below.
         Map<Integer, Object> reads = new HashMap<>();
-        for (SlotRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             if (refused == null && !journaled.containsKey(slot.wireId()) && !stopped(request.callId())) {
-                reads.put(slot.slotIndex(), startRead(slot, resolved, deadline, startedNanos));
+                reads.put(slot.runIndex(), startRead(slot, resolved, deadline, startedNanos));
             }
         }
-        List<RanSlot> ran = new ArrayList<>(request.slots().size());
+        List<RanShardRun> ran = new ArrayList<>(request.runs().size());
         ThresherException stop = null;
-        for (SlotRun slot : request.slots()) {
+        for (ShardRun slot : request.runs()) {
             // The journal is the truth whatever happened since: a journaled outcome is replayed even when the
             // call was stopped or an earlier slot failed, so a replayed failure still says its guest ran.
             JournalEntry replay = journaled.get(slot.wireId());
-            RanSlot r;
+            RanShardRun r;
             if (replay != null) {
                 r = replay(slot, replay);
             } else if (refused != null) {
                 refusals.incrementAndGet();
-                ran.add(RanSlot.answered(SlotOutcome.failed(slot, refused, false), slot));
+                ran.add(RanShardRun.answered(ShardRunOutcome.failed(slot, refused, false), slot));
                 continue;
             } else if (stop != null) {
                 refusals.incrementAndGet();
-                ran.add(RanSlot.answered(SlotOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
+                ran.add(RanShardRun.answered(ShardRunOutcome.failed(slot, new ThresherException(stop.code(), "not run: an earlier slot "
                         + "of this call failed on " + hostId + ": " + stop.getMessage()), false), slot));
                 continue;
             } else if (stopped(request.callId())) {
                 refusals.incrementAndGet();
-                ran.add(RanSlot.answered(SlotOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                ran.add(RanShardRun.answered(ShardRunOutcome.failed(slot, new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
                         "not run: the coordinator stopped the call after another slot failed"), false), slot));
                 continue;
             } else {
-                r = run(request, slot, resolved, reads.get(slot.slotIndex()), deadline, clock);
+                r = run(request, slot, resolved, reads.get(slot.runIndex()), deadline, clock);
             }
             ran.add(r);
             if (stop == null) {
@@ -368,7 +368,7 @@ public final class HostRunExecutor implements HostRunHandler {
      *
      * @return the read in flight, or the refusal (a {@link RuntimeException}) that ends the slot
      */
-    private Object startRead(SlotRun slot, Resolved resolved, Deadline deadline, long freshAsOfNanos) {
+    private Object startRead(ShardRun slot, Resolved resolved, Deadline deadline, long freshAsOfNanos) {
         try {
             Partition partition = ledPartition(slot);
             Binding binding = resolved.binding();
@@ -381,7 +381,7 @@ public final class HostRunExecutor implements HostRunHandler {
                             freshAsOfNanos);
                 } catch (ThresherException e) {
                     if (paged && (e.code() == ErrorCode.BATCH_TOO_MANY_ROWS || e.code() == ErrorCode.BATCH_TOO_LARGE)) {
-                        return new SlotInputs.Paged(freshAsOfNanos);
+                        return new ShardRunInputs.Paged(freshAsOfNanos);
                     }
                     throw e;
                 }
@@ -391,7 +391,7 @@ public final class HostRunExecutor implements HostRunHandler {
         }
     }
 
-    private Partition ledPartition(SlotRun slot) {
+    private Partition ledPartition(ShardRun slot) {
         return leases.ledPartition(slot.partitionId(), slot.epoch())
                 .orElseThrow(() -> new ThresherException(ErrorCode.TARGET_STALE, "node " + hostId
                         + " does not lead partition " + slot.partitionId() + " under epoch " + slot.epoch()));
@@ -403,7 +403,7 @@ public final class HostRunExecutor implements HostRunHandler {
      * again while the others' results still count.
      */
     /** The failure that stops the later slots of the request after {@code r}, or null when they may run. */
-    private static ThresherException stopCause(RanSlot r) {
+    private static ThresherException stopCause(RanShardRun r) {
         if (r.answer() != null && stopsTheRest(r.answer())) {
             return new ThresherException(r.answer().code(), r.answer().message());
         }
@@ -413,39 +413,39 @@ public final class HostRunExecutor implements HostRunHandler {
         return null;
     }
 
-    private static boolean stopsTheRest(SlotOutcome failed) {
+    private static boolean stopsTheRest(ShardRunOutcome failed) {
         return failed.guestStarted() || failed.code().retryClass() != RetryClass.RETRYABLE;
     }
 
-    private RanSlot replay(SlotRun slot, JournalEntry journaled) {
+    private RanShardRun replay(ShardRun slot, JournalEntry journaled) {
         replays.incrementAndGet();
-        return new RanSlot(slot, journaled, 0, null);
+        return new RanShardRun(slot, journaled, 0, null);
     }
 
-    private RanSlot run(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
+    private RanShardRun run(HostRequest request, ShardRun slot, Resolved resolved, Object read, Deadline deadline,
                     ControlClock clock) {
         try (MDC.MDCCloseable wire = MDC.putCloseable("wire_id", slot.wireId())) {
-            RanSlot r = runSlot(request, slot, resolved, read, deadline, clock);
-            log.debug("slot {} of {} (partition {} at epoch {}) ran on {}", slot.slotIndex(), request.bindingName(),
+            RanShardRun r = runShard(request, slot, resolved, read, deadline, clock);
+            log.debug("slot {} of {} (partition {} at epoch {}) ran on {}", slot.runIndex(), request.bindingName(),
                     slot.partitionId(), slot.epoch(), hostId);
             return r;
         }
     }
 
-    private RanSlot runSlot(HostRunRequest request, SlotRun slot, Resolved resolved, Object read, Deadline deadline,
+    private RanShardRun runShard(HostRequest request, ShardRun slot, Resolved resolved, Object read, Deadline deadline,
                         ControlClock clock) {
-        Site site = new Site(hostId, slot.partitionId(), slot.slotIndex(), slot.wireId());
+        Site site = new Site(hostId, slot.partitionId(), slot.runIndex(), slot.wireId());
         Partition partition;
-        SlotInputs.Input input;
+        ShardRunInputs.Input input;
         try {
-            Object got = SlotInputs.awaitRead(read, deadline);
+            Object got = ShardRunInputs.awaitRead(read, deadline);
             partition = ledPartition(slot); // again, right before the guest: the lease may have lapsed meanwhile
-            if (got instanceof SlotInputs.Paged p) {
+            if (got instanceof ShardRunInputs.Paged p) {
                 // From the start, under a snapshot of its own: the batch read up front is not part of it.
-                got = SlotInputs.OpenedPages.open(reader.open(partition, resolved.binding().selector(), limits.rowsPerBatch(),
+                got = ShardRunInputs.OpenedPages.open(reader.open(partition, resolved.binding().selector(), limits.rowsPerBatch(),
                         limits.batchMaxBytes(), deadline, p.freshAsOfNanos()));
             }
-            input = SlotInputs.Input.of(got);
+            input = ShardRunInputs.Input.of(got);
             try {
                 failpoints.hit(Failpoint.BEFORE_GUEST_START, site);
             } catch (RuntimeException e) {
@@ -453,7 +453,7 @@ public final class HostRunExecutor implements HostRunHandler {
                 throw e;
             }
         } catch (RuntimeException e) {
-            return RanSlot.answered(refusal(slot, e), slot);
+            return RanShardRun.answered(refusal(slot, e), slot);
         }
         UUID callId = callId(request);
         Budgets budgets = resolved.binding().budgets();
@@ -464,10 +464,10 @@ public final class HostRunExecutor implements HostRunHandler {
         if (budgets.inputBytes() > 0) {
             if (input.pages() == null && argumentBytes + input.batch().bytes().length > budgets.inputBytes()) {
                 input.close();
-                return RanSlot.answered(refusal(slot, budgets.inputOverBudget(argumentBytes + input.batch().bytes().length)),
+                return RanShardRun.answered(refusal(slot, budgets.inputOverBudget(argumentBytes + input.batch().bytes().length)),
                         slot);
             }
-            batches = SlotInputs.budgeted(batches, budgets, argumentBytes);
+            batches = ShardRunInputs.budgeted(batches, budgets, argumentBytes);
         }
         // the cell checks the deadline right after this, before the guest: a guest starts only before it
         long startedAt = clock.latestAt(System.nanoTime());
@@ -475,33 +475,33 @@ public final class HostRunExecutor implements HostRunHandler {
             RunOutcome out = cells.run(resolved.component(), batches, request.argumentsJson(), runDeadline, budgets);
             failpoints.hit(Failpoint.AFTER_GUEST_START, site);
             long guestNanos = Math.max(0, out.guestNanos() - input.readNanosDuringGuest());
-            return new RanSlot(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
+            return new RanShardRun(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), true, 0, null, input.rows(), out.emitCount(),
                     PartialsCodec.encode(out.partials()), TimeUnit.NANOSECONDS.toMicros(guestNanos), startedAt),
                     input.readMicros(), null);
         } catch (RuntimeException thrown) {
             RuntimeException e = budgets.overRunBudget(thrown, deadline, "run");
             if (cells.refusedBeforeGuest(thrown)) {
-                return RanSlot.answered(refusal(slot, e), slot);
+                return RanShardRun.answered(refusal(slot, e), slot);
             }
             ThresherException te = ThresherException.of(e);
             if (te.code() == ErrorCode.INTERNAL_ERROR) {
                 log.error("slot {} failed after the guest started", slot.wireId(), e);
             }
             // A component outcome all the same: journaled, so a redelivery replays the failure.
-            return new RanSlot(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
+            return new RanShardRun(slot, new JournalEntry(request.tenant(), slot.wireId(), callId, JournalEntry.SHARD, hostId,
                     partition.id(), partition.epoch(), false, te.code().code(), te.getMessage(), input.rows(), 0,
                     null, 0, startedAt), input.readMicros(), null);
         }
     }
 
     /** A refusal before any guest code ran: the coordinator may retry it when its code is retryable. */
-    private SlotOutcome refusal(SlotRun slot, RuntimeException e) {
+    private ShardRunOutcome refusal(ShardRun slot, RuntimeException e) {
         refusals.incrementAndGet();
         ThresherException te = ThresherException.of(e);
         if (te.code() == ErrorCode.INTERNAL_ERROR) {
             log.error("slot {} refused", slot.wireId(), e);
         }
-        return SlotOutcome.failed(slot, te, false);
+        return ShardRunOutcome.failed(slot, te, false);
     }
 }

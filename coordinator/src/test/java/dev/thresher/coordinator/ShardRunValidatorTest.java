@@ -8,60 +8,60 @@ import dev.thresher.bindings.abi.PartialsCodec;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Limits;
-import dev.thresher.store.control.SlotRow;
+import dev.thresher.store.control.ShardRunRow;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-class SlotValidatorTest {
+class ShardRunValidatorTest {
     private static final CallPlan PLAN = CallPlanner.plan(UUID.fromString("00000000-0000-0000-0000-000000000002"),
             Plans.BINDING, Plans.topology(3), Limits.DEFAULTS);
 
-    private static SlotRow slot(int slot, List<Partial> partials) {
+    private static ShardRunRow slot(int slot, List<Partial> partials) {
         return slot(slot, partials.size(), partials);
     }
 
-    private static SlotRow slot(int slot, int emits, List<Partial> partials) {
+    private static ShardRunRow slot(int slot, int emits, List<Partial> partials) {
         ShardTarget t = PLAN.targets().get(slot);
         long epoch = t.partition().epoch();
-        return new SlotRow(slot, t.partition().id(), epoch, t.wireId(), t.leader().hostId(), 10, emits, partials.size(),
+        return new ShardRunRow(slot, t.partition().id(), epoch, t.wireId(), t.leader().hostId(), 10, emits, partials.size(),
                 PartialsCodec.encode(partials), true, epoch);
     }
 
-    private static SlotRow with(SlotRow r, long epoch, long currentEpoch, boolean live, String wireId) {
-        return new SlotRow(r.slotIndex(), r.partitionId(), epoch, wireId, r.hostId(), r.rowCount(), r.emitCount(),
+    private static ShardRunRow with(ShardRunRow r, long epoch, long currentEpoch, boolean live, String wireId) {
+        return new ShardRunRow(r.runIndex(), r.partitionId(), epoch, wireId, r.hostId(), r.rowCount(), r.emitCount(),
                 r.entryCount(), r.partials(), live, currentEpoch);
     }
 
-    private static List<SlotRow> complete() {
-        List<SlotRow> m = new ArrayList<>();
+    private static List<ShardRunRow> complete() {
+        List<ShardRunRow> m = new ArrayList<>();
         m.add(slot(2, List.of(new Partial("p2/b", 2), new Partial("p2/a", 1))));
         m.add(slot(0, List.of(new Partial("p0/z", 3))));
         m.add(slot(1, List.of()));
         return m;
     }
 
-    private static List<SlotRow> replace(int index, SlotRow row) {
-        List<SlotRow> m = new ArrayList<>(complete().stream().filter(r -> r.slotIndex() != index).toList());
+    private static List<ShardRunRow> replace(int index, ShardRunRow row) {
+        List<ShardRunRow> m = new ArrayList<>(complete().stream().filter(r -> r.runIndex() != index).toList());
         m.add(row);
         return m;
     }
 
     @Test
     void completeDisjointSlotsMergeSortedByKeyWhateverTheirOrder() {
-        assertThat(SlotValidator.validate(PLAN.targets(), complete(), Limits.DEFAULTS)).extracting(Partial::key)
+        assertThat(ShardRunValidator.validate(PLAN.targets(), complete(), Limits.DEFAULTS)).extracting(Partial::key)
                 .containsExactly("p0/z", "p2/a", "p2/b");
-        assertThat(SlotValidator.validate(PLAN.targets(), complete().reversed(), Limits.DEFAULTS))
-                .isEqualTo(SlotValidator.validate(PLAN.targets(), complete(), Limits.DEFAULTS));
+        assertThat(ShardRunValidator.validate(PLAN.targets(), complete().reversed(), Limits.DEFAULTS))
+                .isEqualTo(ShardRunValidator.validate(PLAN.targets(), complete(), Limits.DEFAULTS));
     }
 
     @Test
     void eachViolationHasItsOwnCode() {
-        SlotRow one = slot(1, List.of());
+        ShardRunRow one = slot(1, List.of());
         long epoch = one.epoch();
-        assertCode(complete().stream().filter(r -> r.slotIndex() != 1).toList(), ErrorCode.SLOT_MISSING);
+        assertCode(complete().stream().filter(r -> r.runIndex() != 1).toList(), ErrorCode.SLOT_MISSING);
         assertCode(replace(1, with(one, epoch, epoch, false, one.wireId())), ErrorCode.SLOT_EXPIRED);
         assertCode(replace(1, with(one, epoch - 1, epoch - 1, true, one.wireId())), ErrorCode.TARGET_STALE);
         assertCode(replace(1, with(one, epoch, epoch + 1, true, one.wireId())), ErrorCode.SLOT_STALE);
@@ -72,7 +72,7 @@ class SlotValidatorTest {
         assertCode(replace(1, slot(1, List.of(new Partial("", 1)))), ErrorCode.PARTIAL_MALFORMED);
         assertCode(replace(1, slot(1, List.of(new Partial("k", 1), new Partial("k", 2)))), ErrorCode.PARTIAL_MALFORMED);
         assertCode(replace(1, slot(1, List.of(new Partial("p0/z", 1)))), ErrorCode.PARTIAL_KEY_DUPLICATED);
-        SlotRow garbage = new SlotRow(1, one.partitionId(), epoch, one.wireId(), one.hostId(), 0, 0, 1,
+        ShardRunRow garbage = new ShardRunRow(1, one.partitionId(), epoch, one.wireId(), one.hostId(), 0, 0, 1,
                 new byte[] {1, 2, 3}, true, epoch);
         assertCode(replace(1, garbage), ErrorCode.PARTIAL_MALFORMED);
     }
@@ -95,8 +95,8 @@ class SlotValidatorTest {
         // hold none, so the merged set is exactly 4 entries too (the merged bound).
         List<Partial> four = List.of(new Partial("p1/k11", 1), new Partial("p1/k12", 2), new Partial("p1/k13", 3),
                 new Partial("p1/k14", 4));
-        List<SlotRow> atTheBounds = List.of(slot(0, List.of()), slot(1, 3, four), slot(2, List.of()));
-        assertThat(SlotValidator.validate(PLAN.targets(), atTheBounds, small)).hasSize(4);
+        List<ShardRunRow> atTheBounds = List.of(slot(0, List.of()), slot(1, 3, four), slot(2, List.of()));
+        assertThat(ShardRunValidator.validate(PLAN.targets(), atTheBounds, small)).hasSize(4);
         assertCode(List.of(slot(0, List.of()), slot(1, 4, four), slot(2, List.of())), ErrorCode.EMIT_LIMIT_EXCEEDED, small);
         assertCode(List.of(slot(0, List.of()), slot(1, 3, List.of(new Partial("p1/k111", 1))), slot(2, List.of())),
                 ErrorCode.PARTIAL_MALFORMED, small);
@@ -106,27 +106,27 @@ class SlotValidatorTest {
 
     @Test
     void aSlotWhoseEntryCountDisagreesWithItsPartialsIsMalformed() {
-        SlotRow one = slot(1, List.of(new Partial("p1/a", 1)));
-        SlotRow claimsTwo = new SlotRow(1, one.partitionId(), one.epoch(), one.wireId(), one.hostId(), one.rowCount(),
+        ShardRunRow one = slot(1, List.of(new Partial("p1/a", 1)));
+        ShardRunRow claimsTwo = new ShardRunRow(1, one.partitionId(), one.epoch(), one.wireId(), one.hostId(), one.rowCount(),
                 one.emitCount(), 2, one.partials(), true, one.epoch());
         assertCode(replace(1, claimsTwo), ErrorCode.PARTIAL_MALFORMED);
     }
 
     @Test
     void theLowestSlotsViolationSurfacesWhateverTheArrivalOrder() {
-        List<SlotRow> m = new ArrayList<>();
+        List<ShardRunRow> m = new ArrayList<>();
         m.add(slot(2, List.of(new Partial("p2/x", Double.NaN))));
         m.add(slot(1, 65, List.of()));
         m.add(slot(0, List.of()));
         assertCode(m, ErrorCode.EMIT_LIMIT_EXCEEDED);
     }
 
-    private static void assertCode(List<SlotRow> slots, ErrorCode code) {
+    private static void assertCode(List<ShardRunRow> slots, ErrorCode code) {
         assertCode(slots, code, Limits.DEFAULTS);
     }
 
-    private static void assertCode(List<SlotRow> slots, ErrorCode code, Limits limits) {
-        assertThatThrownBy(() -> SlotValidator.validate(PLAN.targets(), slots, limits))
+    private static void assertCode(List<ShardRunRow> slots, ErrorCode code, Limits limits) {
+        assertThatThrownBy(() -> ShardRunValidator.validate(PLAN.targets(), slots, limits))
                 .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(code));
     }
 }

@@ -3,8 +3,8 @@ package dev.thresher.leader;
 import dev.thresher.store.control.CallJournal;
 import dev.thresher.store.control.ControlStore;
 import dev.thresher.store.control.CallJournal.RequestStart;
-import dev.thresher.store.control.CallJournal.SlotPublication;
-import dev.thresher.store.control.CallJournal.SlotPublished;
+import dev.thresher.store.control.CallJournal.ShardRunPublication;
+import dev.thresher.store.control.CallJournal.ShardRunPublished;
 import dev.thresher.store.control.JournalEntry;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +16,7 @@ import java.util.UUID;
  * identity), and the one transaction that journals a host request's outcomes and publishes its slots,
  * each fenced by the partition lease ({@link CallJournal}'s javadoc is the contract).
  */
-public interface SlotJournal {
+public interface ShardRunJournal {
 
     /** The journaled outcomes of {@code wireIds}, by wire id; absent ones are missing. */
     Map<String, JournalEntry> journaled(String tenant, List<String> wireIds);
@@ -30,16 +30,16 @@ public interface SlotJournal {
     }
 
     /** Journals (first writer wins) and publishes, fenced; what stands, in the order of {@code publications}. */
-    List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId, long leaseMs);
+    List<ShardRunPublished> publishShardOutcomes(List<ShardRunPublication> publications, String hostId, long leaseMs);
 
     /** The call journal of the control database {@code control}. */
-    static SlotJournal of(ControlStore control) {
+    static ShardRunJournal of(ControlStore control) {
         return of(control.calls());
     }
 
     /** The control database's call journal itself. */
-    static SlotJournal of(CallJournal control) {
-        return new SlotJournal() {
+    static ShardRunJournal of(CallJournal control) {
+        return new ShardRunJournal() {
             @Override
             public Map<String, JournalEntry> journaled(String tenant, List<String> wireIds) {
                 return control.journaled(tenant, wireIds);
@@ -51,7 +51,7 @@ public interface SlotJournal {
             }
 
             @Override
-            public List<SlotPublished> publishShardOutcomes(List<SlotPublication> publications, String hostId,
+            public List<ShardRunPublished> publishShardOutcomes(List<ShardRunPublication> publications, String hostId,
                                                             long leaseMs) {
                 return control.publishShardOutcomes(publications, hostId, leaseMs);
             }
