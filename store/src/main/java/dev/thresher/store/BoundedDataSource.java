@@ -34,8 +34,14 @@ final class BoundedDataSource extends ForwardingDataSource {
     static final int SOCKET_GRACE_MS = 250;
     private static final Executor DIRECT = Runnable::run;
     /** Fires each connection's cancel at its deadline. */
-    private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemon("db-deadline"));
+    private static final java.util.concurrent.ScheduledExecutorService DEADLINES = deadlines();
+
+    /** One timer thread; a connection closed before its deadline takes its task out of the queue at once. */
+    private static java.util.concurrent.ScheduledExecutorService deadlines() {
+        var timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, daemon("db-deadline"));
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
+    }
     /** Sends cancels: each waits at most the driver's cancelSignalTimeout ({@link Pools}), on no caller's thread. */
     private static final java.util.concurrent.ExecutorService CANCELS =
             java.util.concurrent.Executors.newCachedThreadPool(daemon("db-cancel"));
