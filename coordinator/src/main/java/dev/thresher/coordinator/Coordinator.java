@@ -335,16 +335,16 @@ public final class Coordinator implements CallService {
      * appears or the earlier of the deadline and the activation window passes.
      */
     private CallPlan planWithActivationWait(CallRun call, Binding binding) {
-        Deadline giveUp = call.deadline.earlier(Deadline.afterMillis(call.startNanos, limits.activationWindowMs()));
+        Deadline window = Deadline.afterMillis(call.startNanos, limits.activationWindowMs());
         Topology topology = catalog.topology();
         while (true) {
             try {
                 return CallPlanner.plan(call.callId, binding, topology, limits);
             } catch (ThresherException e) {
-                // the wait ends a poll before the deadline: the refusal it ends in is the partition's, typed by its
-                // real cause, never the deadline's
-                if (e.code() != ErrorCode.CELL_UNAVAILABLE
-                        || giveUp.remainingNanos() <= msToNanos(2 * ACTIVATION_POLL_MS)) {
+                // the wait ends with the activation window, or two polls before the deadline: the refusal it ends in
+                // is the partition's, typed by its real cause, never the deadline's
+                if (e.code() != ErrorCode.CELL_UNAVAILABLE || window.remainingNanos() <= msToNanos(ACTIVATION_POLL_MS)
+                        || call.deadline.remainingNanos() <= msToNanos(2 * ACTIVATION_POLL_MS)) {
                     throw e;
                 }
                 pause(ACTIVATION_POLL_MS);
