@@ -245,8 +245,7 @@ public final class Coordinator implements CallService {
             te = call.anyGuestMayHaveRun() ? te.afterGuestCode() : te.beforeGuestCode();
             // Recording the failure is bounded too: by what is left of the deadline, at least a short while
             // and at most FAILURE_RECORD_MS; if it cannot be recorded, the reconciler records it later.
-            try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(
-                    Math.clamp(call.deadline.remainingMillis(), FAILURE_RECORD_MIN_MS, FAILURE_RECORD_MS))))) {
+            try (DbDeadline scope = recordingFailure(call)) {
                 control.failInvocation(call.callId, te.code(), te.getMessage(), call.attempts());
             } catch (RuntimeException recordFailure) {
                 log.warn("could not record the failure of call {} (the reconciler will): {}", call.callId,
@@ -310,8 +309,7 @@ public final class Coordinator implements CallService {
      * the refusal stands.
      */
     private void recordRefusal(CallRun call, Binding binding, ThresherException refusal) {
-        try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(
-                Math.clamp(call.deadline.remainingMillis(), FAILURE_RECORD_MIN_MS, FAILURE_RECORD_MS))))) {
+        try (DbDeadline scope = recordingFailure(call)) {
             control.insertRefusedInvocation(call.callId, binding, call.request.principal(), hostId,
                     call.deadline.remainingMillis(), call.deadlineMs, refusal.code(), refusal.getMessage());
             tellRecorded(call);
@@ -319,6 +317,15 @@ public final class Coordinator implements CallService {
             log.warn("could not record the refusal of call {} ({}): {}", call.callId, refusal.code(),
                     recordFailure.toString());
         }
+    }
+
+    /**
+     * The database scope a call's failure or refusal is recorded in: what is left of its deadline, at least
+     * {@value #FAILURE_RECORD_MIN_MS} ms and at most {@value #FAILURE_RECORD_MS}.
+     */
+    private static DbDeadline recordingFailure(CallRun call) {
+        return DbDeadline.enter(Deadline.after(Duration.ofMillis(
+                Math.clamp(call.deadline.remainingMillis(), FAILURE_RECORD_MIN_MS, FAILURE_RECORD_MS))));
     }
 
     /** Tells the front door the call's id once its invocation is recorded (CallRequest.onRecorded). */

@@ -250,9 +250,7 @@ final class PgAuthentication {
     }
 
     private String clientAddress() {
-        java.net.SocketAddress remote = ctx.channel().remoteAddress();
-        return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
-                ? inet.getAddress().getHostAddress() : String.valueOf(remote);
+        return PgConnectionHandler.clientAddress(ctx);
     }
 
     private void passwordStep(FrontendMessage message) {

@@ -168,7 +168,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.fireChannelActive();
     }
 
-    private static String clientAddress(ChannelHandlerContext ctx) {
+    /** The client's IP address as text, the key the login throttle and the per-address share count under. */
+    static String clientAddress(ChannelHandlerContext ctx) {
         java.net.SocketAddress remote = ctx.channel().remoteAddress();
         return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
                 ? inet.getAddress().getHostAddress() : String.valueOf(remote);

@@ -401,8 +401,7 @@ public final class DevCluster implements AutoCloseable {
                 n.coordinator().call(CallRequest.of(TENANT, "dev-warmup", SAMPLE_BINDING, "{}")).join();
                 return;
             } catch (RuntimeException e) {
-                ThresherException failure = ThresherException.of(e instanceof java.util.concurrent.CompletionException
-                        && e.getCause() != null ? e.getCause() : e);
+                ThresherException failure = ThresherException.of(e); // finds it under the future's CompletionException
                 boolean again = attempt < WARM_UP_ATTEMPTS
                         && failure.code().retryClass() != dev.thresher.errors.RetryClass.TERMINAL;
                 log.warn("warm-up call through {} failed ({} {}){}", n.hostId(), failure.code(), failure.getMessage(),
