@@ -329,7 +329,7 @@ final class Bench {
             admin.create(tenant, "load_pgwire", "id", columns, 16, List.of());
             progress.say("load: thresher load's loader, 1,000,000 rows");
             long t = System.nanoTime();
-            long loaded = new dev.thresher.server.admin.CsvLoader(admin, new java.io.PrintStream(java.io.PrintStream.nullOutputStream()))
+            long loaded = new dev.thresher.server.admin.CsvLoader(admin, dev.thresher.server.admin.CsvLoader.Progress.NONE)
                     .load(tenant, "load_cli", new java.io.StringReader(data), false).rows();
             report.loads.add(new Report.Load("`thresher load` (its loader in-process: route by slot, one COPY per shard)",
                     loaded, System.nanoTime() - t));

@@ -43,6 +43,23 @@ public interface TableService {
      */
     long copyFrom(String tenant, String user, CopySpec spec, IntConsumer ready, InputStream data);
 
+    /** What one {@linkplain #load load} wrote: the rows, the rows each shard database committed, how long it took. */
+    record Loaded(long rows, Map<Integer, Long> rowsByShard, long millis) {
+        public Loaded {
+            rowsByShard = Map.copyOf(rowsByShard);
+        }
+    }
+
+    /**
+     * Loads a CSV file (RFC 4180, UTF-8) as {@code thresher load} does: with {@code header} its first line names
+     * the columns (any order, any subset), else the fields are the table's columns in order; each row to the shard
+     * its key's slot names. A bad row loads nothing and names its line and column.
+     *
+     * @param csv the file's bytes, read to their end
+     * @throws dev.thresher.errors.ThresherException typed
+     */
+    Loaded load(String tenant, String table, boolean header, InputStream csv);
+
     /**
      * Runs an {@code INSERT INTO table [(columns)] VALUES (...), ...} of literal values.
      *

@@ -131,6 +131,14 @@ final class Exchange {
         write(res);
     }
 
+    /**
+     * The body of an upload ({@link UploadRequests}) as it arrives, to be read to its end on a worker thread, never
+     * the event loop; empty for any other request, whose body is {@link #body} whole.
+     */
+    Optional<java.io.InputStream> upload() {
+        return request instanceof UploadRequests.UploadRequest u ? Optional.of(u.body) : Optional.empty();
+    }
+
     /** The body as text; when it is not UTF-8, answers {@code INVALID_TEXT_ENCODING} and returns empty. */
     Optional<String> body() {
         Optional<String> body = Utf8.decode(request.content().nioBuffer());

@@ -49,6 +49,8 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
     private boolean closing;
     private boolean draining;
     private ScheduledFuture<?> arrival;
+    /** The body of the upload being answered, still arriving perhaps; null when the request is not an upload. */
+    private Upload upload;
 
     /**
      * @param tenant the node's tenant: the admin token's, and the requests' when no user's token says otherwise
@@ -187,6 +189,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
      * that may not use a path is the same whether the path or its binding exists.
      */
     private void handle(ChannelHandlerContext ctx, FullHttpRequest req) {
+        upload = req instanceof UploadRequests.UploadRequest u ? u.body : null;
         if (!req.decoderResult().isSuccess()) {
             refuseUndecodable(ctx, req.decoderResult().cause());
             return;
@@ -252,7 +255,10 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
      * does not read its answer within {@code limits.httpRequestTimeoutMs} loses the connection.
      */
     private void write(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse res) {
-        if (!keepAlive) {
+        // an upload answered before its body's end leaves bytes on the connection that frame no request
+        Upload unfinished = upload != null && !upload.complete() ? upload : null;
+        upload = null;
+        if (!keepAlive || unfinished != null) {
             closing = true;
         }
         res.headers().set(HttpHeaderNames.CONNECTION, closing ? HttpHeaderValues.CLOSE : HttpHeaderValues.KEEP_ALIVE);
@@ -267,6 +273,10 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         }, limits.httpRequestTimeoutMs(), TimeUnit.MILLISECONDS);
         written.addListener((ChannelFutureListener) f -> {
             unread.cancel(false);
+            if (f.isSuccess() && unfinished != null) {
+                linger(f.channel(), unfinished);
+                return;
+            }
             if (!f.isSuccess() || closing) {
                 f.channel().close();
                 return;
@@ -274,5 +284,21 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             busy = false;
             drain();
         });
+    }
+
+    /**
+     * Closes the connection once the rest of an answered upload's body has been read and dropped, or after
+     * {@code limits.httpRequestTimeoutMs}: closed at once, a client still sending would be reset and could lose the
+     * answer.
+     */
+    private void linger(io.netty.channel.Channel channel, Upload unfinished) {
+        ScheduledFuture<?> bound = channel.eventLoop().schedule(() -> {
+            channel.close();
+        }, limits.httpRequestTimeoutMs(), TimeUnit.MILLISECONDS);
+        unfinished.whenEnded(() -> {
+            bound.cancel(false);
+            channel.close();
+        });
+        channel.read();
     }
 }

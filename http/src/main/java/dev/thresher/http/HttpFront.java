@@ -341,10 +341,13 @@ public final class HttpFront implements AutoCloseable {
         }
     }
 
-    /** The pipeline of a new connection: HTTP/1.1 decoding and encoding, a request and its body whole, then {@code handler}. */
+    /**
+     * The pipeline of a new connection: HTTP/1.1 decoding and encoding, an upload's body as it arrives or any other
+     * request with its body whole, then {@code handler}.
+     */
     static void configure(ChannelPipeline pipeline, Limits limits, HttpConnection handler) {
-        pipeline.addLast(new HttpServerCodec(), new Aggregator(limits.directCallPayloadBytes(), handler::owesResponses),
-                handler);
+        pipeline.addLast(new HttpServerCodec(), new UploadRequests(limits.httpRequestTimeoutMs(), handler::owesResponses),
+                new Aggregator(limits.directCallPayloadBytes(), handler::owesResponses), handler);
     }
 
     /** Serves HTTP handler bindings' routes under {@code /v1/http/} through {@code handlers} from now on. */

@@ -20,9 +20,13 @@ import java.util.Map;
  * DELETE /admin/tables/{name}                  drops it: {"dropped": name}
  * POST   /admin/tables/{name}/migrations       alters it: {"addColumn": "name type"} or {"dropColumn": "name"}
  * POST   /admin/tables/{name}/migrate          applies pending and failed migrations again
+ * POST   /admin/tables/{name}/rows[?header=true]  loads the body, a CSV file (RFC 4180, UTF-8), as thresher load does:
+ *                                              {"rows", "rowsByShard", "millis"}
  * </pre>
  *
- * A node without table administration answers every method on these paths 404.
+ * A node without table administration answers every method on these paths 404. A load's body is read as it arrives
+ * ({@link UploadRequests}), so a file of any size passes through a bounded buffer; it is all or nothing like every
+ * load.
  */
 final class TableRoutes {
     private final TableService tables;
@@ -45,7 +49,18 @@ final class TableRoutes {
                 .add(HttpMethod.GET, "/admin/tables/{name}", r::show)
                 .add(HttpMethod.DELETE, "/admin/tables/{name}", r::drop)
                 .add(HttpMethod.POST, "/admin/tables/{name}/migrations", r::alter)
-                .add(HttpMethod.POST, "/admin/tables/{name}/migrate", r::migrate);
+                .add(HttpMethod.POST, "/admin/tables/{name}/migrate", r::migrate)
+                .add(HttpMethod.POST, "/admin/tables/{name}/rows", r::load);
+    }
+
+    /** Whether a request's body is read as it arrives rather than whole: a load's ({@code POST .../rows}). */
+    static boolean uploads(HttpMethod method, String path) {
+        if (!method.equals(HttpMethod.POST) || !path.startsWith("/admin/tables/") || !path.endsWith("/rows")
+                || path.length() <= "/admin/tables//rows".length()) {
+            return false;
+        }
+        String name = path.substring("/admin/tables/".length(), path.length() - "/rows".length());
+        return !name.isEmpty() && name.indexOf('/') < 0;
     }
 
     private void list(Exchange x) {
@@ -87,6 +102,28 @@ final class TableRoutes {
             return tables.alter(x.tenant(), name, change.hasNonNull("addColumn")
                     ? new TableService.Change.AddColumn(change.get("addColumn").asText())
                     : new TableService.Change.DropColumn(change.get("dropColumn").asText()));
+        });
+    }
+
+    private void load(Exchange x) {
+        String name = x.capture("name");
+        java.io.InputStream csv = x.upload().orElse(null);
+        if (csv == null) {
+            x.fail(new ThresherException(ErrorCode.INTERNAL_ERROR, "a load's body did not arrive as an upload"));
+            return;
+        }
+        List<String> header = new io.netty.handler.codec.http.QueryStringDecoder(x.uri(),
+                java.nio.charset.StandardCharsets.UTF_8).parameters().getOrDefault("header", List.of("false"));
+        if (header.size() != 1 || !(header.get(0).equals("true") || header.get(0).equals("false"))) {
+            x.fail(new ThresherException(ErrorCode.INVALID_ARGUMENTS, "header is true or false, once"));
+            return;
+        }
+        admin.run(x, HttpResponseStatus.OK, () -> {
+            try (csv) {
+                return tables.load(x.tenant(), name, header.get(0).equals("true"), csv);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e); // closing a buffer throws nothing
+            }
         });
     }
 

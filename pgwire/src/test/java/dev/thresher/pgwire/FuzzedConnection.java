@@ -297,6 +297,11 @@ final class FuzzedConnection {
         }
 
         @Override
+        public Loaded load(String tenant, String table, boolean header, InputStream csv) {
+            throw refused();
+        }
+
+        @Override
         public String execute(String tenant, String user, dev.thresher.bindings.TableCommand command) {
             return command.tag();
         }

@@ -77,6 +77,11 @@ class PgCopyProtocolTest {
             return 3;
         }
 
+        @Override
+        public Loaded load(String tenant, String table, boolean header, InputStream csv) {
+            throw new UnsupportedOperationException();
+        }
+
         final List<dev.thresher.bindings.TableCommand> statements = new CopyOnWriteArrayList<>();
 
         @Override

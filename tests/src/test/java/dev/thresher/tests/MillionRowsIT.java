@@ -45,7 +45,7 @@ class MillionRowsIT {
                 new PrintStream(PrintStream.nullOutputStream()))) {
             admin.create(DevCluster.TENANT, "million", "order_id",
                     "order_id bigint, region text not null, amount double precision not null", 16, List.of());
-            CsvLoader.Loaded loaded = new CsvLoader(admin, new PrintStream(PrintStream.nullOutputStream()))
+            dev.thresher.bindings.TableService.Loaded loaded = new CsvLoader(admin, CsvLoader.Progress.NONE)
                     .load(DevCluster.TENANT, "million", new StringReader(csv.toString()), false);
             assertThat(loaded.rows()).isEqualTo(ROWS);
             partitions = admin.control().readTopology().partitionsOf(DevCluster.TENANT, "million");

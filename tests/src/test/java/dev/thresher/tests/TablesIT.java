@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Limits;
 import dev.thresher.server.admin.CsvLoader;
 import dev.thresher.server.admin.TableAdmin;
 import dev.thresher.server.cli.Main;
@@ -39,6 +40,8 @@ import picocli.CommandLine;
  */
 class TablesIT {
     private static final int ROWS = 1_000;
+    /** The most bytes any request body but a load's may hold. */
+    private static final long PAYLOAD_LIMIT = Limits.DEFAULTS.directCallPayloadBytes();
     private static final List<String> REGIONS = List.of("north", "south, east", "west \"far\"", "centre");
     private static DevCluster cluster;
     private static Path dev;
@@ -143,7 +146,7 @@ class TablesIT {
         String badKey = "5101,north,1.5\nx,north,2\n";
         String shortRow = "5201,north,1.5\n5202,north\n";
         try (TableAdmin admin = admin()) {
-            CsvLoader loader = new CsvLoader(admin, new PrintStream(PrintStream.nullOutputStream()));
+            CsvLoader loader = new CsvLoader(admin, CsvLoader.Progress.NONE);
             assertThatThrownBy(() -> loader.load(DevCluster.TENANT, "sales", new StringReader(badAmount), true))
                     .isInstanceOfSatisfying(ThresherException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS);
@@ -170,12 +173,77 @@ class TablesIT {
         assertThat(count).as("rows of the failed loads on any shard").isZero();
     }
 
+    /** {@code thresher load} as a user runs it: the exit code, what it printed, and what it said went wrong. */
+    private record Run(int exit, String out, String err) {}
+
+    private static Run load(Path file, String... more) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        CommandLine cl = Main.commandLine();
+        cl.setOut(new java.io.PrintWriter(out, true));
+        cl.setErr(new java.io.PrintWriter(err, true));
+        List<String> args = new java.util.ArrayList<>(List.of("load"));
+        args.addAll(List.of(more));
+        args.addAll(List.of(file.toString(), "--dev", dev.toString()));
+        return new Run(cl.execute(args.toArray(String[]::new)), out.toString(), err.toString());
+    }
+
+    private static long rowsOnShards(String sql) throws Exception {
+        long count = 0;
+        for (int shard = 1; shard <= 3; shard++) {
+            try (Connection c = DriverManager.getConnection(cluster.shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
+                 Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+                rs.next();
+                count += rs.getLong(1);
+            }
+        }
+        return count;
+    }
+
+    @Test
+    void theLoadCommandStreamsAFileLargerThanAnyRequestBodyThroughANodeAndARefusedFileLoadsNothing() throws Exception {
+        assertThat(main("table", "create", "ledger", "--dev", dev.toString(), "--key", "entry_id",
+                "--columns", "entry_id bigint, account text not null, amount double precision not null",
+                "--partitions", "4")).isZero();
+        int rows = 80_000;
+        StringBuilder csv = new StringBuilder("amount,entry_id,account\n"); // the header names the columns, in its order
+        double sum = 0;
+        for (int i = 1; i <= rows; i++) {
+            double amount = i % 1000 + 0.5;
+            sum += amount;
+            csv.append(amount).append(',').append(i).append(",account-").append(i % 37).append('\n');
+        }
+        Path file = Files.createTempFile("ledger-", ".csv");
+        Files.writeString(file, csv, StandardCharsets.UTF_8);
+        assertThat(Files.size(file)).as("over the 1 MiB every other request body may hold")
+                .isGreaterThan(PAYLOAD_LIMIT);
+
+        Run ok = load(file, "ledger", "--header");
+        assertThat(ok.exit()).as(ok.err()).isZero();
+        assertThat(ok.out()).startsWith("loaded 80,000 rows into ledger in ").contains("shard 1: ", "shard 2: ", "shard 3: ");
+        assertThat(rowsOnShards("SELECT count(*) FROM ledger")).isEqualTo(rows);
+        assertThat(rowsOnShards("SELECT round(sum(amount))::bigint FROM ledger")).isEqualTo(Math.round(sum));
+
+        Path bad = Files.createTempFile("ledger-bad-", ".csv");
+        Files.writeString(bad, "entry_id,account,amount\n100001,a,1\n100002,b,abc\n" + "100003,c,3\n".repeat(50_000),
+                StandardCharsets.UTF_8);
+        Run refused = load(bad, "ledger", "--header");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("line 3, column amount").endsWith("; nothing was loaded" + System.lineSeparator());
+        assertThat(rowsOnShards("SELECT count(*) FROM ledger WHERE entry_id > 100000")).isZero();
+
+        Run unknown = load(file, "no_such_table", "--header");
+        assertThat(unknown.exit()).isEqualTo(1);
+        assertThat(unknown.err()).contains("no_such_table");
+        assertThat(main("table", "drop", "ledger", "--dev", dev.toString())).isZero();
+    }
+
     @Test
     void aTextKeyedTableIsRoutedByItsTextSlotAndDroppedWithItsShardTables() throws Exception {
         try (TableAdmin admin = admin()) {
             admin.create(DevCluster.TENANT, "visits", "visitor", "visitor text, pages integer not null", 4, List.of(1, 2));
             String csv = "ann,3\n\"bob, jr\",5\nzoë,7\n";
-            CsvLoader.Loaded loaded = new CsvLoader(admin, new PrintStream(PrintStream.nullOutputStream()))
+            dev.thresher.bindings.TableService.Loaded loaded = new CsvLoader(admin, CsvLoader.Progress.NONE)
                     .load(DevCluster.TENANT, "visits", new StringReader(csv), false);
             assertThat(loaded.rows()).isEqualTo(3);
             assertThat(loaded.rowsByShard().keySet()).isSubsetOf(1, 2);

@@ -1,17 +1,18 @@
 package dev.thresher.server.admin;
 
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.bindings.TableService.Loaded;
 import dev.thresher.errors.ThresherException;
-import dev.thresher.store.replica.CopyText;
+import dev.thresher.server.admin.LoadRecords.CsvReader;
+import dev.thresher.server.admin.LoadRecords.Field;
+import dev.thresher.server.admin.LoadRecords.Records;
+import dev.thresher.server.admin.LoadRecords.TextReader;
 import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import dev.thresher.topology.Slots;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.Reader;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -40,13 +41,18 @@ public final class CsvLoader {
     private static final Pattern COPY_LINE = Pattern.compile("line (\\d+)(?:, column (\\w+))?");
     private static final int PROGRESS_EVERY = 100_000;
 
-    /** What one load wrote. */
-    public record Loaded(long rows, Map<Integer, Long> rowsByShard, long millis) {}
-
     private final TableAdmin admin;
-    private final PrintStream progress;
+    private final Progress progress;
 
-    public CsvLoader(TableAdmin admin, PrintStream progress) {
+    /** Told every {@value #PROGRESS_EVERY} rows how many a load has routed, and how fast. */
+    @FunctionalInterface
+    public interface Progress {
+        Progress NONE = (rows, rowsPerSecond) -> { };
+
+        void routed(long rows, double rowsPerSecond);
+    }
+
+    public CsvLoader(TableAdmin admin, Progress progress) {
         this.admin = admin;
         this.progress = progress;
     }
@@ -205,68 +211,82 @@ public final class CsvLoader {
     }
 
     private Loaded load(Target target, List<String> columns, Records reader) throws IOException {
-        String unit = reader.unit();
-        long started = target.startedNanos();
-        String table = target.table();
-        String[] key = target.key();
-        Partition[] bySlot = target.bySlot();
-        Map<Integer, String> urls = target.urls();
-        int keyIndex = columns.indexOf(key[0]);
+        int keyIndex = columns.indexOf(target.key()[0]);
         if (keyIndex < 0) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the file has no key column " + key[0]);
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the file has no key column " + target.key()[0]);
         }
-        String copySql = "COPY " + table + " (" + String.join(", ", columns) + ", " + ShardReader.SLOT_COLUMN
+        String copySql = "COPY " + target.table() + " (" + String.join(", ", columns) + ", " + ShardReader.SLOT_COLUMN
                 + ") FROM STDIN (FORMAT csv)";
         Map<Integer, ShardCopy> copies = new TreeMap<>();
-        long rows = 0;
+        long rows;
         try {
-            List<Field> record;
-            while ((record = reader.next()) != null) {
-                int line = reader.recordLine();
-                if (record.size() == 1 && record.get(0).text().isEmpty() && !record.get(0).quoted()) {
-                    continue; // a blank line
-                }
-                if (record.size() != columns.size()) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unit + " " + line + ": expected "
-                            + columns.size() + " fields " + columns + ", found " + record.size());
-                }
-                int slot = slotOf(record.get(keyIndex), key, line, unit);
-                Partition p = bySlot[slot];
-                if (p == null) {
-                    throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, unit + " " + line + ": the key's slot "
-                            + slot + " is in no partition of " + table);
-                }
-                ShardCopy copy = copies.get(p.shardId());
-                if (copy == null) {
-                    copy = open(p.shardId(), urls.get(p.shardId()), copySql);
-                    copies.put(p.shardId(), copy);
-                }
-                for (Field f : record) {
-                    f.appendCsv(copy.buffer);
-                    copy.buffer.append(',');
-                }
-                copy.buffer.append(slot).append('\n');
-                copy.add(line);
-                if (copy.buffer.length() > (1 << 16)) {
-                    write(copy, unit);
-                }
-                if (++rows % PROGRESS_EVERY == 0) {
-                    progress.printf("\r%,d rows routed (%,.0f rows/s)", rows, rows / seconds(started));
-                    progress.flush();
-                }
-            }
+            rows = route(target, columns, keyIndex, reader, copies, copySql);
             for (ShardCopy copy : copies.values()) {
-                write(copy, unit);
-                endCopy(copy, unit);
+                write(copy, reader.unit());
+                endCopy(copy, reader.unit());
             }
             checkNotMoved(target, copies);
         } catch (RuntimeException | IOException e) {
             rollbackAll(copies);
-            if (rows >= PROGRESS_EVERY) {
-                progress.println();
-            }
             throw e;
         }
+        return new Loaded(rows, commitAll(copies), (System.nanoTime() - target.startedNanos()) / 1_000_000);
+    }
+
+    /**
+     * Sends every record to the COPY of the shard its key's slot names (opened on its first row); a record that is
+     * not a row of the table stops the load.
+     *
+     * @return the rows routed
+     */
+    private long route(Target target, List<String> columns, int keyIndex, Records reader, Map<Integer, ShardCopy> copies,
+                       String copySql) throws IOException {
+        String unit = reader.unit();
+        long rows = 0;
+        List<Field> record;
+        while ((record = reader.next()) != null) {
+            int line = reader.recordLine();
+            if (record.size() == 1 && record.get(0).text().isEmpty() && !record.get(0).quoted()) {
+                continue; // a blank line
+            }
+            if (record.size() != columns.size()) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, unit + " " + line + ": expected "
+                        + columns.size() + " fields " + columns + ", found " + record.size());
+            }
+            int slot = slotOf(record.get(keyIndex), target.key(), line, unit);
+            Partition p = target.bySlot()[slot];
+            if (p == null) {
+                throw new ThresherException(ErrorCode.PARTITIONS_DO_NOT_TILE, unit + " " + line + ": the key's slot "
+                        + slot + " is in no partition of " + target.table());
+            }
+            ShardCopy copy = copies.get(p.shardId());
+            if (copy == null) {
+                copy = open(p.shardId(), target.urls().get(p.shardId()), copySql);
+                copies.put(p.shardId(), copy);
+            }
+            for (Field f : record) {
+                f.appendCsv(copy.buffer);
+                copy.buffer.append(',');
+            }
+            copy.buffer.append(slot).append('\n');
+            copy.add(line);
+            if (copy.buffer.length() > (1 << 16)) {
+                write(copy, unit);
+            }
+            if (++rows % PROGRESS_EVERY == 0) {
+                progress.routed(rows, rows / seconds(target.startedNanos()));
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * Commits each shard's COPY, one after another; a commit that fails rolls the rest back and says what had
+     * committed.
+     *
+     * @return the rows each shard committed
+     */
+    private static Map<Integer, Long> commitAll(Map<Integer, ShardCopy> copies) {
         Map<Integer, Long> byShard = new TreeMap<>();
         List<String> committed = new ArrayList<>();
         for (ShardCopy copy : copies.values()) {
@@ -283,10 +303,7 @@ public final class CsvLoader {
                 close(copy);
             }
         }
-        if (rows >= PROGRESS_EVERY) {
-            progress.println();
-        }
-        return new Loaded(rows, byShard, (System.nanoTime() - started) / 1_000_000);
+        return byShard;
     }
 
     /**
@@ -424,211 +441,5 @@ public final class CsvLoader {
 
     private static double seconds(long startedNanos) {
         return Math.max(1e-3, (System.nanoTime() - startedNanos) / 1e9);
-    }
-
-    /**
-     * One field as read, and whether it was quoted: an unquoted empty field is NULL (as CSV's COPY reads
-     * it), so a NULL is {@link #NULL} and an empty string is a quoted empty field.
-     */
-    public record Field(String text, boolean quoted) {
-        /** SQL NULL. */
-        public static final Field NULL = new Field("", false);
-
-        /** A value, never NULL. */
-        public static Field of(String text) {
-            return new Field(text, true);
-        }
-
-        public boolean isNull() {
-            return !quoted && text.isEmpty();
-        }
-
-        void appendCsv(StringBuilder out) {
-            if (quoted || text.indexOf(',') >= 0 || text.indexOf('"') >= 0 || text.indexOf('\n') >= 0
-                    || text.indexOf('\r') >= 0) {
-                out.append('"').append(text.replace("\"", "\"\"")).append('"');
-            } else {
-                out.append(text);
-            }
-        }
-    }
-
-    /** Rows as lists of fields, each with the line it started on. */
-    public interface Records {
-        /** The next record, or null at the end of the input. */
-        List<Field> next() throws IOException;
-
-        int recordLine();
-
-        /** What {@link #recordLine} counts, for messages: "line", or "row" for the rows of an INSERT. */
-        default String unit() {
-            return "line";
-        }
-    }
-
-    /**
-     * RFC 4180 records: fields separated by the delimiter (a comma unless told), quoted fields may hold it,
-     * quotes ("") and newlines; an unquoted field equal to the NULL string is NULL.
-     */
-    public static final class CsvReader implements Records {
-        private final Reader in;
-        private final char delimiter;
-        private final String nullString;
-        private int line = 1;
-        private int recordLine;
-        private int pushed = -2;
-
-        public CsvReader(Reader in, char delimiter, String nullString) {
-            this.in = in;
-            this.delimiter = delimiter;
-            this.nullString = nullString;
-        }
-
-        @Override
-        public int recordLine() {
-            return recordLine;
-        }
-
-        private int read() throws IOException {
-            if (pushed != -2) {
-                int c = pushed;
-                pushed = -2;
-                return c;
-            }
-            return in.read();
-        }
-
-        private Field field(StringBuilder text, boolean quoted) {
-            String t = text.toString();
-            if (!quoted && t.equals(nullString)) {
-                return Field.NULL;
-            }
-            return quoted || !t.isEmpty() ? new Field(t, quoted) : Field.of(t);
-        }
-
-        @Override
-        public List<Field> next() throws IOException {
-            int c = read();
-            if (c == -1) {
-                return null;
-            }
-            pushed = c;
-            recordLine = line;
-            List<Field> fields = new ArrayList<>();
-            StringBuilder field = new StringBuilder();
-            boolean quoted = false;
-            while (true) {
-                c = read();
-                if (c == '"' && field.isEmpty() && !quoted) {
-                    quoted = true;
-                    while (true) {
-                        c = read();
-                        if (c == -1) {
-                            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + recordLine
-                                    + ": a quoted field is not closed");
-                        }
-                        if (c == '"') {
-                            int d = read();
-                            if (d == '"') {
-                                field.append('"');
-                                continue;
-                            }
-                            pushed = d;
-                            break;
-                        }
-                        if (c == '\n') {
-                            line++;
-                        }
-                        field.append((char) c);
-                    }
-                    continue;
-                }
-                if (c == delimiter) {
-                    fields.add(field(field, quoted));
-                    field.setLength(0);
-                    quoted = false;
-                    continue;
-                }
-                if (c == '\r') {
-                    int d = read();
-                    if (d != '\n') {
-                        pushed = d;
-                    }
-                    c = '\n';
-                }
-                if (c == '\n' || c == -1) {
-                    if (!quoted && fields.isEmpty() && field.toString().equals("\\.")) {
-                        return null; // psql's end-of-data marker
-                    }
-                    fields.add(field(field, quoted));
-                    if (c == '\n') {
-                        line++;
-                    }
-                    return fields;
-                }
-                if (quoted) {
-                    throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + recordLine
-                            + ": text after a closing quote");
-                }
-                field.append((char) c);
-            }
-        }
-    }
-
-    /**
-     * PostgreSQL's text format of COPY: one row per line, fields separated by the delimiter (a tab unless
-     * told), the NULL string ({@code \N} unless told) for NULL, and backslash escapes, decoded by the codec the
-     * replicas read COPY's text with ({@link CopyText#fields}); a line {@code \.} ends the data. A field whose
-     * escapes make bytes that are not UTF-8 is refused.
-     */
-    static final class TextReader implements Records {
-        private final BufferedReader in;
-        private final byte delimiter;
-        private final byte[] nullString;
-        private int line;
-
-        TextReader(BufferedReader in, char delimiter, String nullString) {
-            if (delimiter > 0x7f) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "COPY DELIMITER must be a single one-byte character");
-            }
-            this.in = in;
-            this.delimiter = (byte) delimiter;
-            this.nullString = nullString.getBytes(StandardCharsets.UTF_8);
-        }
-
-        @Override
-        public int recordLine() {
-            return line;
-        }
-
-        @Override
-        public List<Field> next() throws IOException {
-            String text = in.readLine();
-            line++;
-            if (text == null || text.equals("\\.")) {
-                return null;
-            }
-            byte[][] raw;
-            try {
-                raw = CopyText.fields(text.getBytes(StandardCharsets.UTF_8), delimiter, nullString);
-            } catch (IllegalArgumentException e) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line + ": "
-                        + e.getMessage().replaceFirst("^COPY text: ", ""));
-            }
-            List<Field> fields = new ArrayList<>(raw.length);
-            for (byte[] value : raw) {
-                fields.add(value == null ? Field.NULL : Field.of(utf8(value)));
-            }
-            return fields;
-        }
-
-        private String utf8(byte[] bytes) {
-            try {
-                return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
-            } catch (CharacterCodingException ex) {
-                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "line " + line
-                        + ": an escape makes a byte sequence that is not UTF-8");
-            }
-        }
     }
 }

@@ -91,15 +91,24 @@ class AdminClient {
                 qs.append(qs.isEmpty() ? "?" : "&").append(k).append('=').append(URLEncoder.encode(v, StandardCharsets.UTF_8));
             }
         });
-        return send("GET", path + qs, null);
+        return send("GET", path + qs, null, null);
     }
 
     JsonNode post(String path, Object body) throws IOException, InterruptedException {
-        return send("POST", path, JSON.writeValueAsString(body));
+        return send("POST", path, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body), StandardCharsets.UTF_8),
+                "application/json");
+    }
+
+    /** {@code POST path} with a file as the body, sent as it is read ({@code text/csv}: a table's rows). */
+    JsonNode postFile(String path, Path file) throws IOException, InterruptedException {
+        if (!Files.isReadable(file)) {
+            throw new IllegalArgumentException("cannot read " + file);
+        }
+        return send("POST", path, HttpRequest.BodyPublishers.ofFile(file), "text/csv; charset=utf-8");
     }
 
     JsonNode delete(String path) throws IOException, InterruptedException {
-        return send("DELETE", path, null);
+        return send("DELETE", path, null, null);
     }
 
     /** A path segment (a table's or binding's name) as the URL carries it. */
@@ -109,11 +118,12 @@ class AdminClient {
 
     /** {@code GET path}: the answer's JSON text as the node wrote it. */
     String getText(String path) throws IOException, InterruptedException {
-        return exchange("GET", path, null);
+        return exchange("GET", path, null, null);
     }
 
-    private JsonNode send(String method, String pathAndQuery, String body) throws IOException, InterruptedException {
-        String text = exchange(method, pathAndQuery, body);
+    private JsonNode send(String method, String pathAndQuery, HttpRequest.BodyPublisher body, String contentType)
+            throws IOException, InterruptedException {
+        String text = exchange(method, pathAndQuery, body, contentType);
         try {
             return JSON.readTree(text);
         } catch (IOException e) {
@@ -122,7 +132,8 @@ class AdminClient {
         }
     }
 
-    private String exchange(String method, String pathAndQuery, String body) throws IOException, InterruptedException {
+    private String exchange(String method, String pathAndQuery, HttpRequest.BodyPublisher body, String contentType)
+            throws IOException, InterruptedException {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         String token = token();
         List<String> nodes = nodes();
@@ -139,10 +150,9 @@ class AdminClient {
                 // a read waits as long as a read takes; a change (a move copies rows) as long as it takes
                 request.timeout(Duration.ofSeconds(30));
             }
-            request.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+            request.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : body);
             if (body != null) {
-                request.header("Content-Type", "application/json");
+                request.header("Content-Type", contentType);
             }
             HttpResponse<String> r;
             try {

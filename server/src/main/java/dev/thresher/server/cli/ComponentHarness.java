@@ -18,6 +18,7 @@ import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import dev.thresher.server.admin.BindingAdmin;
 import dev.thresher.server.admin.CsvLoader;
+import dev.thresher.server.admin.LoadRecords;
 import dev.thresher.server.admin.TableAdmin;
 import dev.thresher.store.control.ShardRunRow;
 import dev.thresher.topology.Host;
@@ -78,8 +79,8 @@ final class ComponentHarness {
      *     missing column
      */
     static Rows readCsv(Reader csv, Selector selector) throws IOException {
-        CsvLoader.Records records = new CsvLoader.CsvReader(new java.io.BufferedReader(csv), ',', "");
-        List<CsvLoader.Field> header = records.next();
+        LoadRecords.Records records = new LoadRecords.CsvReader(new java.io.BufferedReader(csv), ',', "");
+        List<LoadRecords.Field> header = records.next();
         if (header == null) {
             throw bad("the CSV is empty; its first line names the selector's columns " + selector.columns());
         }
@@ -106,7 +107,7 @@ final class ComponentHarness {
         }
         List<String[]> raw = new ArrayList<>();
         List<Integer> lines = new ArrayList<>();
-        for (List<CsvLoader.Field> r = records.next(); r != null; r = records.next()) {
+        for (List<LoadRecords.Field> r = records.next(); r != null; r = records.next()) {
             if (r.size() == 1 && r.get(0).isNull() && header.size() > 1) {
                 continue; // a blank line
             }
@@ -115,7 +116,7 @@ final class ComponentHarness {
             }
             String[] row = new String[at.length];
             for (int c = 0; c < at.length; c++) {
-                CsvLoader.Field f = r.get(at[c]);
+                LoadRecords.Field f = r.get(at[c]);
                 row[c] = f.isNull() ? null : f.text();
             }
             raw.add(row);

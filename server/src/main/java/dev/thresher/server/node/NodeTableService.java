@@ -6,6 +6,7 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.server.admin.BindingAdmin;
 import dev.thresher.server.admin.CsvLoader;
+import dev.thresher.server.admin.LoadRecords;
 import dev.thresher.server.admin.TableAdmin;
 import dev.thresher.server.admin.TopologyAdmin;
 import java.io.IOException;
@@ -39,6 +40,7 @@ import net.sf.jsqlparser.statement.select.Values;
  * The catalog is opened on first use and kept.
  */
 final class NodeTableService implements TableService, AutoCloseable {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(NodeTableService.class);
     private final String controlUrl;
     private final String user;
     private final String password;
@@ -64,8 +66,32 @@ final class NodeTableService implements TableService, AutoCloseable {
         return admin;
     }
 
-    private CsvLoader loader() {
-        return new CsvLoader(admin(), new PrintStream(PrintStream.nullOutputStream()));
+    private CsvLoader loader(String table) {
+        return new CsvLoader(admin(), (rows, rate) -> log.info("loading {}: {} rows routed ({} rows/s)", table, rows,
+                Math.round(rate)));
+    }
+
+    /**
+     * The loads and inserts running on this node, through either front door: at most one per connection of the
+     * shard pools they write through ({@link TableAdmin#SHARD_POOL_SIZE}), so none waits for a connection.
+     */
+    private final java.util.concurrent.Semaphore writers = new java.util.concurrent.Semaphore(TableAdmin.SHARD_POOL_SIZE);
+
+    private interface LoadWork {
+        Loaded run() throws IOException;
+    }
+
+    /** Runs a load or an insert in one of the node's {@link #writers} places; refused, retryable, when none is free. */
+    private Loaded writing(LoadWork work) throws IOException {
+        if (!writers.tryAcquire()) {
+            throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, TableAdmin.SHARD_POOL_SIZE
+                    + " loads and inserts are running on this node already; retry");
+        }
+        try {
+            return work.run();
+        } finally {
+            writers.release();
+        }
     }
 
     /**
@@ -244,15 +270,29 @@ final class NodeTableService implements TableService, AutoCloseable {
 
     @Override
     public long copyFrom(String tenant, String user, CopySpec spec, IntConsumer ready, InputStream data) {
-        InputStreamReader text = new InputStreamReader(data, StandardCharsets.UTF_8.newDecoder()
+        return loading("COPY data", () -> loader(spec.table()).copy(tenant, spec.table(), spec.columns(), spec.csv(), spec.header(),
+                spec.delimiter(), spec.nullString(), ready, utf8(data))).rows();
+    }
+
+    @Override
+    public Loaded load(String tenant, String table, boolean header, InputStream csv) {
+        return loading("the CSV file", () -> loader(table).load(tenant, table, utf8(csv), header));
+    }
+
+    /** A load's bytes as text, refusing what is not UTF-8 rather than replacing it. */
+    private static InputStreamReader utf8(InputStream data) {
+        return new InputStreamReader(data, StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT));
+    }
+
+    /** Runs a load; its data not being UTF-8, or not arriving whole, is a typed failure ({@code what} names the data). */
+    private Loaded loading(String what, LoadWork work) {
         try {
-            return loader().copy(tenant, spec.table(), spec.columns(), spec.csv(), spec.header(), spec.delimiter(),
-                    spec.nullString(), ready, text).rows();
+            return writing(work);
         } catch (java.nio.charset.CharacterCodingException e) {
-            throw new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, "COPY data is not valid UTF-8", e);
+            throw new ThresherException(ErrorCode.INVALID_TEXT_ENCODING, what + " is not valid UTF-8", e);
         } catch (IOException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, e.getMessage() == null ? "COPY from stdin failed"
+            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, e.getMessage() == null ? what + " could not be read"
                     : e.getMessage(), e);
         }
     }
@@ -288,16 +328,16 @@ final class NodeTableService implements TableService, AutoCloseable {
             throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
                     "INSERT ... SELECT is not served; insert rows with VALUES, or load with COPY FROM STDIN");
         }
-        List<List<CsvLoader.Field>> rows = new ArrayList<>();
+        List<List<LoadRecords.Field>> rows = new ArrayList<>();
         for (ExpressionList<?> row : rows(values.getExpressions())) {
-            List<CsvLoader.Field> fields = new ArrayList<>(row.size());
+            List<LoadRecords.Field> fields = new ArrayList<>(row.size());
             for (int i = 0; i < row.size(); i++) {
                 fields.add(literal(row.get(i), rows.size() + 1, i + 1));
             }
             rows.add(fields);
         }
         try {
-            return loader().insert(tenant, table, columns, rows).rows();
+            return writing(() -> loader(table).insert(tenant, table, columns, rows)).rows();
         } catch (IOException e) {
             throw new ThresherException(ErrorCode.INTERNAL_ERROR, "INSERT failed: " + e.getMessage(), e);
         }
@@ -316,34 +356,34 @@ final class NodeTableService implements TableService, AutoCloseable {
         return rows;
     }
 
-    private static CsvLoader.Field literal(Expression e, int row, int column) {
+    private static LoadRecords.Field literal(Expression e, int row, int column) {
         switch (e) {
             case NullValue n -> {
-                return CsvLoader.Field.NULL;
+                return LoadRecords.Field.NULL;
             }
             case StringValue s -> {
                 if (s.getPrefix() != null && !s.getPrefix().isEmpty()) {
                     throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "row " + row + ", value " + column
                             + ": string constants with a prefix (" + s.getPrefix() + "'...') are not served");
                 }
-                return CsvLoader.Field.of(s.getValue().replace("''", "'"));
+                return LoadRecords.Field.of(s.getValue().replace("''", "'"));
             }
             case LongValue l -> {
-                return CsvLoader.Field.of(l.getStringValue());
+                return LoadRecords.Field.of(l.getStringValue());
             }
             case DoubleValue d -> {
-                return CsvLoader.Field.of(d.toString());
+                return LoadRecords.Field.of(d.toString());
             }
             case SignedExpression s when s.getSign() == '-' || s.getSign() == '+' -> {
-                CsvLoader.Field inner = literal(s.getExpression(), row, column);
-                return CsvLoader.Field.of((s.getSign() == '-' ? "-" : "") + inner.text());
+                LoadRecords.Field inner = literal(s.getExpression(), row, column);
+                return LoadRecords.Field.of((s.getSign() == '-' ? "-" : "") + inner.text());
             }
             case CastExpression c -> {
                 return literal(c.getLeftExpression(), row, column);
             }
             case Column c when c.getTable() == null && (c.getColumnName().equalsIgnoreCase("true")
                     || c.getColumnName().equalsIgnoreCase("false")) -> {
-                return CsvLoader.Field.of(c.getColumnName().toLowerCase(java.util.Locale.ROOT));
+                return LoadRecords.Field.of(c.getColumnName().toLowerCase(java.util.Locale.ROOT));
             }
             default -> throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "row " + row + ", value " + column
                     + ": only literal values are served (strings, numbers, TRUE, FALSE, NULL, and casts of them), not '"

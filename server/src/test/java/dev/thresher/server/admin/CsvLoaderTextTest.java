@@ -16,10 +16,10 @@ import org.junit.jupiter.api.Test;
 /** {@code COPY ... FROM STDIN} in the text format as the loader reads it: records of fields, by line. */
 class CsvLoaderTextTest {
     private static List<List<String>> read(String data, char delimiter, String nullString) throws IOException {
-        CsvLoader.TextReader reader = new CsvLoader.TextReader(new BufferedReader(new StringReader(data)), delimiter,
+        LoadRecords.TextReader reader = new LoadRecords.TextReader(new BufferedReader(new StringReader(data)), delimiter,
                 nullString);
         List<List<String>> rows = new ArrayList<>();
-        for (List<CsvLoader.Field> r = reader.next(); r != null; r = reader.next()) {
+        for (List<LoadRecords.Field> r = reader.next(); r != null; r = reader.next()) {
             List<String> row = new ArrayList<>();
             r.forEach(f -> row.add(f.isNull() ? null : f.text()));
             rows.add(row);
