@@ -61,6 +61,29 @@ public interface TableService {
     Loaded load(String tenant, String table, boolean header, InputStream csv);
 
     /**
+     * One partition of a table as a leader's shard run reads it for a selector: its rows as batches in the guest
+     * ABI's row format, or why they could not be read.
+     *
+     * @param failure what the read failed with (typed), or null
+     */
+    record PartitionBatches(int partition, int rows, List<byte[]> batches, dev.thresher.errors.ThresherException failure) {
+        public PartitionBatches {
+            batches = List.copyOf(batches);
+        }
+    }
+
+    /**
+     * Reads every partition of {@code table} with the selector's columns and filter, as a leader does (one read-only
+     * snapshot per partition; one batch for guest ABI 1, paged batches for ABI 2): what {@code thresher component
+     * test --table} runs a component over.
+     *
+     * @param selector the selector, its FROM naming any table ({@code table} is read)
+     * @throws dev.thresher.errors.ThresherException typed: no such table, a selector that is not one, or rows over
+     *     what one answer may carry
+     */
+    List<PartitionBatches> readBatches(String tenant, String table, String selector, int abiVersion);
+
+    /**
      * Runs an {@code INSERT INTO table [(columns)] VALUES (...), ...} of literal values.
      *
      * @return the rows inserted

@@ -22,6 +22,8 @@ import java.util.Map;
  * POST   /admin/tables/{name}/migrate          applies pending and failed migrations again
  * POST   /admin/tables/{name}/rows[?header=true]  loads the body, a CSV file (RFC 4180, UTF-8), as thresher load does:
  *                                              {"rows", "rowsByShard", "millis"}
+ * POST   /admin/tables/{name}/batches          reads it as a leader would for {"selector", "abiVersion"}:
+ *                                              {"partitions": [{"partition", "rows", "batches" (base64), "error"}]}
  * </pre>
  *
  * A node without table administration answers every method on these paths 404. A load's body is read as it arrives
@@ -50,7 +52,8 @@ final class TableRoutes {
                 .add(HttpMethod.DELETE, "/admin/tables/{name}", r::drop)
                 .add(HttpMethod.POST, "/admin/tables/{name}/migrations", r::alter)
                 .add(HttpMethod.POST, "/admin/tables/{name}/migrate", r::migrate)
-                .add(HttpMethod.POST, "/admin/tables/{name}/rows", r::load);
+                .add(HttpMethod.POST, "/admin/tables/{name}/rows", r::load)
+                .add(HttpMethod.POST, "/admin/tables/{name}/batches", r::batches);
     }
 
     /** Whether a request's body is read as it arrives rather than whole: a load's ({@code POST .../rows}). */
@@ -124,6 +127,30 @@ final class TableRoutes {
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e); // closing a buffer throws nothing
             }
+        });
+    }
+
+    private void batches(Exchange x) {
+        String name = x.capture("name");
+        admin.withBody(x, HttpResponseStatus.OK, body -> {
+            JsonNode read = AdminWork.json(body);
+            if (!read.path("abiVersion").isInt()) {
+                throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "field \"abiVersion\" (1 or 2) is missing");
+            }
+            List<Map<String, Object>> partitions = new ArrayList<>();
+            for (TableService.PartitionBatches p : tables.readBatches(x.tenant(), name, AdminWork.text(read, "selector"),
+                    read.get("abiVersion").asInt())) {
+                Map<String, Object> one = new java.util.LinkedHashMap<>();
+                one.put("partition", p.partition());
+                one.put("rows", p.rows());
+                one.put("batches", p.batches()); // each as base64
+                if (p.failure() != null) {
+                    one.put("error", Map.of("code", p.failure().code().code(), "name", p.failure().code().name(),
+                            "message", p.failure().getMessage()));
+                }
+                partitions.add(one);
+            }
+            return Map.of("partitions", partitions);
         });
     }
 

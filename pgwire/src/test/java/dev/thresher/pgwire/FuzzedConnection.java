@@ -302,6 +302,11 @@ final class FuzzedConnection {
         }
 
         @Override
+        public List<PartitionBatches> readBatches(String tenant, String table, String selector, int abiVersion) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
         public String execute(String tenant, String user, dev.thresher.bindings.TableCommand command) {
             return command.tag();
         }

@@ -82,6 +82,11 @@ class PgCopyProtocolTest {
             throw new UnsupportedOperationException();
         }
 
+        @Override
+        public List<PartitionBatches> readBatches(String tenant, String table, String selector, int abiVersion) {
+            throw new UnsupportedOperationException();
+        }
+
         final List<dev.thresher.bindings.TableCommand> statements = new CopyOnWriteArrayList<>();
 
         @Override

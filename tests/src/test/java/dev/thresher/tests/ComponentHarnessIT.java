@@ -63,6 +63,8 @@ class ComponentHarnessIT {
         }
         ObjectMapper json = new ObjectMapper();
         assertThat(json.readTree(resultLine(out))).isEqualTo(json.readTree(called));
+        assertThat(thresher("component", "test", SAMPLE.toString(), "--table", "no_such_table", "--dev", dev))
+                .as("a table the cluster does not have is the node's refusal").isEqualTo("1:");
     }
 
     @Test

@@ -490,8 +490,12 @@ public final class TableAdmin implements AutoCloseable {
      * not pay for a new connection each time.
      */
     public Connection shardConnection(String url) throws SQLException {
-        return shardPools.computeIfAbsent(url, u -> Pools.open("thresher-table-shard", u, user, password, SHARD_POOL_SIZE))
-                .getConnection();
+        return shardPool(url).getConnection();
+    }
+
+    /** The pool of {@link #shardConnection}s to one shard database. */
+    public javax.sql.DataSource shardPool(String url) {
+        return shardPools.computeIfAbsent(url, u -> Pools.open("thresher-table-shard", u, user, password, SHARD_POOL_SIZE));
     }
 
     /**

@@ -43,11 +43,23 @@ class AdminClient {
                     + " nodes and their admin token.")
     Path dev;
 
-    /** The dev cluster's {@code endpoints.json}, found as {@link ClusterOptions#devEndpoints} finds it. */
-    private Path endpoints() {
-        ClusterOptions cluster = new ClusterOptions();
-        cluster.dev = dev;
-        return cluster.devEndpoints();
+    /**
+     * The dev cluster's {@code endpoints.json}: under {@code --dev}; when that is the default and holds none, under the
+     * nearest directory above the working one that has a running dev cluster's, so the commands work from a project
+     * directory inside the repository too.
+     */
+    Path endpoints() {
+        Path endpoints = dev.resolve("endpoints.json");
+        if (Files.exists(endpoints) || dev.isAbsolute() || !dev.equals(Path.of(".thresher/dev"))) {
+            return endpoints;
+        }
+        for (Path d = Path.of("").toAbsolutePath().getParent(); d != null; d = d.getParent()) {
+            Path up = d.resolve(dev).resolve("endpoints.json");
+            if (Files.exists(up)) {
+                return up;
+            }
+        }
+        return endpoints;
     }
 
     String token() throws IOException {

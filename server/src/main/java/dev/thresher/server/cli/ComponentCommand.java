@@ -1,7 +1,6 @@
 package dev.thresher.server.cli;
 
 import dev.thresher.server.admin.BindingAdmin;
-import dev.thresher.server.admin.TableAdmin;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,11 +27,11 @@ final class ComponentCommand implements Runnable {
         Path dir;
 
         @Option(names = "--table", description = "Read the rows of this table of a running cluster instead, partition by"
-                + " partition, with the selector's columns and filter (reach the cluster as the admin commands do).")
+                + " partition, with the selector's columns and filter (through a node, as the admin commands reach it).")
         String table;
 
         @CommandLine.Mixin
-        ClusterOptions cluster;
+        AdminClient node;
 
         @Option(names = "--csv", description = "The rows the selector selects: a header naming its"
                 + " columns (name or name:type, type one of int8, float8, text, bool, bytea; a trailing ? makes a column"
@@ -79,8 +78,11 @@ final class ComponentCommand implements Runnable {
                         .toList() + (selector.where().isPresent() ? "; the selector's WHERE is not applied" : ""));
                 inputs = harness.deal(rows, partitions, checked.manifest().abiVersion());
             } else {
-                try (TableAdmin admin = cluster.admin()) {
-                    inputs = harness.fromTable(admin, cluster.tenant, table, selector, checked.manifest().abiVersion());
+                try {
+                    inputs = harness.fromTable(node, table, checked.manifest().selector(), checked.manifest().abiVersion());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted while the node read " + table);
                 }
                 heading.put("rows", inputs.stream().mapToLong(ComponentHarness.PartitionInput::rows).sum() + " from table "
                         + table + " in " + inputs.size() + " partitions, with the selector's filter");

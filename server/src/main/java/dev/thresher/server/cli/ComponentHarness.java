@@ -17,9 +17,7 @@ import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import dev.thresher.server.admin.BindingAdmin;
-import dev.thresher.server.admin.CsvLoader;
 import dev.thresher.server.admin.LoadRecords;
-import dev.thresher.server.admin.TableAdmin;
 import dev.thresher.store.control.ShardRunRow;
 import dev.thresher.topology.Host;
 import dev.thresher.topology.Partition;
@@ -347,46 +345,23 @@ final class ComponentHarness {
     }
 
     /**
-     * Each partition of {@code table} on a running cluster, read with the selector's columns and filter as a leader
-     * reads it (one read-only snapshot per partition; one batch for ABI 1, paged batches for ABI 2).
+     * Each partition of {@code table} on a running cluster, read by a node with the selector's columns and filter as a
+     * leader reads it ({@code POST /admin/tables/{name}/batches}: one read-only snapshot per partition; one batch for
+     * ABI 1, paged batches for ABI 2); a partition the node could not read comes with its failure.
      */
-    List<PartitionInput> fromTable(TableAdmin admin, String tenant, String table, Selector selector, int abiVersion) {
-        Selector reading = Selector.parse("SELECT " + String.join(", ", selector.columns()) + " FROM " + table
-                + selector.where().map(w -> " WHERE " + w).orElse(""));
-        List<Partition> partitions = admin.control().readTopology().partitionsOf(tenant, table);
-        if (partitions.isEmpty()) {
-            throw bad("there is no table " + table + " on this cluster");
-        }
-        Map<Integer, String> urls = admin.shardUrls();
-        Map<Integer, com.zaxxer.hikari.HikariDataSource> pools = new java.util.HashMap<>();
-        Deadline deadline = Deadline.afterMillis(System.nanoTime(), limits.callDeadlineMs());
+    List<PartitionInput> fromTable(AdminClient node, String table, String selector, int abiVersion)
+            throws java.io.IOException, InterruptedException {
+        com.fasterxml.jackson.databind.JsonNode answer = node.post(TableCommand.path(table) + "/batches",
+                Map.of("selector", selector, "abiVersion", abiVersion));
         List<PartitionInput> out = new ArrayList<>();
-        try {
-            for (Partition p : partitions) {
-                var db = pools.computeIfAbsent(p.shardId(), s -> dev.thresher.store.Pools.openReadOnly("harness-shard-" + s,
-                        urls.get(s), admin.user(), admin.password(), 1));
-                var reader = new dev.thresher.store.shard.ShardReader(db);
-                try {
-                    if (abiVersion == 1) {
-                        var b = reader.read(p, reading, limits.rowsPerBatch(), limits.batchMaxBytes(), deadline);
-                        out.add(new PartitionInput(p.id(), b.rowCount(), List.of(b.bytes()), null));
-                    } else {
-                        List<byte[]> batches = new ArrayList<>();
-                        int rows = 0;
-                        try (var pages = reader.openPages(p, reading, limits.rowsPerBatch(), limits.batchMaxBytes(), deadline)) {
-                            for (var b = pages.next(); b != null; b = pages.next()) {
-                                batches.add(b.bytes());
-                                rows += b.rowCount();
-                            }
-                        }
-                        out.add(new PartitionInput(p.id(), rows, batches, null));
-                    }
-                } catch (ThresherException e) {
-                    out.add(new PartitionInput(p.id(), 0, List.of(), e));
-                }
+        for (com.fasterxml.jackson.databind.JsonNode p : answer.path("partitions")) {
+            List<byte[]> batches = new ArrayList<>();
+            for (com.fasterxml.jackson.databind.JsonNode b : p.path("batches")) {
+                batches.add(b.binaryValue());
             }
-        } finally {
-            pools.values().forEach(com.zaxxer.hikari.HikariDataSource::close);
+            com.fasterxml.jackson.databind.JsonNode error = p.path("error");
+            out.add(new PartitionInput(p.path("partition").asInt(), p.path("rows").asInt(), batches, error.isMissingNode()
+                    ? null : new ThresherException(ErrorCode.ofCode(error.path("code").asInt()), error.path("message").asText())));
         }
         return out;
     }

@@ -72,17 +72,17 @@ final class NodeTableService implements TableService, AutoCloseable {
     }
 
     /**
-     * The loads and inserts running on this node, through either front door: at most one per connection of the
-     * shard pools they write through ({@link TableAdmin#SHARD_POOL_SIZE}), so none waits for a connection.
+     * The loads, inserts and table reads running on this node, through either front door: at most one per connection
+     * of the shard pools they go through ({@link TableAdmin#SHARD_POOL_SIZE}), so none waits for a connection.
      */
     private final java.util.concurrent.Semaphore writers = new java.util.concurrent.Semaphore(TableAdmin.SHARD_POOL_SIZE);
 
-    private interface LoadWork {
-        Loaded run() throws IOException;
+    private interface RowWork<T> {
+        T run() throws IOException;
     }
 
-    /** Runs a load or an insert in one of the node's {@link #writers} places; refused, retryable, when none is free. */
-    private Loaded writing(LoadWork work) throws IOException {
+    /** Runs a load, an insert or a read in one of the node's {@link #writers} places; refused, retryable, when none is free. */
+    private <T> T writing(RowWork<T> work) throws IOException {
         if (!writers.tryAcquire()) {
             throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, TableAdmin.SHARD_POOL_SIZE
                     + " loads and inserts are running on this node already; retry");
@@ -91,6 +91,16 @@ final class NodeTableService implements TableService, AutoCloseable {
             return work.run();
         } finally {
             writers.release();
+        }
+    }
+
+    @Override
+    public List<PartitionBatches> readBatches(String tenant, String table, String selector, int abiVersion) {
+        try {
+            return writing(() -> new dev.thresher.server.admin.TableReads(admin(), limits)
+                    .read(tenant, table, selector, abiVersion));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // a read throws none
         }
     }
 
@@ -286,7 +296,7 @@ final class NodeTableService implements TableService, AutoCloseable {
     }
 
     /** Runs a load; its data not being UTF-8, or not arriving whole, is a typed failure ({@code what} names the data). */
-    private Loaded loading(String what, LoadWork work) {
+    private Loaded loading(String what, RowWork<Loaded> work) {
         try {
             return writing(work);
         } catch (java.nio.charset.CharacterCodingException e) {
