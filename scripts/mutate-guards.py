@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CALLS = "store/src/main/java/dev/thresher/store/control/CallJournal.java"
 SLOTS = "store/src/main/java/dev/thresher/store/control/ShardRunPublisher.java"
 CATALOG = "store/src/main/java/dev/thresher/store/control/BindingCatalog.java"
-TOPOLOGY = "store/src/main/java/dev/thresher/store/control/TopologyStore.java"
+LEASES = "store/src/main/java/dev/thresher/store/control/LeaseAcquisition.java"
 
 # id, what the guard is, file, old text, new text, maven module(s), surefire tests, failsafe tests
 GUARDS = [
@@ -35,7 +35,7 @@ GUARDS = [
     ("S3", "slot publish fence: the lease is under the slot's epoch", SLOTS,
      "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())",
      "AND l.host_id = ? AND true AND l.lease_until > clock_timestamp())", "store", "ControlStoreTest", None),
-    ("S4", "leadership: a live lease of another host is not taken over", TOPOLOGY,
+    ("S4", "leadership: a live lease of another host is not taken over", LEASES,
      "WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()",
      "WHERE true", "store", "ControlStoreTest", None),
     ("S5", "reduce lease: a live lease of another host is not taken over", CALLS,
