@@ -51,22 +51,6 @@ import org.slf4j.LoggerFactory;
 final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(PgConnectionHandler.class);
 
-    static final int UNSPECIFIED_OID = 0;
-    static final int TEXT_OID = 25;
-    static final int JSON_OID = 114;
-    static final int UNKNOWN_OID = 705;
-    static final int VARCHAR_OID = 1043;
-    static final int JSONB_OID = 3802;
-    /** The version byte that starts jsonb's binary format. */
-    static final byte JSONB_VERSION = 1;
-
-    static final String SERVER_VERSION = "16.0 (Thresher 0.1)";
-    /** {@code server_version_num} of {@link #SERVER_VERSION}. */
-    static final String SERVER_VERSION_NUM = "160000";
-    static final String RESULT_COLUMN = "result";
-    /** PostgreSQL's command tag for CALL, with or without a result row. */
-    static final String CALL_TAG = "CALL";
-
     private static final AtomicInteger PROCESS_IDS = new AtomicInteger();
 
     /** Authenticating ({@link PgAuthentication}), serving queries, or closed. */

@@ -1,7 +1,5 @@
 package dev.thresher.pgwire;
 
-import static dev.thresher.pgwire.PgConnectionHandler.CALL_TAG;
-
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
@@ -19,6 +17,8 @@ import org.slf4j.LoggerFactory;
  */
 final class PgExecutor {
     private static final Logger log = LoggerFactory.getLogger(PgExecutor.class);
+    /** PostgreSQL's command tag for CALL, with or without a result row. */
+    static final String CALL_TAG = "CALL";
 
     /** What the executor needs of its connection. */
     interface Connection {
