@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CALLS = "store/src/main/java/dev/thresher/store/control/CallJournal.java"
 SLOTS = "store/src/main/java/dev/thresher/store/control/ShardRunPublisher.java"
 CATALOG = "store/src/main/java/dev/thresher/store/control/BindingCatalog.java"
-TOPOLOGY = "store/src/main/java/dev/thresher/store/control/TopologyStore.java"
+LEASES = "store/src/main/java/dev/thresher/store/control/LeaseAcquisition.java"
 
 # id, what the guard is, file, old text, new text, maven module(s), surefire tests, failsafe tests
 GUARDS = [
@@ -35,7 +35,7 @@ GUARDS = [
     ("S3", "slot publish fence: the lease is under the slot's epoch", SLOTS,
      "AND l.host_id = ? AND l.epoch = v.epoch AND l.lease_until > clock_timestamp())",
      "AND l.host_id = ? AND true AND l.lease_until > clock_timestamp())", "store", "ControlStoreTest", None),
-    ("S4", "leadership: a live lease of another host is not taken over", TOPOLOGY,
+    ("S4", "leadership: a live lease of another host is not taken over", LEASES,
      "WHERE partition_leases.host_id = EXCLUDED.host_id OR partition_leases.lease_until < now()",
      "WHERE true", "store", "ControlStoreTest", None),
     ("S5", "reduce lease: a live lease of another host is not taken over", CALLS,
@@ -70,8 +70,8 @@ GUARDS = [
      "if (false) {", "store", "BindingCatalogTest", None),
     ("B4", "binding rollback: the version's check runs before anything is written", CATALOG,
      "            check.accept(target);\n", "", "store", "BindingCatalogTest", None),
-    ("J1", "shard sessions are read-only", "server/src/main/java/dev/thresher/server/node/Node.java",
-     "shardDb = Pools.openReadOnly(", "shardDb = Pools.open(", "tests", "none",
+    ("J1", "shard sessions are read-only", "server/src/main/java/dev/thresher/server/node/NodePools.java",
+     "homeShard = Pools.openReadOnly(", "homeShard = Pools.open(", "tests", "none",
      "ContractIT#theCallPathDoesNotWriteUserTables"),
     ("J2", "selector WHERE allow-list", "bindings/src/main/java/dev/thresher/bindings/WhereAllowList.java",
      "        return \"'\" + e + \"' is not allowed in a selector's WHERE (\" + describe(e) + \")\";",

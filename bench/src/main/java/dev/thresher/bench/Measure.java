@@ -52,112 +52,185 @@ final class Measure {
             for (int i = 0; i < clients; i++) {
                 cs.add(peer.open(shape, i));
             }
-            long durationNanos = (long) (timing.durationSeconds() * 1e9);
-            long warmupNanos = (long) (timing.warmupSeconds() * 1e9);
-            long total = open ? Math.max(1, Math.round(rate * timing.durationSeconds())) : 0;
-            double interval = open ? 1e9 / rate : 0;
-            AtomicLong start = new AtomicLong();
-            AtomicLong end = new AtomicLong();
-            AtomicReference<ThresherPeer.Counters> before = new AtomicReference<>();
-            AtomicReference<ThresherPeer.Counters> after = new AtomicReference<>();
-            AtomicReference<String> firstError = new AtomicReference<>();
-            AtomicReference<String> warmupError = new AtomicReference<>();
-            AtomicLong ticket = new AtomicLong();
-            CyclicBarrier warmed = new CyclicBarrier(clients, () -> {
+            Run run = new Run(label, clients, rate, timing, progress, counters);
+            List<Thread> threads = new ArrayList<>();
+            progress.stage(label, "warm-up", timing.warmupSeconds());
+            for (int i = 0; i < clients; i++) {
+                int me = i;
+                Peer.Client client = cs.get(me);
+                threads.add(Thread.ofPlatform().name("bench-client-" + me).start(() -> run.client(me, client)));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            if (run.crashed.get() != null) {
+                throw new IllegalStateException("measurement " + label + " failed", run.crashed.get());
+            }
+            return run.result(workload, peer.name());
+        } finally {
+            progress.idle();
+            for (Peer.Client c : cs) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // closing a client changes no measurement
+                }
+            }
+        }
+    }
+
+    /**
+     * One measurement under way: the barriers its clients start and end the measured part at (the peer's counters read
+     * at each), the measured window, and each client's tallies, merged into the {@link Result} at the end.
+     */
+    private static final class Run {
+        final String label;
+        final boolean open;
+        final int clients;
+        final double rate;
+        final Progress progress;
+        final Supplier<ThresherPeer.Counters> counters;
+        final long durationNanos;
+        final long warmupNanos;
+        /** Open loop: the arrivals of the whole measurement, and the time between two. */
+        final long total;
+        final double interval;
+        final AtomicLong start = new AtomicLong();
+        final AtomicLong end = new AtomicLong();
+        final AtomicReference<ThresherPeer.Counters> before = new AtomicReference<>();
+        final AtomicReference<ThresherPeer.Counters> after = new AtomicReference<>();
+        final AtomicReference<String> firstError = new AtomicReference<>();
+        final AtomicReference<String> warmupError = new AtomicReference<>();
+        /** Open loop: the next arrival a free worker takes. */
+        final AtomicLong ticket = new AtomicLong();
+        final AtomicReference<Throwable> crashed = new AtomicReference<>();
+        final CyclicBarrier warmed;
+        final CyclicBarrier done;
+        final Histogram[] hist;
+        final long[] calls;
+        final long[] errors;
+        final long[] unserved;
+        final long[] lag;
+
+        Run(String label, int clients, double rate, Timing timing, Progress progress,
+            Supplier<ThresherPeer.Counters> counters) {
+            this.label = label;
+            this.open = rate > 0;
+            this.clients = clients;
+            this.rate = rate;
+            this.progress = progress;
+            this.counters = counters;
+            this.durationNanos = (long) (timing.durationSeconds() * 1e9);
+            this.warmupNanos = (long) (timing.warmupSeconds() * 1e9);
+            this.total = open ? Math.max(1, Math.round(rate * timing.durationSeconds())) : 0;
+            this.interval = open ? 1e9 / rate : 0;
+            this.warmed = new CyclicBarrier(clients, () -> {
                 if (counters != null) {
                     before.set(counters.get());
                 }
                 progress.stage(label, "measuring", timing.durationSeconds());
                 start.set(System.nanoTime());
             });
-            CyclicBarrier done = new CyclicBarrier(clients, () -> {
+            this.done = new CyclicBarrier(clients, () -> {
                 end.set(System.nanoTime());
                 if (counters != null) {
                     after.set(counters.get());
                 }
             });
-            Histogram[] hist = new Histogram[clients];
-            long[] calls = new long[clients];
-            long[] errors = new long[clients];
-            long[] unserved = new long[clients];
-            long[] lag = new long[clients];
-            List<Thread> threads = new ArrayList<>();
-            AtomicReference<Throwable> crashed = new AtomicReference<>();
-            progress.stage(label, "warm-up", timing.warmupSeconds());
+            this.hist = new Histogram[clients];
             for (int i = 0; i < clients; i++) {
-                int me = i;
-                hist[me] = new Histogram(HIGHEST_NANOS, 3);
-                Peer.Client client = cs.get(me);
-                threads.add(Thread.ofPlatform().name("bench-client-" + me).start(() -> {
-                    try {
-                        long warmEnd = System.nanoTime() + warmupNanos;
-                        for (int n = 0; n < MIN_WARMUP_CALLS || System.nanoTime() < warmEnd; n++) {
-                            try {
-                                client.call();
-                            } catch (Exception e) {
-                                if (warmupError.compareAndSet(null, e.toString())) {
-                                    progress.say(label + ": a warm-up call failed: " + e);
-                                }
-                            }
-                            progress.call();
-                        }
-                        warmed.await();
-                        long t0 = start.get();
-                        if (!open) {
-                            long stop = t0 + durationNanos;
-                            long now;
-                            while ((now = System.nanoTime()) < stop) {
-                                try {
-                                    client.call();
-                                    hist[me].recordValue(Math.min(System.nanoTime() - now, HIGHEST_NANOS));
-                                    calls[me]++;
-                                } catch (Exception e) {
-                                    errors[me]++;
-                                    firstError.compareAndSet(null, e.toString());
-                                }
-                                progress.call();
-                            }
-                        } else {
-                            long giveUp = t0 + 2 * durationNanos + TimeUnit.SECONDS.toNanos(1);
-                            long i2;
-                            while ((i2 = ticket.getAndIncrement()) < total) {
-                                long intended = t0 + (long) (i2 * interval);
-                                long now = System.nanoTime();
-                                while (now < intended) {
-                                    LockSupport.parkNanos(intended - now);
-                                    now = System.nanoTime();
-                                }
-                                lag[me] = Math.max(lag[me], now - intended);
-                                if (now > giveUp) {
-                                    hist[me].recordValue(Math.min(now - intended, HIGHEST_NANOS));
-                                    unserved[me]++;
-                                    continue;
-                                }
-                                try {
-                                    client.call();
-                                    hist[me].recordValue(Math.min(System.nanoTime() - intended, HIGHEST_NANOS));
-                                    calls[me]++;
-                                } catch (Exception e) {
-                                    errors[me]++;
-                                    firstError.compareAndSet(null, e.toString());
-                                }
-                                progress.call();
-                            }
-                        }
-                        done.await();
-                    } catch (Throwable t) {
-                        crashed.compareAndSet(null, t);
-                        warmed.reset();
-                        done.reset();
+                hist[i] = new Histogram(HIGHEST_NANOS, 3);
+            }
+            this.calls = new long[clients];
+            this.errors = new long[clients];
+            this.unserved = new long[clients];
+            this.lag = new long[clients];
+        }
+
+        /** One client's thread: warm-up, then the measured part with the others; a crash releases the others. */
+        void client(int me, Peer.Client client) {
+            try {
+                warmUp(client);
+                warmed.await();
+                if (!open) {
+                    closedLoop(me, client);
+                } else {
+                    openLoop(me, client);
+                }
+                done.await();
+            } catch (Throwable t) {
+                crashed.compareAndSet(null, t);
+                warmed.reset();
+                done.reset();
+            }
+        }
+
+        private void warmUp(Peer.Client client) {
+            long warmEnd = System.nanoTime() + warmupNanos;
+            for (int n = 0; n < MIN_WARMUP_CALLS || System.nanoTime() < warmEnd; n++) {
+                try {
+                    client.call();
+                } catch (Exception e) {
+                    if (warmupError.compareAndSet(null, e.toString())) {
+                        progress.say(label + ": a warm-up call failed: " + e);
                     }
-                }));
+                }
+                progress.call();
             }
-            for (Thread t : threads) {
-                t.join();
+        }
+
+        /** Calls again as soon as answered, until the measured time is up; latency from each call's start. */
+        private void closedLoop(int me, Peer.Client client) {
+            long stop = start.get() + durationNanos;
+            long now;
+            while ((now = System.nanoTime()) < stop) {
+                try {
+                    client.call();
+                    hist[me].recordValue(Math.min(System.nanoTime() - now, HIGHEST_NANOS));
+                    calls[me]++;
+                } catch (Exception e) {
+                    errors[me]++;
+                    firstError.compareAndSet(null, e.toString());
+                }
+                progress.call();
             }
-            if (crashed.get() != null) {
-                throw new IllegalStateException("measurement " + label + " failed", crashed.get());
+        }
+
+        /**
+         * Takes the next arrival, waits for its time and calls; latency from the arrival's intended start. An arrival
+         * reached more than a whole measurement late is not started: counted unserved, with the wait it had reached.
+         */
+        private void openLoop(int me, Peer.Client client) {
+            long t0 = start.get();
+            long giveUp = t0 + 2 * durationNanos + TimeUnit.SECONDS.toNanos(1);
+            long arrival;
+            while ((arrival = ticket.getAndIncrement()) < total) {
+                long intended = t0 + (long) (arrival * interval);
+                long now = System.nanoTime();
+                while (now < intended) {
+                    LockSupport.parkNanos(intended - now);
+                    now = System.nanoTime();
+                }
+                lag[me] = Math.max(lag[me], now - intended);
+                if (now > giveUp) {
+                    hist[me].recordValue(Math.min(now - intended, HIGHEST_NANOS));
+                    unserved[me]++;
+                    continue;
+                }
+                try {
+                    client.call();
+                    hist[me].recordValue(Math.min(System.nanoTime() - intended, HIGHEST_NANOS));
+                    calls[me]++;
+                } catch (Exception e) {
+                    errors[me]++;
+                    firstError.compareAndSet(null, e.toString());
+                }
+                progress.call();
             }
+        }
+
+        /** The clients' tallies merged, with what the peer's counters moved by over the measured part. */
+        Result result(String workload, String peer) {
             Histogram merged = new Histogram(HIGHEST_NANOS, 3);
             long c = 0;
             long e = 0;
@@ -171,18 +244,9 @@ final class Measure {
                 u += unserved[i];
             }
             ThresherPeer.Counters counted = counters == null ? null : after.get().minus(before.get());
-            return new Result(workload, peer.name(), open ? Result.Mode.OPEN : Result.Mode.CLOSED, clients, rate, c, e, u,
+            return new Result(workload, peer, open ? Result.Mode.OPEN : Result.Mode.CLOSED, clients, rate, c, e, u,
                     (end.get() - start.get()) / 1e9, merged, firstError.get(), counted == null ? null : counted.phases(),
                     counted == null ? null : counted.reads(), maxLag);
-        } finally {
-            progress.idle();
-            for (Peer.Client c : cs) {
-                try {
-                    c.close();
-                } catch (Exception ignored) {
-                    // closing a client changes no measurement
-                }
-            }
         }
     }
 

@@ -126,6 +126,7 @@ final class WhereAllowList {
     }
 
     /**
+     * Long because: one case per kind of node the allow-list admits, so the whole allow-list reads top to bottom.
      * Why the filter is refused, or {@code null} if every node is allowed.
      *
      * @param table the selector's table (unquoted), the only qualifier a column may carry

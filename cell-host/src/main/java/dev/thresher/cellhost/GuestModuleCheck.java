@@ -258,6 +258,10 @@ public final class GuestModuleCheck {
         final List<long[]> memories = new ArrayList<>();
         final List<Long> tableMinimums = new ArrayList<>();
 
+        /**
+         * Long because: one case per section of the binary that declares what the checks read, each a few lines.
+         * The module's types, imports, functions, tables, memories and exports, read in one pass over its sections.
+         */
         static Facts read(byte[] wasm) {
             WasmReader r = new WasmReader(wasm);
             if (!r.hasMagic()) {

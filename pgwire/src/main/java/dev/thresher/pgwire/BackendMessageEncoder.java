@@ -21,6 +21,7 @@ final class BackendMessageEncoder extends MessageToByteEncoder<BackendMessage> {
 
     @Override
     protected void encode(ChannelHandlerContext ctx, BackendMessage message, ByteBuf out) {
+        // Long because: one case per backend message type; splitting would scatter the wire format.
         switch (message) {
             case BackendMessage.EncryptionRefused r -> out.writeByte('N');
             case BackendMessage.EncryptionAccepted a -> out.writeByte('S');

@@ -15,13 +15,28 @@ final class CopyGrammar extends SqlScanner {
      * {@code COPY table [(column, ...)] FROM STDIN [[WITH] (option, ...) | legacy options]}; options
      * {@code FORMAT text|csv}, {@code HEADER [boolean]}, {@code DELIMITER 'c'}, {@code NULL 'string'},
      * {@code QUOTE '"'}, {@code ESCAPE '"'}, {@code ENCODING 'UTF8'}; legacy {@code CSV}, {@code HEADER},
-     * {@code DELIMITER [AS] 'c'}, {@code NULL [AS] 'string'} (what psql's {@code \copy} sends). Longer than most
-     * methods: the table, the direction and both forms of options are one sequence, read top to bottom.
+     * {@code DELIMITER [AS] 'c'}, {@code NULL [AS] 'string'} (what psql's {@code \copy} sends).
      */
     ParsedStatement copy(int start) {
         skipTrivia();
         String table = qualifiedTable();
         skipTrivia();
+        List<String> columns = columnList();
+        fromStdin();
+        CopyOptions o = new CopyOptions();
+        skipTrivia();
+        optionalWord("WITH");
+        skipTrivia();
+        if (!atEnd() && peek() == '(') {
+            options(o);
+        } else {
+            legacyOptions(o);
+        }
+        return o.statement(table, columns);
+    }
+
+    /** {@code [(column, ...)]}: the columns the rows hold, in order; empty when not listed. */
+    private List<String> columnList() {
         List<String> columns = new ArrayList<>();
         if (!atEnd() && peek() == '(') {
             pos++;
@@ -32,6 +47,11 @@ final class CopyGrammar extends SqlScanner {
             } while (!atEnd() && peek() == ',' && ++pos > 0);
             expect(')');
         }
+        return columns;
+    }
+
+    /** {@code FROM STDIN}: the one direction and source served; {@code TO}, a file and a program are refused. */
+    private void fromStdin() {
         skipTrivia();
         int directionAt = pos;
         String direction = word();
@@ -49,61 +69,61 @@ final class CopyGrammar extends SqlScanner {
             throw unsupported(sourceAt, "COPY FROM a file or a program is not served: the server reads neither; send"
                     + " the rows with COPY ... FROM STDIN (psql: \\copy table FROM 'file')");
         }
-        CopyOptions o = new CopyOptions();
-        skipTrivia();
-        optionalWord("WITH");
-        skipTrivia();
-        if (!atEnd() && peek() == '(') {
-            pos++;
-            do {
-                skipTrivia();
-                int at = pos;
-                String option = word().toUpperCase(Locale.ROOT);
-                skipTrivia();
-                switch (option) {
-                    case "FORMAT" -> o.format(word(), at);
-                    case "HEADER" -> o.header = atEnd() || peek() == ',' || peek() == ')' || booleanValue(word(), at);
-                    case "DELIMITER" -> o.delimiter = singleChar(stringValue(), "DELIMITER", at);
-                    case "NULL" -> o.nullString = stringValue();
-                    case "QUOTE", "ESCAPE" -> o.quoteOrEscape(option, stringValue(), at);
-                    case "ENCODING" -> o.encoding(stringValue(), at);
-                    default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
+    }
+
+    /** {@code (option [value], ...)}, the form PostgreSQL documents. */
+    private void options(CopyOptions o) {
+        pos++;
+        do {
+            skipTrivia();
+            int at = pos;
+            String option = word().toUpperCase(Locale.ROOT);
+            skipTrivia();
+            switch (option) {
+                case "FORMAT" -> o.format(word(), at);
+                case "HEADER" -> o.header = atEnd() || peek() == ',' || peek() == ')' || booleanValue(word(), at);
+                case "DELIMITER" -> o.delimiter = singleChar(stringValue(), "DELIMITER", at);
+                case "NULL" -> o.nullString = stringValue();
+                case "QUOTE", "ESCAPE" -> o.quoteOrEscape(option, stringValue(), at);
+                case "ENCODING" -> o.encoding(stringValue(), at);
+                default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
+            }
+            skipTrivia();
+        } while (!atEnd() && peek() == ',' && ++pos > 0);
+        expect(')');
+    }
+
+    /** The options before PostgreSQL 9.0, unparenthesized, to the statement's end (what psql's {@code \copy} sends). */
+    private void legacyOptions(CopyOptions o) {
+        while (true) {
+            skipTrivia();
+            int at = pos;
+            String option = word().toUpperCase(Locale.ROOT);
+            switch (option) {
+                case "" -> {
+                    return;
                 }
-                skipTrivia();
-            } while (!atEnd() && peek() == ',' && ++pos > 0);
-            expect(')');
-        } else {
-            while (true) {
-                skipTrivia();
-                int at = pos;
-                String option = word().toUpperCase(Locale.ROOT);
-                switch (option) {
-                    case "" -> {
-                        return o.statement(table, columns);
-                    }
-                    case "CSV" -> o.format("csv", at);
-                    case "BINARY" -> o.format("binary", at);
-                    case "HEADER" -> o.header = true;
-                    case "DELIMITER" -> {
-                        optionalWord("AS");
-                        skipTrivia();
-                        o.delimiter = singleChar(stringValue(), "DELIMITER", at);
-                    }
-                    case "NULL" -> {
-                        optionalWord("AS");
-                        skipTrivia();
-                        o.nullString = stringValue();
-                    }
-                    case "QUOTE", "ESCAPE" -> {
-                        optionalWord("AS");
-                        skipTrivia();
-                        o.quoteOrEscape(option, stringValue(), at);
-                    }
-                    default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
+                case "CSV" -> o.format("csv", at);
+                case "BINARY" -> o.format("binary", at);
+                case "HEADER" -> o.header = true;
+                case "DELIMITER" -> {
+                    optionalWord("AS");
+                    skipTrivia();
+                    o.delimiter = singleChar(stringValue(), "DELIMITER", at);
                 }
+                case "NULL" -> {
+                    optionalWord("AS");
+                    skipTrivia();
+                    o.nullString = stringValue();
+                }
+                case "QUOTE", "ESCAPE" -> {
+                    optionalWord("AS");
+                    skipTrivia();
+                    o.quoteOrEscape(option, stringValue(), at);
+                }
+                default -> throw unsupported(at, "COPY option " + describe(at) + " is not served");
             }
         }
-        return o.statement(table, columns);
     }
 
     /** The options of one COPY, with PostgreSQL's defaults per format. */

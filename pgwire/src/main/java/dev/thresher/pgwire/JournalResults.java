@@ -85,12 +85,12 @@ final class JournalResults {
 
     static int oid(JournalType type) {
         return switch (type) {
-            case TEXT -> PgConnectionHandler.TEXT_OID;
+            case TEXT -> PgTypes.TEXT_OID;
             case INT4 -> INT4_OID;
             case INT8 -> INT8_OID;
             case TIMESTAMPTZ -> TIMESTAMPTZ_OID;
             case UUID -> UUID_OID;
-            case JSON -> PgConnectionHandler.JSON_OID;
+            case JSON -> PgTypes.JSON_OID;
         };
     }
 

@@ -402,9 +402,9 @@ final class JournalSqlParser extends JournalValues {
     }
 
     /**
+     * Long because: it is the grammar's {@code predicate} rule, one sequence of alternatives as in the class comment.
      * One condition: a column, then a comparison, {@code IS [NOT] NULL}, {@code [NOT] IN}, {@code [NOT] LIKE|ILIKE}
-     * or {@code [NOT] BETWEEN}, each refused with what is not served. Longer than most methods: it is the
-     * grammar's {@code predicate} rule, read as one sequence of alternatives, as it stands in the class comment.
+     * or {@code [NOT] BETWEEN}, each refused with what is not served.
      */
     private Filter predicate() {
         Token start = peek();

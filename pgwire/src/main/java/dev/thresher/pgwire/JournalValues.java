@@ -51,8 +51,8 @@ abstract class JournalValues extends JournalTokens {
 
     /**
      * A literal as {@code column}'s type reads it: a number, a string (cast or not), {@code $n}, {@code true} or
-     * {@code false} (refused), {@code now()} or a timestamp, each refused with what is not served. Longer than most
-     * methods: it is the grammar's {@code value} rule, one alternative per form, read top to bottom.
+     * {@code false} (refused), {@code now()} or a timestamp, each refused with what is not served: the grammar's
+     * {@code value} rule, one alternative per form.
      */
     Literal literal(JournalColumn column) {
         Token t = peek();
@@ -67,18 +67,7 @@ abstract class JournalValues extends JournalTokens {
         }
         switch (t.kind()) {
             case NUMBER -> {
-                next++;
-                BigDecimal n = new BigDecimal(t.text());
-                Literal number = new JournalSelect.Number(sign.equals("-") ? n.negate() : n);
-                if (peek().symbol("::")) {
-                    next++;
-                    Token type = peek();
-                    String cast = typeName();
-                    if (!Set.of("int2", "int4", "int8", "numeric").contains(cast)) {
-                        throw unsupported(type, "a number cast to " + cast + " is not supported");
-                    }
-                }
-                return number;
+                return number(t, sign);
             }
             case STRING -> {
                 next++;
@@ -91,67 +80,10 @@ abstract class JournalValues extends JournalTokens {
                 return shifted(s, t, column);
             }
             case PARAM -> {
-                next++;
-                int index;
-                try {
-                    index = Integer.parseInt(t.text());
-                } catch (NumberFormatException e) {
-                    throw syntax(t, "parameter $" + Quoted.of(t.text()) + " is out of range");
-                }
-                if (index < 1) {
-                    throw syntax(t, "parameters are numbered from $1");
-                }
-                if (peek().symbol("::")) {
-                    next++;
-                    typeName();
-                }
-                return new JournalSelect.Parameter(index);
+                return parameter(t);
             }
             case WORD -> {
-                if (t.is("now") || t.is("current_timestamp")) {
-                    next++;
-                    if (t.is("now")) {
-                        expect("(");
-                        expect(")");
-                    }
-                    return shifted(new JournalSelect.Now(0), t, column);
-                }
-                if (t.is("timestamptz") || t.is("timestamp") || t.is("date")) {
-                    next++;
-                    String type = t.text();
-                    if (t.is("timestamp") && peek().is("with")) {
-                        next++;
-                        expectWord("time");
-                        expectWord("zone");
-                        type = "timestamptz";
-                    }
-                    Token s = peek();
-                    if (s.kind() != Kind.STRING) {
-                        if (s.symbol("(")) {
-                            throw unsupported(t, "function " + Quoted.of(t.text()) + "() is not supported");
-                        }
-                        throw syntax(s, "expected a string after " + type.toUpperCase(Locale.ROOT));
-                    }
-                    next++;
-                    return shifted(cast(s, type, t), s, column);
-                }
-                if (t.is("interval")) {
-                    throw unsupported(t, "an interval alone is not a value of any column; add it to or subtract it"
-                            + " from now(), as in now() - interval '1 hour'");
-                }
-                if (t.is("null")) {
-                    throw unsupported(t, "a comparison with NULL is never true; use IS NULL or IS NOT NULL");
-                }
-                if (t.is("true") || t.is("false")) {
-                    throw unsupported(t, "no column of the journal views is boolean");
-                }
-                if (next + 1 < tokens.size() && tokens.get(next + 1).symbol("(")) {
-                    throw unsupported(t, "function " + Quoted.of(t.text()) + "() is not supported; now() is");
-                }
-                if (view.column(t.text()).isPresent()) {
-                    throw unsupported(t, "comparing two columns is not supported; compare a column with a literal");
-                }
-                throw syntax(t, "expected a literal, found " + describe(t));
+                return wordLiteral(t, column);
             }
             case QUOTED -> throw unsupported(t, "comparing two columns is not supported; compare a column with a literal");
             default -> {
@@ -161,6 +93,92 @@ abstract class JournalValues extends JournalTokens {
                 throw syntax(t, "expected a literal, found " + describe(t));
             }
         }
+    }
+
+    /** A number, negated after a unary minus, cast to an integer or numeric type at most. */
+    private Literal number(Token t, String sign) {
+        next++;
+        BigDecimal n = new BigDecimal(t.text());
+        Literal number = new JournalSelect.Number(sign.equals("-") ? n.negate() : n);
+        if (peek().symbol("::")) {
+            next++;
+            Token type = peek();
+            String cast = typeName();
+            if (!Set.of("int2", "int4", "int8", "numeric").contains(cast)) {
+                throw unsupported(type, "a number cast to " + cast + " is not supported");
+            }
+        }
+        return number;
+    }
+
+    /** {@code $n}, numbered from 1, its cast (if any) read and left to the column's type. */
+    private Literal parameter(Token t) {
+        next++;
+        int index;
+        try {
+            index = Integer.parseInt(t.text());
+        } catch (NumberFormatException e) {
+            throw syntax(t, "parameter $" + Quoted.of(t.text()) + " is out of range");
+        }
+        if (index < 1) {
+            throw syntax(t, "parameters are numbered from $1");
+        }
+        if (peek().symbol("::")) {
+            next++;
+            typeName();
+        }
+        return new JournalSelect.Parameter(index);
+    }
+
+    /**
+     * A literal starting with a word: {@code now()}, {@code current_timestamp}, or a typed timestamp or date string;
+     * every other word (an interval alone, NULL, a boolean, a function, a column) refused with why.
+     */
+    private Literal wordLiteral(Token t, JournalColumn column) {
+        if (t.is("now") || t.is("current_timestamp")) {
+            next++;
+            if (t.is("now")) {
+                expect("(");
+                expect(")");
+            }
+            return shifted(new JournalSelect.Now(0), t, column);
+        }
+        if (t.is("timestamptz") || t.is("timestamp") || t.is("date")) {
+            next++;
+            String type = t.text();
+            if (t.is("timestamp") && peek().is("with")) {
+                next++;
+                expectWord("time");
+                expectWord("zone");
+                type = "timestamptz";
+            }
+            Token s = peek();
+            if (s.kind() != Kind.STRING) {
+                if (s.symbol("(")) {
+                    throw unsupported(t, "function " + Quoted.of(t.text()) + "() is not supported");
+                }
+                throw syntax(s, "expected a string after " + type.toUpperCase(Locale.ROOT));
+            }
+            next++;
+            return shifted(cast(s, type, t), s, column);
+        }
+        if (t.is("interval")) {
+            throw unsupported(t, "an interval alone is not a value of any column; add it to or subtract it"
+                    + " from now(), as in now() - interval '1 hour'");
+        }
+        if (t.is("null")) {
+            throw unsupported(t, "a comparison with NULL is never true; use IS NULL or IS NOT NULL");
+        }
+        if (t.is("true") || t.is("false")) {
+            throw unsupported(t, "no column of the journal views is boolean");
+        }
+        if (next + 1 < tokens.size() && tokens.get(next + 1).symbol("(")) {
+            throw unsupported(t, "function " + Quoted.of(t.text()) + "() is not supported; now() is");
+        }
+        if (view.column(t.text()).isPresent()) {
+            throw unsupported(t, "comparing two columns is not supported; compare a column with a literal");
+        }
+        throw syntax(t, "expected a literal, found " + describe(t));
     }
 
     /** A string literal cast to {@code type}, checked to read as it. */

@@ -250,7 +250,7 @@ final class PgAuthentication {
     }
 
     private String clientAddress() {
-        return PgConnectionHandler.clientAddress(ctx);
+        return PgAdmission.clientAddress(ctx);
     }
 
     private void passwordStep(FrontendMessage message) {

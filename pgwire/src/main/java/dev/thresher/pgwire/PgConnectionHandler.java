@@ -16,9 +16,8 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.Map;
-import java.util.concurrent.ScheduledFuture;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -30,8 +29,9 @@ import org.slf4j.LoggerFactory;
  * authentication), {@link PgSession} (who, settings, transaction state), {@link PgStatements} (prepared statements
  * and portals), {@link PgExtendedProtocol} (Parse, Bind, Describe, Close), {@link PgExecutor} (simple queries and
  * Execute, through one dispatch of statements writing to a {@link PgResultSink}), {@link PgCopyIn} (COPY FROM STDIN's
- * copy-in mode), {@link PgWork} (calls to the {@link CallService}, writes and lookups off the event loop) and
- * {@link PgRows}. All state is touched on the connection's event loop only.
+ * copy-in mode), {@link PgWork} (calls to the {@link CallService}, writes and lookups off the event loop),
+ * {@link PgRows}, {@link PgAdmission} (where the connection is counted) and {@link PgIdleTimeout}. All state is touched
+ * on the connection's event loop only.
  *
  * <p>Ordering: messages are queued and handled one at a time; while a call is in flight nothing else is
  * handled and reading stops, so responses leave in request order even for pipelined extended-protocol
@@ -50,22 +50,6 @@ import org.slf4j.LoggerFactory;
  */
 final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(PgConnectionHandler.class);
-
-    static final int UNSPECIFIED_OID = 0;
-    static final int TEXT_OID = 25;
-    static final int JSON_OID = 114;
-    static final int UNKNOWN_OID = 705;
-    static final int VARCHAR_OID = 1043;
-    static final int JSONB_OID = 3802;
-    /** The version byte that starts jsonb's binary format. */
-    static final byte JSONB_VERSION = 1;
-
-    static final String SERVER_VERSION = "16.0 (Thresher 0.1)";
-    /** {@code server_version_num} of {@link #SERVER_VERSION}. */
-    static final String SERVER_VERSION_NUM = "160000";
-    static final String RESULT_COLUMN = "result";
-    /** PostgreSQL's command tag for CALL, with or without a result row. */
-    static final String CALL_TAG = "CALL";
 
     private static final AtomicInteger PROCESS_IDS = new AtomicInteger();
 
@@ -108,15 +92,10 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     private final PgWireServer.Writes writes;
     /** Where SHOW CALL looks calls up; null when this server cannot. */
     private final PgWireServer.Lookups lookups;
-    /** The server's connection counts; this session is counted under its user once {@link #sessionCounted}. */
-    private final PgConnections counts;
-    private boolean sessionCounted;
-    /** The client address this socket is counted under while it awaits authentication; null once it is not. */
-    private String awaitingAddress;
-    /** Checks {@code limits.pgwireIdleSessionTimeoutMs} from authentication on; see {@link #idleCheck}. */
-    private ScheduledFuture<?> idleTimer;
-    /** Since when (System.nanoTime) the session has waited for its client: the last message, answer or write progress. */
-    private long idleSinceNanos;
+    /** Where this connection is counted among the server's: its address's sockets awaiting authentication, its user's sessions. */
+    private final PgAdmission admission;
+    /** Checks {@code limits.pgwireIdleSessionTimeoutMs} from authentication on. */
+    private final PgIdleTimeout idle;
 
     PgConnectionHandler(PgWireConfig config, CallService calls, LongAdder readPauses, PgWireServer.Writes writes) {
         this(config, calls, readPauses, writes, null);
@@ -132,7 +111,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
                         PgWireServer.Lookups lookups, AccessService access, AuthThrottle throttle, PgConnections counts) {
         this.access = access;
         this.throttle = throttle;
-        this.counts = counts;
+        this.admission = new PgAdmission(counts);
         this.config = config;
         this.session = new PgSession(config.limits());
         this.statementStore = new PgStatements(config.limits());
@@ -140,6 +119,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         this.readPauses = readPauses;
         this.writes = writes;
         this.lookups = lookups;
+        this.idle = new PgIdleTimeout(config.limits().pgwireIdleSessionTimeoutMs(), idling);
     }
 
     @Override
@@ -158,29 +138,12 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-        String address = clientAddress(ctx);
-        if (!counts.admitAwaiting(address)) {
-            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections awaiting authentication from this"
-                    + " address (at most " + counts.awaitingPerAddress() + ", a quarter of limits.pgwireMaxConnections)"));
+        Optional<PgError> refused = admission.admitAwaiting(PgAdmission.clientAddress(ctx));
+        if (refused.isPresent()) {
+            fatal(refused.get());
             return;
         }
-        awaitingAddress = address;
         ctx.fireChannelActive();
-    }
-
-    /** The client's IP address as text, the key the login throttle and the per-address share count under. */
-    static String clientAddress(ChannelHandlerContext ctx) {
-        java.net.SocketAddress remote = ctx.channel().remoteAddress();
-        return remote instanceof java.net.InetSocketAddress inet && inet.getAddress() != null
-                ? inet.getAddress().getHostAddress() : String.valueOf(remote);
-    }
-
-    /** Ends the socket's count among those awaiting authentication (once). */
-    private void awaitingEnded() {
-        if (awaitingAddress != null) {
-            counts.awaitingEnded(awaitingAddress);
-            awaitingAddress = null;
-        }
     }
 
     @Override
@@ -192,7 +155,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (phase == Phase.CLOSED || undecodable != null) {
             return;
         }
-        idleSinceNanos = System.nanoTime();
+        idle.waiting();
         pending.add(message);
         drain();
     }
@@ -205,7 +168,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (ctx.channel().isWritable()) {
             pausedForWrites = false;
-            idleSinceNanos = System.nanoTime(); // the client is reading what it was sent
+            idle.waiting(); // the client is reading what it was sent
         }
         if (ctx.channel().isWritable() && !callInFlight && !copyIn.paused() && phase != Phase.CLOSED) {
             ctx.channel().config().setAutoRead(true);
@@ -227,14 +190,8 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (authentication != null) {
             authentication.closed();
         }
-        if (idleTimer != null) {
-            idleTimer.cancel(false);
-        }
-        awaitingEnded();
-        if (sessionCounted) {
-            sessionCounted = false;
-            counts.sessionClosed(session.user());
-        }
+        idle.stop();
+        admission.closed();
         ctx.fireChannelInactive();
     }
 
@@ -352,18 +309,16 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     };
 
     private void completeStartup(PgAuthentication.Authenticated who) {
-        awaitingEnded();
+        admission.awaitingEnded();
         session.authenticated(who);
-        if (!counts.admitSession(session.user())) {
-            // PostgreSQL's role connection limit, checked once the user is known to be who it says
-            fatal(PgError.fatal(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections for role \"" + Quoted.of(session.user())
-                    + "\" (limits.pgwireConnectionsPerUser is " + counts.perUser() + ")"));
+        Optional<PgError> refused = admission.admitSession(session.user());
+        if (refused.isPresent()) {
+            fatal(refused.get());
             return;
         }
-        sessionCounted = true;
         phase = Phase.READY;
-        idleSinceNanos = System.nanoTime();
-        armIdleTimer(TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs()));
+        idle.waiting();
+        idle.start(ctx.executor());
         ctx.write(new BackendMessage.AuthenticationOk());
         session.reportedParameters().forEach((name, value) -> ctx.write(new BackendMessage.ParameterStatus(name, value)));
         session.processId(PROCESS_IDS.incrementAndGet());
@@ -372,43 +327,36 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         log.debug("{} authenticated user {} ({})", ctx.channel(), session.user(), config.authMode());
     }
 
-    private void armIdleTimer(long delayNanos) {
-        idleTimer = ctx.executor().schedule(this::idleCheck, delayNanos, TimeUnit.NANOSECONDS);
-    }
+    /** What the idle timeout reads and ends of this connection. */
+    private final PgIdleTimeout.Connection idling = new PgIdleTimeout.Connection() {
+        @Override
+        public boolean ready() {
+            return phase == Phase.READY;
+        }
 
-    /**
-     * Closes the session with FATAL {@code 57P05} (PostgreSQL's idle_session_timeout) once it has waited for its
-     * client {@code limits.pgwireIdleSessionTimeoutMs} with nothing of its own running: no call, write or lookup in
-     * flight and not in COPY (which {@link PgCopyIn#IDLE_TIMEOUT_MS} bounds). Inside a transaction block too: Thresher's
-     * blocks hold nothing. Runs once per timeout at most, re-armed for the time left.
-     */
-    private void idleCheck() {
-        if (phase != Phase.READY) {
-            return;
+        @Override
+        public boolean busy() {
+            return callInFlight || copyIn.active();
         }
-        long timeout = TimeUnit.MILLISECONDS.toNanos(config.limits().pgwireIdleSessionTimeoutMs());
-        long now = System.nanoTime();
-        if (callInFlight || copyIn.active()) {
-            idleSinceNanos = now; // busy: idle at the earliest from here
-            armIdleTimer(timeout);
-            return;
+
+        @Override
+        public boolean clientReading() {
+            return ctx.channel().isWritable();
         }
-        long idle = now - idleSinceNanos;
-        if (idle < timeout) {
-            armIdleTimer(timeout - idle);
-            return;
-        }
-        if (!ctx.channel().isWritable()) {
-            // a client that stopped reading its answers cannot read the FATAL either; its write would never end
+
+        @Override
+        public void closeUnread() {
             log.debug("{} idle for limits.pgwireIdleSessionTimeoutMs and not reading; closing", ctx.channel());
             phase = Phase.CLOSED;
             pending.clear();
             ctx.close();
-            return;
         }
-        fatal(PgError.fatal(ErrorCode.IDLE_SESSION_TIMEOUT, "terminating connection due to idle-session timeout"
-                + " (limits.pgwireIdleSessionTimeoutMs is " + config.limits().pgwireIdleSessionTimeoutMs() + ")"));
-    }
+
+        @Override
+        public void fatal(PgError error) {
+            PgConnectionHandler.this.fatal(error);
+        }
+    };
 
     // ---- query protocols
 
@@ -550,7 +498,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
         if (callInFlight) {
             return;
         }
-        idleSinceNanos = System.nanoTime(); // answered: the session waits for its client from here
+        idle.waiting(); // answered: the session waits for its client from here
         if (ctx.channel().isWritable()) {
             ctx.channel().config().setAutoRead(true);
         }
@@ -560,7 +508,7 @@ final class PgConnectionHandler extends ChannelInboundHandlerAdapter {
     // ---- output
 
     private void readyForQuery() {
-        idleSinceNanos = System.nanoTime();
+        idle.waiting();
         ctx.writeAndFlush(new BackendMessage.ReadyForQuery(session.status().letter));
     }
 

@@ -1,7 +1,5 @@
 package dev.thresher.pgwire;
 
-import static dev.thresher.pgwire.PgConnectionHandler.CALL_TAG;
-
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
@@ -19,6 +17,8 @@ import org.slf4j.LoggerFactory;
  */
 final class PgExecutor {
     private static final Logger log = LoggerFactory.getLogger(PgExecutor.class);
+    /** PostgreSQL's command tag for CALL, with or without a result row. */
+    static final String CALL_TAG = "CALL";
 
     /** What the executor needs of its connection. */
     interface Connection {
@@ -173,11 +173,9 @@ final class PgExecutor {
      * the one dispatch of both protocols. True when the statement was answered here and the caller goes on (a
      * script's loop, so the stack never grows with its statements; {@link PgResultSink#done} is not called); false
      * when it failed, or its work left the event loop and that work's answer calls {@link PgResultSink#done}.
-     *
-     * <p>Longer than most methods here: one case for each kind of statement, so the dispatch of both protocols is read
-     * in one place; each case's work is a method of its own.
      */
     private boolean run(ParsedStatement statement, PgStatements.Portal portal, String portalName, PgResultSink sink) {
+        // Long because: one case per kind of statement, so both protocols' dispatch reads in one place.
         PgError refused = session.refused(statement);
         if (refused != null) {
             sink.failed(refused);

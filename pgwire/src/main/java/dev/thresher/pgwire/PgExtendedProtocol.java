@@ -1,12 +1,12 @@
 package dev.thresher.pgwire;
 
-import static dev.thresher.pgwire.PgConnectionHandler.JSONB_OID;
-import static dev.thresher.pgwire.PgConnectionHandler.JSONB_VERSION;
-import static dev.thresher.pgwire.PgConnectionHandler.JSON_OID;
-import static dev.thresher.pgwire.PgConnectionHandler.TEXT_OID;
-import static dev.thresher.pgwire.PgConnectionHandler.UNKNOWN_OID;
-import static dev.thresher.pgwire.PgConnectionHandler.UNSPECIFIED_OID;
-import static dev.thresher.pgwire.PgConnectionHandler.VARCHAR_OID;
+import static dev.thresher.pgwire.PgTypes.JSONB_OID;
+import static dev.thresher.pgwire.PgTypes.JSONB_VERSION;
+import static dev.thresher.pgwire.PgTypes.JSON_OID;
+import static dev.thresher.pgwire.PgTypes.TEXT_OID;
+import static dev.thresher.pgwire.PgTypes.UNKNOWN_OID;
+import static dev.thresher.pgwire.PgTypes.UNSPECIFIED_OID;
+import static dev.thresher.pgwire.PgTypes.VARCHAR_OID;
 
 import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.ErrorCode;

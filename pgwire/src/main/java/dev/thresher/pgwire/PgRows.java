@@ -1,8 +1,7 @@
 package dev.thresher.pgwire;
 
-import static dev.thresher.pgwire.PgConnectionHandler.JSON_OID;
-import static dev.thresher.pgwire.PgConnectionHandler.RESULT_COLUMN;
-import static dev.thresher.pgwire.PgConnectionHandler.TEXT_OID;
+import static dev.thresher.pgwire.PgTypes.JSON_OID;
+import static dev.thresher.pgwire.PgTypes.TEXT_OID;
 
 import dev.thresher.bindings.CallOutcome;
 import dev.thresher.bindings.CallResult;
@@ -21,6 +20,8 @@ final class PgRows {
     private PgRows() {
     }
 
+    /** The name of a call's one column, and of SHOW CALL's json column. */
+    static final String RESULT_COLUMN = "result";
     /** SHOW CALL's columns, in order: all text but {@code result}, which is json. */
     static final List<String> SHOW_CALL_COLUMNS = List.of("call_id", "binding", "state", "error_code", "error_message",
             RESULT_COLUMN, "created_at", "finished_at", "deadline_at");

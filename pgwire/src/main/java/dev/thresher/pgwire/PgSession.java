@@ -25,6 +25,10 @@ final class PgSession implements SessionQueries.Session {
     static final String CALL_ID_NOTICE_SETTING = "thresher.call_id_notice";
     static final String APPLICATION_NAME_SETTING = "application_name";
     static final String CLIENT_ENCODING_SETTING = "client_encoding";
+    /** The server version a session reports ({@code server_version}). */
+    static final String SERVER_VERSION = "16.0 (Thresher 0.1)";
+    /** {@code server_version_num} of {@link #SERVER_VERSION}. */
+    static final String SERVER_VERSION_NUM = "160000";
 
     /** The transaction status of ReadyForQuery, as PostgreSQL tracks it. */
     enum TransactionStatus {
@@ -360,7 +364,7 @@ final class PgSession implements SessionQueries.Session {
     /** The parameters reported in ParameterStatus at startup, with their current values, in report order. */
     Map<String, String> reportedParameters() {
         Map<String, String> parameters = new LinkedHashMap<>();
-        parameters.put("server_version", PgConnectionHandler.SERVER_VERSION);
+        parameters.put("server_version", SERVER_VERSION);
         parameters.put("server_encoding", "UTF8");
         parameters.put("client_encoding", clientEncoding);
         parameters.put("DateStyle", "ISO, MDY");
@@ -392,7 +396,7 @@ final class PgSession implements SessionQueries.Session {
         shown.put("transaction_isolation", "read committed");
         shown.put("transaction_read_only", "off");
         shown.put("default_transaction_isolation", "read committed");
-        shown.put("server_version_num", PgConnectionHandler.SERVER_VERSION_NUM);
+        shown.put("server_version_num", SERVER_VERSION_NUM);
         shown.put("search_path", "\"$user\", public");
         shown.put(CALL_DEADLINE_SETTING, Long.toString(callDeadlineMs.orElse(limits.callDeadlineMs())));
         shown.put(CALL_ID_NOTICE_SETTING, callIdNotice ? "on" : "off");

@@ -203,7 +203,7 @@ final class SessionQueries {
         String setting = argument;
         Item item = switch (name) {
             case "version" -> call && argument == null
-                    ? new Item(new Column(name, TEXT), s -> "PostgreSQL " + PgConnectionHandler.SERVER_VERSION) : null;
+                    ? new Item(new Column(name, TEXT), s -> "PostgreSQL " + PgSession.SERVER_VERSION) : null;
             case "current_schema" -> argument == null ? new Item(new Column(name, NAME), s -> "public") : null;
             case "current_database" -> call && argument == null ? new Item(new Column(name, NAME), Session::database) : null;
             case "current_catalog" -> !call ? new Item(new Column(name, NAME), Session::database) : null;

@@ -209,7 +209,7 @@ class PgWireBoundsTest {
 
     @Test
     void socketsThatNeverLogInTakeAtMostAQuarterOfTheNodesPlacesPerAddress() throws Exception {
-        // kills: PgConnectionHandler.channelActive's share (sockets left unauthenticated from one address held every
+        // kills: PgAdmission.admitAwaiting's share (sockets left unauthenticated from one address held every
         // place of the node for the authentication timeout)
         try (PgWireServer server = start(Map.of("pgwireMaxConnections", "40"))) {
             List<Session> silent = new ArrayList<>();

@@ -137,7 +137,7 @@ class PgWireProtocolTest {
         assertThat(types(messages)).isEqualTo("NNR" + "S".repeat(13) + "KZTDCZ");
         assertThat(messages.get(2).buffer().getInt()).isZero(); // AuthenticationOk
         List<List<String>> statuses = messages.subList(3, 16).stream().map(Message::strings).toList();
-        assertThat(statuses).contains(List.of("server_version", PgConnectionHandler.SERVER_VERSION),
+        assertThat(statuses).contains(List.of("server_version", PgSession.SERVER_VERSION),
                 List.of("client_encoding", "UTF8"), List.of("server_encoding", "UTF8"), List.of("DateStyle", "ISO, MDY"),
                 List.of("integer_datetimes", "on"), List.of("standard_conforming_strings", "on"),
                 List.of("TimeZone", "UTC"), List.of("application_name", "protocol-test"),
@@ -419,7 +419,7 @@ class PgWireProtocolTest {
             {"SHOW default_transaction_read_only", "default_transaction_read_only", "off"},
             {"SHOW in_hot_standby", "in_hot_standby", "off"},
             {"SHOW timezone", "TimeZone", "UTC"},
-            {"SHOW server_version", "server_version", PgConnectionHandler.SERVER_VERSION},
+            {"SHOW server_version", "server_version", PgSession.SERVER_VERSION},
             {"SHOW client_encoding", "client_encoding", "UTF8"},
             {"SHOW application_name", "application_name", "protocol-test"},
             {"SHOW thresher.call_deadline_ms", "thresher.call_deadline_ms", Long.toString(Limits.DEFAULTS.callDeadlineMs())},

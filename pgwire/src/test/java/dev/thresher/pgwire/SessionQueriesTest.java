@@ -88,7 +88,7 @@ class SessionQueriesTest {
         assertThat(names(q)).containsExactly("version", "current_schema", "db", "current_user", "Who", "current_setting",
                 "pg_backend_pid", "label", "?column?");
         assertThat(types(q)).containsExactly(25, 19, 19, 19, 19, 25, 23, 25, 23);
-        assertThat(rows(sql)).containsExactly(List.of("PostgreSQL " + PgConnectionHandler.SERVER_VERSION, "public", "thresher",
+        assertThat(rows(sql)).containsExactly(List.of("PostgreSQL " + PgSession.SERVER_VERSION, "public", "thresher",
                 "alice", "alice", "160000", "7", "x", "-3"));
         assertThat(rows("SELECT pg_advisory_unlock_all()")).containsExactly(List.of(""));
         assertThat(types(match("SELECT pg_advisory_unlock_all()"))).containsExactly(SessionQueries.VOID);

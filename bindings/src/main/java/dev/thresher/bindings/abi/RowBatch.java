@@ -72,64 +72,13 @@ public final class RowBatch {
                         + ", rows " + rows + ", columns " + columnCount);
             }
             int r = (int) rows;
-            List<Column> columns = new ArrayList<>();
             b.position(RowBatchLayout.FIXED_HEADER);
-            for (long i = 0; i < columnCount; i++) {
-                ColumnType type = ColumnType.ofTag(Byte.toUnsignedInt(b.get()));
-                int flags = Byte.toUnsignedInt(b.get());
-                if ((flags & ~RowBatchLayout.FLAG_NULLABLE) != 0) {
-                    throw new IllegalArgumentException("column " + i + " has unknown flags " + flags);
-                }
-                int nameLength = Short.toUnsignedInt(b.getShort());
-                String name = Utf8.decode(bytes, b.position(), nameLength, "column name");
-                b.position(b.position() + nameLength);
-                columns.add(new Column(name, type, (flags & RowBatchLayout.FLAG_NULLABLE) != 0));
-            }
-            long at = RowBatchLayout.pad8(b.position());
+            List<Column> columns = readColumns(b, bytes, columnCount);
             int n = columns.size();
             int[] bitmapAt = new int[n];
             int[] valuesAt = new int[n];
             int[] payloadAt = new int[n];
-            for (int i = 0; i < n; i++) {
-                Column c = columns.get(i);
-                bitmapAt[i] = -1;
-                if (c.nullable()) {
-                    bitmapAt[i] = checkedPosition(at, RowBatchLayout.bitmapSize(r), bytes);
-                    at += RowBatchLayout.bitmapSize(r);
-                }
-                switch (c.type()) {
-                    case INT64, FLOAT64 -> {
-                        valuesAt[i] = checkedPosition(at, 8L * r, bytes);
-                        at += 8L * r;
-                    }
-                    case BOOL -> {
-                        valuesAt[i] = checkedPosition(at, RowBatchLayout.pad8(r), bytes);
-                        for (int row = 0; row < r; row++) {
-                            if (bytes[valuesAt[i] + row] > 1 || bytes[valuesAt[i] + row] < 0) {
-                                throw new IllegalArgumentException("column " + i + " row " + row + " is not a bool");
-                            }
-                        }
-                        at += RowBatchLayout.pad8(r);
-                    }
-                    case TEXT, BYTES -> {
-                        valuesAt[i] = checkedPosition(at, RowBatchLayout.offsetsSize(r), bytes);
-                        at += RowBatchLayout.offsetsSize(r);
-                        long prev = 0;
-                        if (b.getInt(valuesAt[i]) != 0) {
-                            throw new IllegalArgumentException("column " + i + " offsets do not start at 0");
-                        }
-                        for (int row = 1; row <= r; row++) {
-                            long off = Integer.toUnsignedLong(b.getInt(valuesAt[i] + 4 * row));
-                            if (off < prev) {
-                                throw new IllegalArgumentException("column " + i + " offsets decrease at row " + row);
-                            }
-                            prev = off;
-                        }
-                        payloadAt[i] = checkedPosition(at, RowBatchLayout.pad8(prev), bytes);
-                        at += RowBatchLayout.pad8(prev);
-                    }
-                }
-            }
+            long at = sections(b, bytes, columns, r, RowBatchLayout.pad8(b.position()), bitmapAt, valuesAt, payloadAt);
             if (at != bytes.length) {
                 throw new IllegalArgumentException("batch is " + bytes.length + " bytes, its sections end at " + at);
             }
@@ -145,6 +94,73 @@ public final class RowBatch {
         } catch (IndexOutOfBoundsException | java.nio.BufferUnderflowException e) {
             throw new IllegalArgumentException("row batch truncated", e);
         }
+    }
+
+    /** The column descriptors from the buffer's position on: tag, flags (only nullable is known), UTF-8 name. */
+    private static List<Column> readColumns(ByteBuffer b, byte[] bytes, long columnCount) {
+        List<Column> columns = new ArrayList<>();
+        for (long i = 0; i < columnCount; i++) {
+            ColumnType type = ColumnType.ofTag(Byte.toUnsignedInt(b.get()));
+            int flags = Byte.toUnsignedInt(b.get());
+            if ((flags & ~RowBatchLayout.FLAG_NULLABLE) != 0) {
+                throw new IllegalArgumentException("column " + i + " has unknown flags " + flags);
+            }
+            int nameLength = Short.toUnsignedInt(b.getShort());
+            String name = Utf8.decode(bytes, b.position(), nameLength, "column name");
+            b.position(b.position() + nameLength);
+            columns.add(new Column(name, type, (flags & RowBatchLayout.FLAG_NULLABLE) != 0));
+        }
+        return columns;
+    }
+
+    /**
+     * Where each column's sections start, from {@code at} on, each checked to lie within the batch: a nullable
+     * column's null bitmap, its values (a bool's each 0 or 1; a text or bytes column's offsets starting at 0, never
+     * decreasing) and a text or bytes column's payload. Returns where the last section ends.
+     */
+    private static long sections(ByteBuffer b, byte[] bytes, List<Column> columns, int r, long at, int[] bitmapAt,
+                                 int[] valuesAt, int[] payloadAt) {
+        for (int i = 0; i < columns.size(); i++) {
+            Column c = columns.get(i);
+            bitmapAt[i] = -1;
+            if (c.nullable()) {
+                bitmapAt[i] = checkedPosition(at, RowBatchLayout.bitmapSize(r), bytes);
+                at += RowBatchLayout.bitmapSize(r);
+            }
+            switch (c.type()) {
+                case INT64, FLOAT64 -> {
+                    valuesAt[i] = checkedPosition(at, 8L * r, bytes);
+                    at += 8L * r;
+                }
+                case BOOL -> {
+                    valuesAt[i] = checkedPosition(at, RowBatchLayout.pad8(r), bytes);
+                    for (int row = 0; row < r; row++) {
+                        if (bytes[valuesAt[i] + row] > 1 || bytes[valuesAt[i] + row] < 0) {
+                            throw new IllegalArgumentException("column " + i + " row " + row + " is not a bool");
+                        }
+                    }
+                    at += RowBatchLayout.pad8(r);
+                }
+                case TEXT, BYTES -> {
+                    valuesAt[i] = checkedPosition(at, RowBatchLayout.offsetsSize(r), bytes);
+                    at += RowBatchLayout.offsetsSize(r);
+                    long prev = 0;
+                    if (b.getInt(valuesAt[i]) != 0) {
+                        throw new IllegalArgumentException("column " + i + " offsets do not start at 0");
+                    }
+                    for (int row = 1; row <= r; row++) {
+                        long off = Integer.toUnsignedLong(b.getInt(valuesAt[i] + 4 * row));
+                        if (off < prev) {
+                            throw new IllegalArgumentException("column " + i + " offsets decrease at row " + row);
+                        }
+                        prev = off;
+                    }
+                    payloadAt[i] = checkedPosition(at, RowBatchLayout.pad8(prev), bytes);
+                    at += RowBatchLayout.pad8(prev);
+                }
+            }
+        }
+        return at;
     }
 
     private static int checkedPosition(long at, long size, byte[] bytes) {

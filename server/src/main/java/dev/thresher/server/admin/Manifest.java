@@ -69,7 +69,12 @@ public record Manifest(String binding, String module, int abiVersion, String sel
             "moduleBytes");
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} naming every problem with its field path */
+    /**
+     * Reads a manifest, each part checked in turn (the version and the fields it allows, the names, what the package
+     * is, its exports, description and budgets) and every problem kept, in that order.
+     *
+     * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} naming every problem with its field path
+     */
     public static Manifest parse(byte[] bytes) {
         JsonNode root;
         try {
@@ -81,6 +86,45 @@ public record Manifest(String binding, String module, int abiVersion, String sel
             throw problem("manifest: must be a JSON object");
         }
         List<String> problems = new ArrayList<>();
+        checkVersionAndFields(root, problems);
+        boolean handler = root.has("http");
+        String binding = text(root, "binding", problems);
+        if (binding != null && !NAME.matcher(binding).matches()) {
+            problems.add("manifest.binding: '" + binding + "' is not a name: a letter or '_', then letters, digits or '_',"
+                    + " at most 63");
+        }
+        String module = text(root, "module", problems);
+        if (module != null && !FILE.matcher(module).matches()) {
+            problems.add("manifest.module: '" + module + "' is not a file name ending in .wasm or .wat beside the manifest");
+        }
+        int abiVersion = 0;
+        String selector = null;
+        List<Route> routes = null;
+        if (handler) {
+            for (String f : List.of("abiVersion", "selector")) {
+                if (root.has(f)) {
+                    problems.add("manifest." + f + ": an HTTP handler (a manifest with an http section) has no " + f);
+                }
+            }
+            routes = routes(root.get("http"), problems);
+        } else {
+            abiVersion = abiVersion(root.get("abiVersion"), problems);
+            selector = text(root, "selector", problems);
+        }
+        checkExports(root.get("exports"), handler, problems);
+        String description = description(root.get("description"), problems);
+        Budgets budgets = budgets(root.get("budgets"), problems);
+        if (handler) {
+            checkHandlerBudgets(root.get("budgets"), problems);
+        }
+        if (!problems.isEmpty()) {
+            throw problem(String.join("; ", problems));
+        }
+        return new Manifest(binding, module, abiVersion, selector, description, budgets, routes);
+    }
+
+    /** {@code manifestVersion}, 1 or 2, and the fields it allows: version 2's only in a manifest of version 2. */
+    private static void checkVersionAndFields(JsonNode root, List<String> problems) {
         JsonNode v = root.get("manifestVersion");
         int version = v != null && v.isInt() && (v.asInt() == 1 || v.asInt() == 2) ? v.asInt() : 0;
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
@@ -98,77 +142,65 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         } else if (version == 0) {
             problems.add("manifest.manifestVersion: must be 1 or 2, was " + v);
         }
-        boolean handler = root.has("http");
-        String binding = text(root, "binding", problems);
-        if (binding != null && !NAME.matcher(binding).matches()) {
-            problems.add("manifest.binding: '" + binding + "' is not a name: a letter or '_', then letters, digits or '_',"
-                    + " at most 63");
-        }
-        String module = text(root, "module", problems);
-        if (module != null && !FILE.matcher(module).matches()) {
-            problems.add("manifest.module: '" + module + "' is not a file name ending in .wasm or .wat beside the manifest");
-        }
-        JsonNode abi = root.get("abiVersion");
-        int abiVersion = 0;
-        String selector = null;
-        List<Route> routes = null;
-        if (handler) {
-            for (String f : List.of("abiVersion", "selector")) {
-                if (root.has(f)) {
-                    problems.add("manifest." + f + ": an HTTP handler (a manifest with an http section) has no " + f);
-                }
-            }
-            routes = routes(root.get("http"), problems);
+    }
+
+    /** A distributed call's guest ABI version, 1 or 2; 0 after a problem. */
+    private static int abiVersion(JsonNode abi, List<String> problems) {
+        if (abi == null) {
+            problems.add("manifest.abiVersion: missing; it is 2 (paged input) or 1 (one batch)");
+        } else if (!abi.isInt() || (abi.asInt() != 1 && abi.asInt() != 2)) {
+            problems.add("manifest.abiVersion: must be 1 or 2, was " + abi);
         } else {
-            if (abi == null) {
-                problems.add("manifest.abiVersion: missing; it is 2 (paged input) or 1 (one batch)");
-            } else if (!abi.isInt() || (abi.asInt() != 1 && abi.asInt() != 2)) {
-                problems.add("manifest.abiVersion: must be 1 or 2, was " + abi);
-            } else {
-                abiVersion = abi.asInt();
-            }
-            selector = text(root, "selector", problems);
+            return abi.asInt();
         }
+        return 0;
+    }
+
+    /** {@code exports}, optional: each role of the package's kind under its own name ({@code run}, {@code reduce}; {@code handle}). */
+    private static void checkExports(JsonNode exports, boolean handler, List<String> problems) {
         List<String> roles = handler ? List.of("handle") : List.of("run", "reduce");
-        JsonNode exports = root.get("exports");
-        if (exports != null) {
-            if (!exports.isObject()) {
-                problems.add("manifest.exports: must be an object " + (handler ? "{\"handle\": \"handle\"}"
-                        : "{\"run\": \"run\", \"reduce\": \"reduce\"}"));
-            } else {
-                for (Iterator<String> it = exports.fieldNames(); it.hasNext(); ) {
-                    String f = it.next();
-                    if (!roles.contains(f)) {
-                        problems.add("manifest.exports." + f + ": unknown export role; the roles " + (handler
-                                ? "of an HTTP handler are " : "are ") + String.join(" and ", roles));
-                    } else if (!exports.get(f).isTextual() || !exports.get(f).asText().equals(f)) {
-                        problems.add("manifest.exports." + f + ": must be \"" + f + "\", was " + exports.get(f));
-                    }
-                }
+        if (exports == null) {
+            return;
+        }
+        if (!exports.isObject()) {
+            problems.add("manifest.exports: must be an object " + (handler ? "{\"handle\": \"handle\"}"
+                    : "{\"run\": \"run\", \"reduce\": \"reduce\"}"));
+            return;
+        }
+        for (Iterator<String> it = exports.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!roles.contains(f)) {
+                problems.add("manifest.exports." + f + ": unknown export role; the roles " + (handler
+                        ? "of an HTTP handler are " : "are ") + String.join(" and ", roles));
+            } else if (!exports.get(f).isTextual() || !exports.get(f).asText().equals(f)) {
+                problems.add("manifest.exports." + f + ": must be \"" + f + "\", was " + exports.get(f));
             }
         }
-        JsonNode d = root.get("description");
-        String description = null;
-        if (d != null && !d.isNull()) {
-            if (!d.isTextual() || d.asText().length() > 1000) {
-                problems.add("manifest.description: must be a string of at most 1,000 characters");
-            } else {
-                description = d.asText();
+    }
+
+    /** {@code description}, optional: a string of at most 1,000 characters; null when absent or after a problem. */
+    private static String description(JsonNode d, List<String> problems) {
+        if (d == null || d.isNull()) {
+            return null;
+        }
+        if (!d.isTextual() || d.asText().length() > 1000) {
+            problems.add("manifest.description: must be a string of at most 1,000 characters");
+            return null;
+        }
+        return d.asText();
+    }
+
+    /** An HTTP handler declares only the budgets that bound a handler: {@link #HANDLER_BUDGETS}. */
+    private static void checkHandlerBudgets(JsonNode budgets, List<String> problems) {
+        if (budgets == null || !budgets.isObject()) {
+            return;
+        }
+        for (Iterator<String> it = budgets.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (BUDGETS.contains(f) && !HANDLER_BUDGETS.contains(f)) {
+                problems.add("manifest.budgets." + f + ": not a budget of an HTTP handler; its budgets are " + HANDLER_BUDGETS);
             }
         }
-        Budgets budgets = budgets(root.get("budgets"), problems);
-        if (handler && root.get("budgets") != null && root.get("budgets").isObject()) {
-            for (Iterator<String> it = root.get("budgets").fieldNames(); it.hasNext(); ) {
-                String f = it.next();
-                if (BUDGETS.contains(f) && !HANDLER_BUDGETS.contains(f)) {
-                    problems.add("manifest.budgets." + f + ": not a budget of an HTTP handler; its budgets are " + HANDLER_BUDGETS);
-                }
-            }
-        }
-        if (!problems.isEmpty()) {
-            throw problem(String.join("; ", problems));
-        }
-        return new Manifest(binding, module, abiVersion, selector, description, budgets, routes);
     }
 
     /** Whether the package is an HTTP handler (its manifest has an http section). */

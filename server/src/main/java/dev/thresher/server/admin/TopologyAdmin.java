@@ -8,14 +8,10 @@ import dev.thresher.store.control.TopologyChanges;
 import dev.thresher.store.control.TopologyStore.Lease;
 import dev.thresher.store.control.TopologyStore.Move;
 import dev.thresher.store.control.TopologyStore;
-import dev.thresher.store.shard.ShardReader;
 import dev.thresher.topology.Partition;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,13 +34,13 @@ import javax.sql.DataSource;
  * <b>cleanup</b> (the source rows removed). Asking for the move again resumes it at its recorded phase.
  */
 public final class TopologyAdmin implements TopologyService {
-    /** Names a phase after which a move stops the process at once, as a crash would (tests only). */
-    static final String HALT_PROPERTY = "thresher.move.haltAfter";
     private static final Pattern SHARD_NAME = Pattern.compile("[a-z_][a-z0-9_-]{0,62}");
 
     private final TableAdmin tables;
     /** The work a move does on the shard databases: copying a partition's rows, counting and checksumming them. */
     private final PartitionCopy rows;
+    /** A move's phases once it is recorded: copy, verify, cutover and cleanup. */
+    private final MovePhases phases;
     private final DataSource control;
     private final TopologyStore topology;
     private final TopologyChanges audit;
@@ -63,6 +59,7 @@ public final class TopologyAdmin implements TopologyService {
         this.rows = new PartitionCopy(tables);
         this.control = tables.controlDb();
         this.topology = new TopologyStore(control);
+        this.phases = new MovePhases(tables, rows, topology);
         this.audit = new TopologyChanges(control);
         this.leaseMs = limits.partitionLeaseMs();
         this.partitionsPerCall = limits.coordinationSlots();
@@ -300,11 +297,40 @@ public final class TopologyAdmin implements TopologyService {
                 steps -> move(steps, partitionId, toShard, dryRun));
     }
 
+    /**
+     * A move: started or resumed here, then its phases from the one recorded ({@link MovePhases}: copy, verify and
+     * cutover under the source table's {@code SHARE} lock, then cleanup), and a wait for its new leader; a dry run only
+     * says what it would do.
+     */
     private void move(Steps steps, int partitionId, String toShardArg, boolean dryRun)
             throws SQLException, IOException, InterruptedException {
         Partition p = partition(partitionId);
         int to = shardId(toShardArg);
         Map<Integer, String> urls = tables.shardUrls();
+        Move m = startOrResume(steps, p, to, urls, dryRun);
+        if (m == null) {
+            return;
+        }
+        String sourceUrl = urls.get(m.fromShard());
+        if (!m.phase().equals("cleanup")) {
+            phases.untilCleanup(p, m, sourceUrl, urls.get(m.toShard()), steps::add);
+        }
+        phases.cleanup(p, m, sourceUrl, steps::add);
+        topology.endMove(partitionId);
+        Lease lease = awaitLease(partitionId, l -> l.live(), 3 * leaseMs + 5_000);
+        steps.add("partition " + partitionId + " moved to shard " + m.toShard()
+                + (lease == null ? "; no node leads it yet (is a node a candidate of shard " + m.toShard() + "?)"
+                : ", led by " + lease.host() + " at epoch " + lease.epoch()));
+    }
+
+    /**
+     * The move of partition {@code p} to shard {@code to} as recorded: a new one started once its target is checked
+     * (another shard, within the table's residency, reachable and writable), or the one recorded resumed by this
+     * change; null for a dry run, after saying what it would do.
+     */
+    private Move startOrResume(Steps steps, Partition p, int to, Map<Integer, String> urls, boolean dryRun)
+            throws SQLException {
+        int partitionId = p.id();
         Optional<Move> recorded = topology.move(partitionId);
         if (recorded.isPresent() && recorded.get().toShard() != to) {
             throw new ThresherException(ErrorCode.TOPOLOGY_CHANGE_REFUSED, "partition " + partitionId
@@ -325,100 +351,21 @@ public final class TopologyAdmin implements TopologyService {
                 steps.add("would copy " + rows + " rows from shard " + p.shardId() + " to shard " + to
                         + " (writes to " + p.table() + " on shard " + p.shardId() + " wait meanwhile), verify their count and"
                         + " checksum, cut over to epoch " + (p.epoch() + 1) + " and remove them from shard " + p.shardId());
-                return;
+                return null;
             }
             topology.startMove(partitionId, p.shardId(), to, p.epoch(), steps.changeId);
-            recorded = topology.move(partitionId);
-        } else {
-            steps.add("resuming the move of partition " + partitionId + " from shard " + recorded.get().fromShard()
-                    + " to shard " + to + " at phase " + recorded.get().phase());
-            if (dryRun) {
-                steps.add("would resume it at phase " + recorded.get().phase());
-                return;
-            }
-            // the change that started it (or last resumed it) ended without saying so: it was interrupted
-            audit.interruptedMove(partitionId, steps.changeId);
-            topology.resumeMove(partitionId, steps.changeId);
+            return topology.move(partitionId).orElseThrow();
         }
-        Move m = recorded.orElseThrow();
-        String sourceUrl = urls.get(m.fromShard());
-        String targetUrl = urls.get(m.toShard());
-        String phase = m.phase();
-        if (!phase.equals("cleanup")) {
-            // Writers of the table on the source wait from the copy until the cutover: no row can land behind the copy.
-            try (Connection source = tables.shardConnection(sourceUrl)) {
-                source.setAutoCommit(false);
-                try (Statement s = source.createStatement()) {
-                    s.execute("SET LOCAL lock_timeout = '30s'");
-                    s.execute("LOCK TABLE " + p.table() + " IN SHARE MODE");
-                }
-                for (int attempt = 1; !phase.equals("cleanup"); ) {
-                    switch (phase) {
-                        case "copy" -> {
-                            long copied = rows.copy(source, targetUrl, p);
-                            halt("copy");
-                            topology.setMovePhase(partitionId, "verify");
-                            steps.add("copied " + copied + " rows of partition " + partitionId + " to shard " + m.toShard());
-                            phase = "verify";
-                        }
-                        case "verify" -> {
-                            PartitionCopy.Checked src = PartitionCopy.rowsAndChecksum(source, p);
-                            PartitionCopy.Checked dst;
-                            try (Connection target = tables.shardConnection(targetUrl)) {
-                                dst = PartitionCopy.rowsAndChecksum(target, p);
-                            }
-                            if (!src.equals(dst)) {
-                                if (attempt++ >= 2) {
-                                    throw new ThresherException(ErrorCode.INTERNAL_ERROR, "partition " + partitionId
-                                            + ": shard " + m.toShard() + " holds " + dst + " after copying " + src
-                                            + " twice; the move stays at phase copy");
-                                }
-                                steps.add("verify: shard " + m.toShard() + " holds " + dst + ", the source " + src
-                                        + "; copying again");
-                                topology.setMovePhase(partitionId, "copy");
-                                phase = "copy";
-                                continue;
-                            }
-                            halt("verify");
-                            topology.moveVerified(partitionId, src.rows(), src.checksum());
-                            steps.add("verified: " + src.rows() + " rows, checksum " + src.checksum() + " on both shards");
-                            phase = "cutover";
-                        }
-                        case "cutover" -> {
-                            // one control-database transaction; a halt in the phase crashes before its commit
-                            long epoch = topology.cutover(m, () -> halt("cutover"));
-                            steps.add("cut over: partition " + partitionId + " is on shard " + m.toShard() + " at epoch "
-                                    + epoch + "; its leadership passes to a candidate of shard " + m.toShard());
-                            phase = "cleanup";
-                        }
-                        default -> throw new IllegalStateException("unknown move phase " + phase);
-                    }
-                }
-                source.rollback(); // ends the lock; the source wrote nothing
-            }
+        steps.add("resuming the move of partition " + partitionId + " from shard " + recorded.get().fromShard()
+                + " to shard " + to + " at phase " + recorded.get().phase());
+        if (dryRun) {
+            steps.add("would resume it at phase " + recorded.get().phase());
+            return null;
         }
-        try (Connection source = tables.shardConnection(sourceUrl); PreparedStatement ps = source.prepareStatement(
-                "DELETE FROM " + p.table() + " WHERE " + ShardReader.SLOT_COLUMN + " BETWEEN ? AND ?")) {
-            source.setAutoCommit(true);
-            ps.setInt(1, p.slotLo());
-            ps.setInt(2, p.slotHi());
-            int removed = ps.executeUpdate();
-            halt("cleanup");
-            steps.add("removed " + removed + " rows of partition " + partitionId + " from shard " + m.fromShard());
-        }
-        topology.endMove(partitionId);
-        Lease lease = awaitLease(partitionId, l -> l.live(), 3 * leaseMs + 5_000);
-        steps.add("partition " + partitionId + " moved to shard " + m.toShard()
-                + (lease == null ? "; no node leads it yet (is a node a candidate of shard " + m.toShard() + "?)"
-                : ", led by " + lease.host() + " at epoch " + lease.epoch()));
-    }
-
-    private static void halt(String phase) {
-        if (phase.equals(System.getProperty(HALT_PROPERTY))) {
-            System.out.println("halting in phase " + phase + " (" + HALT_PROPERTY + ")");
-            System.out.flush();
-            Runtime.getRuntime().halt(137);
-        }
+        // the change that started it (or last resumed it) ended without saying so: it was interrupted
+        audit.interruptedMove(partitionId, steps.changeId);
+        topology.resumeMove(partitionId, steps.changeId);
+        return recorded.orElseThrow();
     }
 
     private void requireNoMove(int partitionId) {

@@ -65,11 +65,9 @@ public final class CopyText {
     private static final byte[] NULL_MARKER = {'\\', 'N'};
 
     /**
-     * The fields of {@code line[offset, offset + length)}: exactly {@code columns} of them, or any number for -1.
-     *
-     * <p>Longer than 80 lines on purpose: one pass over the row's bytes with the escapes decoded inline. It is the
-     * inner loop of every replica's copy, and an escape decoded by a method of its own would have to hand back both
-     * the byte and the new position per escaped byte.
+     * Long because: one pass over the row's bytes, escapes decoded inline: the inner loop of every replica's copy.
+     * The fields of {@code line[offset, offset + length)}: exactly {@code columns} of them, or any number for -1. An
+     * escape decoded by a method of its own would hand back both the byte and the new position per escaped byte.
      */
     private static byte[][] split(byte[] line, int offset, int length, byte delimiter, byte[] nullMarker, int columns) {
         Objects.checkFromIndexSize(offset, length, line.length);
