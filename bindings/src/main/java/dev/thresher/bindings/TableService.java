@@ -84,12 +84,13 @@ public interface TableService {
     List<PartitionBatches> readBatches(String tenant, String table, String selector, int abiVersion);
 
     /**
-     * Runs an {@code INSERT INTO table [(columns)] VALUES (...), ...} of literal values.
+     * Inserts the rows of an {@code INSERT ... VALUES} as the front door parsed it, through the loader (one load).
      *
      * @return the rows inserted
-     * @throws dev.thresher.errors.ThresherException typed, naming the row and column of a bad value
+     * @throws dev.thresher.errors.ThresherException typed, naming the row and column of a bad value; a parameter not
+     *     bound is refused
      */
-    long insert(String tenant, String user, String sql);
+    long insert(String tenant, String user, InsertCommand insert);
 
     /**
      * What a table is to be: the columns as {@code thresher table create} takes them

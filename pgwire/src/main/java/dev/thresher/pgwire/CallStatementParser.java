@@ -342,43 +342,12 @@ final class CallStatementParser extends SqlScanner {
     }
 
     /**
-     * {@code INSERT ...}: kept as written, to the end of the statement (quotes, dollar quotes and comments
-     * respected), for the table writer to parse; {@code $n} parameters are counted.
+     * {@code INSERT ...}, to the end of the statement (quotes, dollar quotes and comments respected), read by
+     * {@link InsertGrammar}; {@code $n} parameters are counted.
      */
     private ParsedStatement insert(int start) {
-        int parameters = skipToEnd(false);
-        return new ParsedStatement.Insert(sql.substring(start, pos).strip(), parameters);
-    }
-
-    /**
-     * The statement with each {@code $n} outside quotes, dollar quotes and comments replaced by
-     * {@code literals.get(n - 1)}.
-     */
-    static String substitute(String sql, List<String> literals) {
-        CallStatementParser p = new CallStatementParser(sql);
-        StringBuilder out = new StringBuilder(sql.length() + 16 * literals.size());
-        int copied = 0;
-        while (!p.atEnd()) {
-            char c = p.peek();
-            if (c == '\'' || c == '"') {
-                p.quoted(c);
-            } else if (c == '$' && p.pos + 1 < sql.length() && isDigit(sql.charAt(p.pos + 1))) {
-                int at = p.pos++;
-                while (!p.atEnd() && isDigit(p.peek())) {
-                    p.pos++;
-                }
-                int n = Integer.parseInt(sql.substring(at + 1, Math.min(p.pos, at + 7)));
-                out.append(sql, copied, at).append(literals.get(n - 1));
-                copied = p.pos;
-            } else if (c == '$') {
-                p.dollarQuoted();
-            } else if (c == '-' && sql.startsWith("--", p.pos) || c == '/' && sql.startsWith("/*", p.pos)) {
-                p.skipTrivia();
-            } else {
-                p.pos++;
-            }
-        }
-        return out.append(sql, copied, sql.length()).toString();
+        int parameters = skipToEnd(true);
+        return ParsedStatement.Insert.of(sql.substring(start, pos).strip(), parameters);
     }
 
     /** {@code CREATE TABLE}, {@code DROP TABLE}, {@code ALTER TABLE}: kept as written for the table service. */

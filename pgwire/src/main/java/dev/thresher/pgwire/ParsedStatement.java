@@ -214,13 +214,34 @@ sealed interface ParsedStatement {
     }
 
     /**
-     * {@code INSERT ...} as written, for the table writer to parse.
+     * {@code INSERT} read into the table service's command ({@link InsertGrammar}). A malformed one is refused when it
+     * runs, after the session's permission is checked, as {@link TableStatement} is.
      *
+     * @param command the command, its {@code $n} parameters unbound until {@link #bind}; null when {@code refusal}
+     *     says why there is none
      * @param parameterCount the highest {@code $n} it names
      */
-    record Insert(String sql, int parameterCount) implements ParsedStatement {
-        public Insert {
-            Objects.requireNonNull(sql, "sql");
+    record Insert(dev.thresher.bindings.InsertCommand command, ThresherException refusal, int parameterCount)
+            implements ParsedStatement {
+        static Insert of(String sql, int parameterCount) {
+            try {
+                return new Insert(InsertGrammar.parse(sql), null, parameterCount);
+            } catch (ThresherException e) {
+                return new Insert(null, e, parameterCount);
+            }
+        }
+
+        /** This INSERT with its parameters' values ({@code null} for NULL) in their places; a refused one as it is. */
+        Insert bind(List<String> values) {
+            return command == null ? this : new Insert(command.bind(values), null, 0);
+        }
+
+        /** The command to run. @throws ThresherException why the statement is refused */
+        dev.thresher.bindings.InsertCommand typed() {
+            if (refusal != null) {
+                throw refusal;
+            }
+            return command;
         }
     }
 

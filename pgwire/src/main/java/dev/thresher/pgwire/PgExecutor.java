@@ -205,8 +205,7 @@ final class PgExecutor {
                     return false;
                 }
                 case ParsedStatement.Insert i -> {
-                    work.insert(portal != null && portal.bound() != null ? new ParsedStatement.Insert(portal.bound(), 0) : i,
-                            sink);
+                    work.insert(i, sink);
                     return false;
                 }
                 case ParsedStatement.TableStatement t -> {

@@ -148,12 +148,14 @@ final class PgExtendedProtocol {
             }
             cursor = new JournalResults.Cursor(query, JournalResults.formats(b.resultFormats(), query.columns().size()));
         } else if (prepared.statement() instanceof ParsedStatement.Insert insert && insert.parameterCount() > 0) {
-            List<String> literals = new ArrayList<>(insert.parameterCount());
+            List<String> values = new ArrayList<>(insert.parameterCount());
             for (int i = 0; i < insert.parameterCount(); i++) {
-                literals.add(SqlLiterals.of(prepared.parameterTypes().get(i),
-                        formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)), b.parameterValues().get(i), i + 1));
+                byte[] value = b.parameterValues().get(i);
+                values.add(value == null ? null : SqlLiterals.raw(prepared.parameterTypes().get(i),
+                        formats.isEmpty() ? 0 : format(formats.get(formats.size() == 1 ? 0 : i)), value, i + 1));
             }
-            arguments = CallStatementParser.substitute(insert.sql(), literals);
+            // the portal runs the INSERT with its values in their places
+            prepared = new PgStatements.Prepared(insert.bind(values), prepared.parameterTypes(), prepared.bytes());
         } else if (prepared.statement().parameterCount() == 1) { // values past $1 are bound but not used
             arguments = argument(prepared.parameterTypes().get(0), formats.isEmpty() ? 0 : formats.get(0),
                     b.parameterValues().get(0));

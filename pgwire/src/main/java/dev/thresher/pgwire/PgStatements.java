@@ -23,8 +23,8 @@ final class PgStatements {
     }
 
     /**
-     * A bound statement; {@code bound} is a call's JSON arguments when it takes {@code $1}, an INSERT's text
-     * with its parameters written in as literals when it takes any, else null; {@code bytes} what it holds against
+     * A bound statement (an INSERT's {@code prepared} holds its command with the values in their places); {@code
+     * bound} is a call's JSON arguments when it takes {@code $1}, else null; {@code bytes} what it holds against
      * {@code limits.pgwireStatementBytesPerConnection} (its name and bound values).
      */
     record Portal(Prepared prepared, String bound, short resultFormat, boolean executed,

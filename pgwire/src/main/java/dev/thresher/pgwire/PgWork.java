@@ -100,7 +100,7 @@ final class PgWork {
         if (!allowed(p -> p.checkDeploy("insert rows"), sink::failed)) {
             return;
         }
-        startWrite("INSERT", () -> writes.tables().insert(session.tenant(), session.user(), i.sql()), rows -> {
+        startWrite("INSERT", () -> writes.tables().insert(session.tenant(), session.user(), i.typed()), rows -> {
             sink.write(new BackendMessage.CommandComplete("INSERT 0 " + rows));
             sink.done();
         }, sink::failed);

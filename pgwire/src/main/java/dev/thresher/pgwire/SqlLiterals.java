@@ -8,8 +8,8 @@ import java.util.HexFormat;
 import java.util.UUID;
 
 /**
- * A bound parameter of an INSERT as the SQL literal that stands for it: {@code NULL}, or a quoted string
- * the table's column type reads (the loader hands every value to PostgreSQL's COPY as text). Text-format
+ * A bound parameter's value as the text the table's column type reads (the loader hands every value of an INSERT to
+ * PostgreSQL's COPY as text), or a journal query's literal. Text-format
  * values of any type are taken as they are; binary-format values are decoded for the types drivers send in
  * binary: int2, int4, int8, oid, float4, float8, bool, text, varchar, bpchar, name, bytea and uuid.
  */
@@ -33,17 +33,11 @@ final class SqlLiterals {
     }
 
     /**
+     * A non-NULL bound parameter's value as text: text format as it is, binary decoded.
+     *
      * @param format 0 text, 1 binary
      * @param n the parameter's number, for messages
      */
-    static String of(int typeOid, short format, byte[] value, int n) {
-        if (value == null) {
-            return "NULL";
-        }
-        return quote(raw(typeOid, format, value, n));
-    }
-
-    /** A non-NULL bound parameter's value as text, unquoted: text format as it is, binary decoded as {@link #of}. */
     static String raw(int typeOid, short format, byte[] value, int n) {
         if (format == 0) {
             return text(value, n);
@@ -87,8 +81,4 @@ final class SqlLiterals {
                 "parameter $" + n + " is not valid UTF-8"));
     }
 
-    /** A standard-conforming string literal: quotes doubled, backslashes as they are. */
-    static String quote(String v) {
-        return "'" + v.replace("'", "''") + "'";
-    }
 }

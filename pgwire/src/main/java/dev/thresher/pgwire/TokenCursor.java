@@ -75,6 +75,11 @@ final class TokenCursor {
         return atEnd() ? sql.length() : tokens.get(at).start();
     }
 
+    /** The index of the next token: where {@link #reset} comes back to. */
+    int index() {
+        return at;
+    }
+
     /** Goes back (or on) to the token of index {@code index}: 0 for the first. */
     void reset(int index) {
         at = index;

@@ -402,13 +402,21 @@ class CallStatementParserTest {
     }
 
     @Test
-    void insertIsKeptAsWrittenToItsEndWithParametersCounted() {
+    void insertIsReadToItsEndWithParametersCounted() {
         assertThat(CallStatementParser.parseScript("INSERT INTO t VALUES (1, 'a;b', $$c;d$$) ; insert into t values ($2, $1)"))
-                .containsExactly(new ParsedStatement.Insert("INSERT INTO t VALUES (1, 'a;b', $$c;d$$)", 0),
-                        new ParsedStatement.Insert("insert into t values ($2, $1)", 2));
+                .containsExactly(ParsedStatement.Insert.of("INSERT INTO t VALUES (1, 'a;b', $$c;d$$)", 0),
+                        ParsedStatement.Insert.of("insert into t values ($2, $1)", 2));
+        ParsedStatement.Insert first = (ParsedStatement.Insert) CallStatementParser.parseScript(
+                "INSERT INTO t VALUES (1, 'a;b', $$c;d$$) ; insert into t values ($2, $1)").get(0);
+        assertThat(first.typed().rows().get(0)).containsExactly(new dev.thresher.bindings.InsertCommand.Value.Text("1"),
+                new dev.thresher.bindings.InsertCommand.Value.Text("a;b"), new dev.thresher.bindings.InsertCommand.Value.Text("c;d"));
         assertThat(CallStatementParser.parse("INSERT INTO t VALUES ('it''s -- not a comment') -- a comment"))
-                .isEqualTo(new ParsedStatement.Insert("INSERT INTO t VALUES ('it''s -- not a comment') -- a comment", 0));
-        assertFails("INSERT INTO t VALUES (E'\\n')", ErrorCode.UNSUPPORTED_STATEMENT);
+                .isEqualTo(ParsedStatement.Insert.of("INSERT INTO t VALUES ('it''s -- not a comment') -- a comment", 0));
+        ParsedStatement.Insert escaped = (ParsedStatement.Insert) CallStatementParser.parse("INSERT INTO t VALUES (E'\\n;')");
+        assertThat(escaped.typed().rows().get(0)).containsExactly(new dev.thresher.bindings.InsertCommand.Value.Text("\n;"));
+        ParsedStatement.Insert refused = (ParsedStatement.Insert) CallStatementParser.parse("INSERT INTO t VALUES (now())");
+        assertThatThrownBy(refused::typed).as("refused when it runs, after the permission check")
+                .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNSUPPORTED_STATEMENT));
     }
 
     private static void assertFails(String sql, ErrorCode code) {

@@ -292,7 +292,7 @@ final class FuzzedConnection {
         }
 
         @Override
-        public long insert(String tenant, String user, String sql) {
+        public long insert(String tenant, String user, dev.thresher.bindings.InsertCommand insert) {
             return 1;
         }
 

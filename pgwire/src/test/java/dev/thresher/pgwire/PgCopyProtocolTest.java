@@ -1,5 +1,6 @@
 package dev.thresher.pgwire;
 
+import dev.thresher.bindings.InsertCommand;
 import dev.thresher.bindings.TableService;
 import static dev.thresher.pgwire.BackendReader.types;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,7 +46,7 @@ class PgCopyProtocolTest {
     static final class Writer implements TableService {
         final List<String> loaded = new CopyOnWriteArrayList<>();
         final List<CopySpec> specs = new CopyOnWriteArrayList<>();
-        final List<String> inserts = new CopyOnWriteArrayList<>();
+        final List<InsertCommand> inserts = new CopyOnWriteArrayList<>();
 
         @Override
         public long copyFrom(String tenant, String user, CopySpec spec, IntConsumer ready, InputStream data) {
@@ -72,8 +73,8 @@ class PgCopyProtocolTest {
         }
 
         @Override
-        public long insert(String tenant, String user, String sql) {
-            inserts.add(sql);
+        public long insert(String tenant, String user, InsertCommand insert) {
+            inserts.add(insert);
             return 3;
         }
 
@@ -195,7 +196,8 @@ class PgCopyProtocolTest {
         List<Message> next = await(c, "CZ");
         assertThat(types(next)).isEqualTo("CZ");
         assertThat(next.get(0).strings()).containsExactly("INSERT 0 3");
-        assertThat(writer.inserts).containsExactly("INSERT INTO t VALUES (1), (2), (3)");
+        assertThat(writer.inserts).containsExactly(new InsertCommand("t", List.of(), List.of(List.of(text("1")),
+                List.of(text("2")), List.of(text("3")))));
     }
 
     @Test
@@ -214,6 +216,10 @@ class PgCopyProtocolTest {
         assertThat(unknown.get(0).errorFields().get('C')).isEqualTo("42P01");
     }
 
+    private static InsertCommand.Value text(String text) {
+        return new InsertCommand.Value.Text(text);
+    }
+
     @Test
     void copyInTheExtendedProtocolIsRefusedAndInsertTakesItsParametersAsLiterals() throws Exception {
         PgWireProtocolTest.Connection c = connected(11);
@@ -225,14 +231,16 @@ class PgCopyProtocolTest {
                 .execute("").sync());
         List<Message> insert = await(c, "Z");
         assertThat(types(insert)).isEqualTo("12CZ");
-        assertThat(writer.inserts).last().isEqualTo("INSERT INTO t VALUES ('it''s', '$2', '2') -- $1");
+        assertThat(writer.inserts).last().isEqualTo(new InsertCommand("t", List.of(), List.of(List.of(text("it's"),
+                text("$2"), text("2")))));
         // binary parameters of the types drivers send that way: int4, float8, bool, NULL
         c.send(new FrontendBytes().parse("", "INSERT INTO t VALUES ($1, $2, $3, $4)", 23, 701, 16, 25)
                 .bind("", "", (short) 1, (short) 0, new byte[] {0, 0, 1, 0}, java.nio.ByteBuffer.allocate(8).putDouble(-2.5).array(),
                         new byte[] {1}, null)
                 .execute("").sync());
         await(c, "12CZ");
-        assertThat(writer.inserts).last().isEqualTo("INSERT INTO t VALUES ('256', '-2.5', 'true', NULL)");
+        assertThat(writer.inserts).last().isEqualTo(new InsertCommand("t", List.of(), List.of(List.of(text("256"),
+                text("-2.5"), text("true"), InsertCommand.Value.NULL))));
         c.send(new FrontendBytes().parse("", "INSERT INTO t VALUES ($1)", 1700).bind("", "", (short) 1, (short) 0, new byte[] {0, 1})
                 .execute("").sync());
         List<Message> numeric = await(c, "Z");

@@ -27,6 +27,21 @@ class ModuleBoundariesTest {
                 .check(classes);
     }
 
+    /**
+     * One SQL front end: every statement Thresher accepts is read by pgwire's lexer and grammars; JSqlParser reads only
+     * what needs PostgreSQL's whole expression grammar, a selector and its WHERE (parsed by {@code Selector}, checked by
+     * {@code WhereAllowList}, compiled for the replicas by {@code RowFilter}).
+     */
+    @Test
+    void onlyTheSelectorsReadersUseJSqlParser() {
+        noClasses().that().haveNameNotMatching("dev\\.thresher\\.bindings\\.(Selector|WhereAllowList)(\\$.*)?")
+                .and().resideOutsideOfPackage("dev.thresher.store.replica..")
+                .and().resideOutsideOfPackage("net.sf.jsqlparser..")
+                .should().dependOnClassesThat().resideInAPackage("net.sf.jsqlparser..")
+                .because("statements are read by pgwire's grammars; JSqlParser reads only a selector's expressions")
+                .check(classes);
+    }
+
     @Test
     void onlyTheNodeAssemblyImportsMicrometer() {
         noClasses().that().resideOutsideOfPackage("dev.thresher.server.node..")

@@ -484,16 +484,12 @@ public final class TableAdmin implements AutoCloseable {
         return control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId).distinct().sorted().toList();
     }
 
-    /**
-     * A connection to a shard database, from a pool of at most {@value #SHARD_POOL_SIZE} per shard kept as long
-     * as this admin (a node's table service keeps one for its life), so that a small load or insert does
-     * not pay for a new connection each time.
-     */
+    /** A connection to a shard database, from its {@link #shardPool}. */
     public Connection shardConnection(String url) throws SQLException {
         return shardPool(url).getConnection();
     }
 
-    /** The pool of {@link #shardConnection}s to one shard database. */
+    /** A shard database's pool of at most {@value #SHARD_POOL_SIZE}, kept as long as this admin (a node's, for its life). */
     public javax.sql.DataSource shardPool(String url) {
         return shardPools.computeIfAbsent(url, u -> Pools.open("thresher-table-shard", u, user, password, SHARD_POOL_SIZE));
     }

@@ -1,6 +1,7 @@
 package dev.thresher.server.node;
 
 import dev.thresher.bindings.BindingService;
+import dev.thresher.bindings.InsertCommand;
 import dev.thresher.bindings.TableService;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
@@ -18,20 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntConsumer;
-import net.sf.jsqlparser.JSQLParserException;
-import net.sf.jsqlparser.expression.CastExpression;
-import net.sf.jsqlparser.expression.DoubleValue;
-import net.sf.jsqlparser.expression.Expression;
-import net.sf.jsqlparser.expression.LongValue;
-import net.sf.jsqlparser.expression.NullValue;
-import net.sf.jsqlparser.expression.SignedExpression;
-import net.sf.jsqlparser.expression.StringValue;
-import net.sf.jsqlparser.expression.operators.relational.ExpressionList;
-import net.sf.jsqlparser.parser.CCJSqlParserUtil;
-import net.sf.jsqlparser.schema.Column;
-import net.sf.jsqlparser.statement.Statement;
-import net.sf.jsqlparser.statement.insert.Insert;
-import net.sf.jsqlparser.statement.select.Values;
 
 /**
  * The node's {@link TableService}: the table commands of {@link TableAdmin} for the front doors, their SQL
@@ -308,110 +295,29 @@ final class NodeTableService implements TableService, AutoCloseable {
     }
 
     @Override
-    public long insert(String tenant, String user, String sql) {
-        Statement statement;
-        try {
-            statement = CCJSqlParserUtil.parse(sql);
-        } catch (JSQLParserException e) {
-            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "INSERT cannot be parsed: " + firstLine(e));
-        }
-        if (!(statement instanceof Insert insert)) {
-            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "not an INSERT");
-        }
-        if (insert.getReturningClause() != null || insert.getConflictAction() != null || insert.getDuplicateUpdateSets() != null) {
-            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "INSERT ... RETURNING, ON CONFLICT and ON DUPLICATE KEY are not served; insert plain rows");
-        }
-        String schema = insert.getTable().getSchemaName();
-        if (schema != null && !unquote(schema).equals("public")) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "tables live in the public schema, not " + schema);
-        }
-        String table = unquote(insert.getTable().getName());
-        List<String> columns = new ArrayList<>();
-        if (insert.getColumns() != null) {
-            for (Column c : insert.getColumns()) {
-                columns.add(unquote(c.getColumnName()));
-            }
-        }
-        Values values = insert.getValues();
-        if (values == null) {
-            throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT,
-                    "INSERT ... SELECT is not served; insert rows with VALUES, or load with COPY FROM STDIN");
-        }
-        List<List<LoadRecords.Field>> rows = new ArrayList<>();
-        for (ExpressionList<?> row : rows(values.getExpressions())) {
+    public long insert(String tenant, String user, InsertCommand insert) {
+        List<List<LoadRecords.Field>> rows = new ArrayList<>(insert.rows().size());
+        for (List<InsertCommand.Value> row : insert.rows()) {
             List<LoadRecords.Field> fields = new ArrayList<>(row.size());
-            for (int i = 0; i < row.size(); i++) {
-                fields.add(literal(row.get(i), rows.size() + 1, i + 1));
+            for (InsertCommand.Value v : row) {
+                fields.add(switch (v) {
+                    case InsertCommand.Value.Text t -> LoadRecords.Field.of(t.text());
+                    case InsertCommand.Value.Null n -> LoadRecords.Field.NULL;
+                    case InsertCommand.Value.Parameter p -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS,
+                            "row " + (rows.size() + 1) + ", value " + (fields.size() + 1) + ": parameter $" + p.number()
+                                    + " is not bound");
+                });
             }
             rows.add(fields);
         }
+        String table = insert.table();
         try {
-            return writing(() -> loader(table).insert(tenant, table, columns, rows)).rows();
+            return writing(() -> loader(table).insert(tenant, table, insert.columns(), rows)).rows();
         } catch (IOException e) {
             throw new ThresherException(ErrorCode.INTERNAL_ERROR, "INSERT failed: " + e.getMessage(), e);
         }
     }
 
-    /** The rows of VALUES: a list of parenthesized lists, or one parenthesized list for one row. */
-    private static List<ExpressionList<?>> rows(ExpressionList<?> expressions) {
-        boolean nested = !expressions.isEmpty() && expressions.stream().allMatch(e -> e instanceof ExpressionList<?>);
-        if (!nested) {
-            return List.of(expressions);
-        }
-        List<ExpressionList<?>> rows = new ArrayList<>();
-        for (Expression e : expressions) {
-            rows.add((ExpressionList<?>) e);
-        }
-        return rows;
-    }
-
-    private static LoadRecords.Field literal(Expression e, int row, int column) {
-        switch (e) {
-            case NullValue n -> {
-                return LoadRecords.Field.NULL;
-            }
-            case StringValue s -> {
-                if (s.getPrefix() != null && !s.getPrefix().isEmpty()) {
-                    throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "row " + row + ", value " + column
-                            + ": string constants with a prefix (" + s.getPrefix() + "'...') are not served");
-                }
-                return LoadRecords.Field.of(s.getValue().replace("''", "'"));
-            }
-            case LongValue l -> {
-                return LoadRecords.Field.of(l.getStringValue());
-            }
-            case DoubleValue d -> {
-                return LoadRecords.Field.of(d.toString());
-            }
-            case SignedExpression s when s.getSign() == '-' || s.getSign() == '+' -> {
-                LoadRecords.Field inner = literal(s.getExpression(), row, column);
-                return LoadRecords.Field.of((s.getSign() == '-' ? "-" : "") + inner.text());
-            }
-            case CastExpression c -> {
-                return literal(c.getLeftExpression(), row, column);
-            }
-            case Column c when c.getTable() == null && (c.getColumnName().equalsIgnoreCase("true")
-                    || c.getColumnName().equalsIgnoreCase("false")) -> {
-                return LoadRecords.Field.of(c.getColumnName().toLowerCase(java.util.Locale.ROOT));
-            }
-            default -> throw new ThresherException(ErrorCode.UNSUPPORTED_STATEMENT, "row " + row + ", value " + column
-                    + ": only literal values are served (strings, numbers, TRUE, FALSE, NULL, and casts of them), not '"
-                    + e + "'");
-        }
-    }
-
-    private static String unquote(String name) {
-        if (name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"")) {
-            return name.substring(1, name.length() - 1).replace("\"\"", "\"");
-        }
-        return name.toLowerCase(java.util.Locale.ROOT);
-    }
-
-    private static String firstLine(Exception e) {
-        String m = e.getCause() != null && e.getCause().getMessage() != null ? e.getCause().getMessage() : e.getMessage();
-        return m == null ? e.toString() : m.lines().findFirst().orElse(m);
-    }
 
     @Override
     public synchronized void close() {
