@@ -25,6 +25,7 @@ import dev.thresher.server.admin.Manifest;
 import dev.thresher.server.node.InFlight;
 import dev.thresher.store.DbDeadline;
 import dev.thresher.store.control.BindingCatalog;
+import dev.thresher.store.control.ControlCache;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +44,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * request: deadline (Thresher-Deadline-Ms, default limits.callDeadlineMs, at most limits.maxCallDeadlineMs)
  *   -> a handler thread: one of limits.handlerConcurrency; none free within limits.admissionWaitMs   CELL_UNAVAILABLE
- *   -> the binding's current version, kind http (cached for limits.topologyPollMs)                  UNKNOWN_BINDING
+ *   -> the binding's current version, kind http (the node's ControlCache: until a notification or poll) UNKNOWN_BINDING
  *   -> its routes: the one matching method and path                                                404 / 405
  *   -> the request encoded (HttpRequestCodec), the handler's cell: handle(req_len) within the deadline and budgets.runMs
  *        call(descriptor, args): the call API, on the coordinator's threads; this thread waits, to the deadline
@@ -72,42 +72,42 @@ public final class HttpHandlers implements HandlerService, AutoCloseable {
     private static final Pattern DESCRIPTOR = Pattern.compile("([A-Za-z_][A-Za-z0-9_]{0,62})(?:@([1-9][0-9]{0,8}))?");
 
     private final String hostId;
-    private final BindingCatalog catalog;
+    private final ControlCache catalog;
     private final ComponentCache components;
     private final CellHost cells;
     private final CallService calls;
     private final Limits limits;
     private final ThreadPoolExecutor threads;
-    private final ConcurrentHashMap<String, Handler> cache = new ConcurrentHashMap<>();
+    /** Each handler's routes and budgets as parsed from its current version's manifest, kept while it stays current. */
+    private final ConcurrentHashMap<String, Handler> parsed = new ConcurrentHashMap<>();
     private final InFlight inFlight = new InFlight();
     private final AtomicBoolean admitting = new AtomicBoolean(true);
 
-    /** A handler binding's current version as this node read it, and when. */
-    private record Handler(String name, int version, String componentDigest, RouteTable routes, Budgets budgets,
-                           long readAtNanos) {
+    /** A handler binding's current version, its manifest parsed. */
+    private record Handler(String name, int version, String componentDigest, RouteTable routes, Budgets budgets) {
     }
 
     /**
-     * @param controlDb the control database, read for handler bindings (not the call path's counted pool); bounded by
-     *     {@code DbDeadline} ({@code Pools.bounded}), so a request's reads end at its deadline
+     * @param catalog the node's cache of the control database, read for handler bindings; a request waits for a read
+     *     no longer than its deadline ({@code DbDeadline})
      * @param calls the node's front-door call service: nested calls are calls like any other
      */
     private final dev.thresher.bindings.access.AccessService access;
 
-    public HttpHandlers(String hostId, DataSource controlDb, ComponentCache components, CellHost cells, CallService calls,
+    public HttpHandlers(String hostId, ControlCache catalog, ComponentCache components, CellHost cells, CallService calls,
                  Limits limits) {
-        this(hostId, controlDb, components, cells, calls, limits, null);
+        this(hostId, catalog, components, cells, calls, limits, null);
     }
 
     /**
      * As above, a nested call checked against the grants of the request's user in {@code access} (null: not checked):
      * a handler calls only what the user calling it may call.
      */
-    public HttpHandlers(String hostId, DataSource controlDb, ComponentCache components, CellHost cells, CallService calls,
+    public HttpHandlers(String hostId, ControlCache catalog, ComponentCache components, CellHost cells, CallService calls,
                  Limits limits, dev.thresher.bindings.access.AccessService access) {
         this.access = access;
         this.hostId = hostId;
-        this.catalog = new BindingCatalog(controlDb);
+        this.catalog = catalog;
         this.components = components;
         this.cells = cells;
         this.calls = calls;
@@ -222,45 +222,35 @@ public final class HttpHandlers implements HandlerService, AutoCloseable {
     }
 
     /**
-     * The current version of an HTTP handler binding: cached for {@code limits.topologyPollMs}, so a redeploy is served
-     * within that long on every node; a name not cached is read at once, so a new handler is served as soon as it is
-     * deployed.
+     * The current version of an HTTP handler binding, as the node's {@link ControlCache} holds it (so a redeploy is
+     * served as soon as its notification arrives on this node, and within {@code limits.topologyPollMs} whatever
+     * happened to it), its manifest parsed once per version.
      *
      * @throws ThresherException {@link ErrorCode#UNKNOWN_BINDING} when there is no such binding or it is a
      *     distributed call's
      */
     private Handler handler(String tenant, String name) {
         String key = tenant + "/" + name;
-        Handler cached = cache.get(key);
-        if (cached != null && System.nanoTime() - cached.readAtNanos() < TimeUnit.MILLISECONDS.toNanos(limits.topologyPollMs())) {
-            return cached;
-        }
-        long readAt = System.nanoTime();
-        BindingCatalog.Current current;
-        try {
-            current = catalog.current(tenant, name).orElse(null);
-        } catch (ThresherException e) {
-            if (e.code() == ErrorCode.DEADLINE_EXCEEDED) {
-                throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "the request's deadline passed while its handler"
-                        + " was read from the control database", e);
-            }
-            throw e;
-        }
+        BindingCatalog.Current current = catalog.currentVersion(tenant, name).orElse(null);
         if (current == null) {
-            cache.remove(key);
+            parsed.remove(key);
             throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no HTTP handler " + name
                     + " for tenant '" + tenant + "'");
         }
         if (!current.handler() || current.manifest() == null) {
-            cache.remove(key);
+            parsed.remove(key);
             throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " is a distributed call, not"
                     + " an HTTP handler: call it with POST /v1/bindings/" + name + "/call");
+        }
+        Handler known = parsed.get(key);
+        if (known != null && known.version() == current.version()) {
+            return known;
         }
         Manifest m = Manifest.parse(current.manifest().getBytes(StandardCharsets.UTF_8));
         Budgets b = current.budgets();
         Handler h = new Handler(name, current.version(), current.packageDigest(), new RouteTable(m.routes()),
-                new Budgets(b.runMs(), b.memoryBytes(), 0, 0, 0, b.moduleBytes()), readAt);
-        cache.put(key, h);
+                new Budgets(b.runMs(), b.memoryBytes(), 0, 0, 0, b.moduleBytes()));
+        parsed.put(key, h);
         return h;
     }
 

@@ -261,7 +261,7 @@ public final class Node implements AutoCloseable {
                 .idempotency(idempotencyKeys, new dev.thresher.store.control.InvocationLookup(controlDb)).journal(journal)
                 .tls(tls.http()).start();
         http.serveMetrics(metrics::scrape);
-        handlers = new HttpHandlers(config.hostId(), Pools.bounded(controlDb), components, cells, frontDoorCalls, limits,
+        handlers = new HttpHandlers(config.hostId(), catalog, components, cells, frontDoorCalls, limits,
                 access);
         http.serveHandlers(handlers); // HTTP handler bindings' routes under /v1/http/
     }

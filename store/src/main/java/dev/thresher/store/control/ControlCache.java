@@ -62,21 +62,7 @@ public final class ControlCache implements AutoCloseable {
     /** A consistent view: the cached topology and the topology version read just before it. */
     public record TopologyAt(Topology topology, long version) {}
 
-    private record Key(String tenant, String name) {}
-
     private record VersionKey(String tenant, String name, int version) {}
-
-    /** A cached current binding (or its absence); a class, not a record: removal is by identity. */
-    private static final class CurrentEntry {
-        final Optional<Binding> binding;
-
-        CurrentEntry(Optional<Binding> binding) {
-            this.binding = binding;
-        }
-    }
-
-    /** A read in flight; it is joined only while younger than the wait bound (an older one may hang). */
-    private record CurrentLoad(long generation, long startNanos, CompletableFuture<Optional<Binding>> result) {}
 
     private record VersionLoad(long startNanos, CompletableFuture<Optional<Binding>> result) {}
 
@@ -90,10 +76,10 @@ public final class ControlCache implements AutoCloseable {
     private final String nodeName;
     private final long loadWaitNanos;
 
-    private final ConcurrentHashMap<Key, CurrentEntry> current = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Key, CurrentLoad> currentLoads = new ConcurrentHashMap<>();
-    /** Bumped by every invalidation of current bindings; a read that straddles one is not cached. */
-    private final AtomicLong bindingGeneration = new AtomicLong();
+    /** The distributed calls' current versions. */
+    private final CurrentVersions<Binding> calls;
+    /** Every binding's current version with its manifest: what an HTTP handler is served from. */
+    private final CurrentVersions<BindingCatalog.Current> handlers;
 
     private final Map<VersionKey, Binding> versions = new LinkedHashMap<>(256, 0.75f, true) {
         @Override
@@ -135,6 +121,10 @@ public final class ControlCache implements AutoCloseable {
         this.loadWaitNanos = TimeUnit.MILLISECONDS.toNanos(loadWaitMs);
         this.topologyWantedAfter = new AtomicLong(System.nanoTime());
         this.reads = new SharedReads(nodeName, loadWaitNanos);
+        this.calls = new CurrentVersions<>("binding", control::currentBinding, this::rememberVersion,
+                bindingReads::increment, reads, loadWaitNanos);
+        this.handlers = new CurrentVersions<>("HTTP handler", control.bindings()::current, v -> { },
+                bindingReads::increment, reads, loadWaitNanos);
         this.listener = new CatalogListener(listenConnections, nodeName, pollNanos, this::handle, () -> {
             invalidateAll();
             refreshNow.release();
@@ -182,40 +172,17 @@ public final class ControlCache implements AutoCloseable {
 
     // ---- bindings ------------------------------------------------------------------------------
 
-    /** The current version of a binding (or its absence), cached; a miss reads through. */
+    /** The current version of a distributed call's binding (or its absence), cached; a miss reads through. */
     public Optional<Binding> currentBinding(String tenant, String name) {
-        Key k = new Key(tenant, name);
-        CurrentEntry hit = current.get(k);
-        return hit != null ? hit.binding : loadCurrent(k);
+        return calls.get(tenant, name);
     }
 
-    private Optional<Binding> loadCurrent(Key k) {
-        long now = System.nanoTime();
-        long gen = bindingGeneration.get();
-        CurrentLoad mine = new CurrentLoad(gen, now, new CompletableFuture<>());
-        // Join a read that began after every invalidation we know of (and is not hung), else start one.
-        CurrentLoad running = currentLoads.compute(k, (key, cur) ->
-                cur != null && cur.generation() >= gen && reads.young(cur.startNanos(), now) ? cur : mine);
-        if (running == mine) {
-            reads.read(mine.result(), () -> {
-                try {
-                    CurrentEntry hit = current.get(k);
-                    if (hit != null) {
-                        return hit.binding;
-                    }
-                    bindingReads.increment();
-                    Optional<Binding> b = control.currentBinding(k.tenant(), k.name());
-                    CurrentEntry entry = new CurrentEntry(b);
-                    // Cached only if no invalidation came since the read began; atomic with a concurrent remove.
-                    current.compute(k, (key, cur) -> bindingGeneration.get() == gen ? entry : cur);
-                    b.ifPresent(this::rememberVersion);
-                    return b;
-                } finally {
-                    currentLoads.remove(k, mine);
-                }
-            });
-        }
-        return reads.await(running.result(), now + loadWaitNanos, "binding " + k.tenant() + "/" + k.name());
+    /**
+     * The current version of a binding of either kind with its manifest (or its absence), cached as
+     * {@link #currentBinding} is: an HTTP handler's routes and budgets are read from it.
+     */
+    public Optional<BindingCatalog.Current> currentVersion(String tenant, String name) {
+        return handlers.get(tenant, name);
     }
 
     /** One immutable version of a binding; found versions are kept in an LRU of {@value #VERSIONS_CACHED}. */
@@ -262,13 +229,13 @@ public final class ControlCache implements AutoCloseable {
 
     /** Drops the cached current version of a binding: the caller learned it is stale. */
     public void invalidateBinding(String tenant, String name) {
-        bindingGeneration.incrementAndGet();
-        current.remove(new Key(tenant, name));
+        calls.invalidate(tenant, name);
+        handlers.invalidate(tenant, name);
     }
 
     private void invalidateCurrentBindings() {
-        bindingGeneration.incrementAndGet();
-        current.clear();
+        calls.invalidateAll();
+        handlers.invalidateAll();
     }
 
     /** Drops every cached current binding and marks the topology stale; versions, immutable, stay. */
@@ -482,8 +449,8 @@ public final class ControlCache implements AutoCloseable {
                 invalidateBinding(qualified.substring(0, slash), qualified.substring(slash + 1));
             } else {
                 // A '/' inside a tenant or a name: drop every key that spells the same.
-                bindingGeneration.incrementAndGet();
-                current.keySet().removeIf(k -> (k.tenant() + "/" + k.name()).equals(qualified));
+                calls.invalidateSpelled(qualified);
+                handlers.invalidateSpelled(qualified);
             }
             return false;
         }

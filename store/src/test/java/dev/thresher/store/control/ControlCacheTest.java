@@ -88,6 +88,32 @@ class ControlCacheTest {
     }
 
     @Test
+    void anHttpHandlersNewVersionIsSeenAfterItsNotificationAndItsAbsenceIsCachedToo() {
+        String manifest = "sha256:" + "1".repeat(64);
+        BindingCatalog.Pins handler = new BindingCatalog.Pins(DIGEST, manifest, null, null, dev.thresher.bindings.Budgets.NONE);
+        ControlCache cache = f.cache(NO_POLL);
+        long reads = cache.bindingReads();
+        assertThat(cache.currentVersion(TENANT, "hello")).isEmpty();
+        assertThat(cache.currentVersion(TENANT, "hello")).isEmpty();
+        assertThat(cache.bindingReads()).as("its absence read once").isEqualTo(reads + 1);
+
+        f.control.bindings().deploy(TENANT, "hello", handler, null, "{\"binding\":\"hello\"}", "test");
+        await(WAIT, "the handler through the cache", () -> cache.currentVersion(TENANT, "hello").isPresent());
+        BindingCatalog.Current v1 = cache.currentVersion(TENANT, "hello").orElseThrow();
+        assertThat(v1.handler()).isTrue();
+        assertThat(v1.manifest()).isEqualTo("{\"binding\":\"hello\"}");
+        assertThat(cache.currentBinding(TENANT, "hello")).as("not a distributed call").isEmpty();
+        long hits = cache.bindingReads();
+        cache.currentVersion(TENANT, "hello");
+        assertThat(cache.bindingReads()).as("then a hit").isEqualTo(hits);
+
+        f.control.bindings().deploy(TENANT, "hello", new BindingCatalog.Pins(DIGEST, "sha256:" + "2".repeat(64), null, null,
+                dev.thresher.bindings.Budgets.NONE), null, "{\"binding\":\"hello\",\"v\":2}", "test");
+        await(WAIT, "version 2 through the cache", () -> cache.currentVersion(TENANT, "hello").orElseThrow().version() == 2);
+        assertThat(cache.polls()).as("no poll ran: the notification did it").isZero();
+    }
+
+    @Test
     void bindingVersionsAreKeptInAnLruOf1024() {
         f.update("""
                 INSERT INTO bindings (tenant, name, version, package_digest, selector_sql)
