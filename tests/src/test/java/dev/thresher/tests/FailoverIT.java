@@ -111,8 +111,8 @@ class FailoverIT {
             // (its call's deadline passed while the node was frozen, or its lease moved; node-3 logs each refused
             // publication), or stops before publishing; none may publish (checked below). Calls stop right after,
             // before node-3 has been live two leases and takes its partitions back under a new epoch.
-            Await.until("node-3's shard runs from before the freeze ended (thresher_shard_runs_in_flight)",
-                    Duration.ofSeconds(30), () -> nodes.metric(3, "thresher_shard_runs_in_flight"), v -> v == 0);
+            Await.until("node-3's host requests from before the freeze ended (thresher_host_requests_running)",
+                    Duration.ofSeconds(30), () -> nodes.metric(3, "thresher_host_requests_running"), v -> v == 0);
             long skip = linesBefore;
             System.out.println("node-3's refused publications after it resumed: " + Files.readAllLines(nodes.log(3))
                     .stream().skip(skip).filter(l -> l.contains("not published")).toList());

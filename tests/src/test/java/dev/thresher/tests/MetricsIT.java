@@ -186,9 +186,16 @@ class MetricsIT {
             assertThat(after.value("thresher_retries_total", r) - before.value("thresher_retries_total", r)).as(reason)
                     .isZero();
         }
-        assertThat(after.all("thresher_slot_rejections_total", Map.of())).extracting(s -> s.labels().get("reason"))
+        assertThat(after.all("thresher_shard_runs_invalid_total", Map.of())).extracting(s -> s.labels().get("reason"))
                 .contains("SLOT_MISSING", "SLOT_EXPIRED", "SLOT_STALE", "TARGET_STALE", "PARTIAL_KEY_DUPLICATED");
-        assertThat(after.value("thresher_slots_failed_total") - before.value("thresher_slots_failed_total")).isZero();
+        assertThat(after.value("thresher_shard_runs_failed_total") - before.value("thresher_shard_runs_failed_total"))
+                .isZero();
+        // each renamed series is served under its former name too, for one release, with the same value
+        for (String[] renamed : new String[][] {{"thresher_shard_runs_failed_total", "thresher_slots_failed_total"},
+                {"thresher_shard_pool_places", "thresher_shard_run_places"},
+                {"thresher_shard_runs_rejected_total", "thresher_slots_refused_total"}}) {
+            assertThat(after.value(renamed[1])).as(renamed[1]).isEqualTo(after.value(renamed[0]));
+        }
         assertThat(after.value("thresher_calls_in_flight")).isZero();
         assertThat(after.value("thresher_host_requests_out")).isZero();
         assertThat(after.value("thresher_host_requests_waiting")).isZero();
@@ -197,12 +204,12 @@ class MetricsIT {
                 .isGreaterThanOrEqualTo(before.value("thresher_control_transactions_total") + 3 * calls);
         // leader side
         // the calls have ended, and no one else calls: no host request holds or waits for a place of the shard pool
-        assertThat(after.value("thresher_shard_runs_in_flight")).isZero();
-        assertThat(after.value("thresher_shard_runs_queued")).isZero();
-        assertThat(after.value("thresher_shard_run_places")).isEqualTo(cluster.options().limits().shardConcurrency());
+        assertThat(after.value("thresher_host_requests_running")).isZero();
+        assertThat(after.value("thresher_host_requests_queued")).isZero();
+        assertThat(after.value("thresher_shard_pool_places")).isEqualTo(cluster.options().limits().shardConcurrency());
         // nothing refused, replayed or stopped, and leadership did not move, while the calls ran
-        for (String counter : List.of("thresher_shard_runs_refused_total", "thresher_slots_refused_total",
-                "thresher_slots_replayed_total", "thresher_call_stops_received_total", "thresher_lease_drops_total",
+        for (String counter : List.of("thresher_host_requests_refused_total", "thresher_shard_runs_rejected_total",
+                "thresher_shard_runs_replayed_total", "thresher_call_stops_received_total", "thresher_lease_drops_total",
                 "thresher_lease_takeovers_total")) {
             assertThat(after.value(counter) - before.value(counter)).as(counter).isZero();
         }

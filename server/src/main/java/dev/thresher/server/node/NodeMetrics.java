@@ -102,7 +102,7 @@ public final class NodeMetrics implements AutoCloseable {
         return registry.scrape(contentType);
     }
 
-    /** What the coordinator tells as each call ends: {@code thresher_call_seconds}, {@code thresher_slot_rejections_total}. */
+    /** What the coordinator tells as each call ends: {@code thresher_call_seconds}, {@code thresher_shard_runs_invalid_total}. */
     public CallObserver calls() {
         return calls;
     }
@@ -126,10 +126,18 @@ public final class NodeMetrics implements AutoCloseable {
     }
 
     private Counter slotRejectionCounter(ErrorCode reason) {
-        return Counter.builder("thresher.slot.rejections")
-                .description("Published slots that failed validation before reduce, failing their call, by reason")
+        Counter c = Counter.builder("thresher.shard.runs.invalid")
+                .description("Published shard runs that failed validation before reduce, failing their call, by reason")
                 .tag("reason", reason.name())
                 .register(registry);
+        FunctionCounter.builder("thresher.slot.rejections", c, Counter::count).description(formerly(
+                "thresher_shard_runs_invalid_total")).tag("reason", reason.name()).register(registry);
+        return c;
+    }
+
+    /** The description of a series kept under its former name for one release, saying what it was renamed to. */
+    private static String formerly(String renamed) {
+        return "Deprecated: the former name of " + renamed + ", the same series; it goes in the next release";
     }
 
     /** The coordinator's phases, retries, failed slots, calls in flight and pool of host requests. */
@@ -151,8 +159,8 @@ public final class NodeMetrics implements AutoCloseable {
         counter("thresher.retries", c, Coordinator::replans, retries, "reason", "replan");
         counter("thresher.retries", c, Coordinator::supersededRequests, retries, "reason", "superseded_request");
         counter("thresher.retries", c, Coordinator::leaderWaits, retries, "reason", "leader_wait");
-        counter("thresher.slots.failed", c, Coordinator::failedShardRuns, "Slots of calls coordinated here that failed for"
-                + " good");
+        counter("thresher.shard.runs.failed", "thresher.slots.failed", c, Coordinator::failedShardRuns, "Shard runs of calls"
+                + " coordinated here that failed for good");
         gauge("thresher.calls.in.flight", c, Coordinator::callsInFlight, "Calls accepted here that have not ended");
         gauge("thresher.host.requests.out", c, Coordinator::hostRequestsOut, "Host requests this coordinator has out,"
                 + " each holding a place of its pool");
@@ -164,18 +172,18 @@ public final class NodeMetrics implements AutoCloseable {
     void bindLeaderSide(HostRequestExecutor shards, LeaseKeeper leases) {
         bound.add(shards);
         bound.add(leases);
-        gauge("thresher.shard.runs.in.flight", shards, HostRequestExecutor::runsInFlight, "Host requests holding a place"
-                + " of the shard pool");
-        gauge("thresher.shard.runs.queued", shards, HostRequestExecutor::runsQueued, "Host requests waiting for a place of"
-                + " the shard pool");
-        gauge("thresher.shard.run.places", shards, HostRequestExecutor::runPlaces, "Places of the shard pool"
-                + " (limits.shardConcurrency)");
-        counter("thresher.shard.runs.refused", shards, HostRequestExecutor::busyRefusals, "Host requests refused, before"
-                + " any guest code, because no place came free in time (busy or deadline)");
-        counter("thresher.slots.refused", shards, HostRequestExecutor::refusals, "Slots refused here before any guest"
-                + " code ran");
-        counter("thresher.slots.replayed", shards, HostRequestExecutor::replays, "Slots answered from the journal without"
-                + " running the guest");
+        gauge("thresher.host.requests.running", "thresher.shard.runs.in.flight", shards, HostRequestExecutor::runsInFlight,
+                "Host requests holding a place of the shard pool");
+        gauge("thresher.host.requests.queued", "thresher.shard.runs.queued", shards, HostRequestExecutor::runsQueued,
+                "Host requests waiting for a place of the shard pool");
+        gauge("thresher.shard.pool.places", "thresher.shard.run.places", shards, HostRequestExecutor::runPlaces,
+                "Places of the shard pool (limits.shardConcurrency)");
+        counter("thresher.host.requests.refused", "thresher.shard.runs.refused", shards, HostRequestExecutor::busyRefusals,
+                "Host requests refused, before any guest code, because no place came free in time (busy or deadline)");
+        counter("thresher.shard.runs.rejected", "thresher.slots.refused", shards, HostRequestExecutor::refusals,
+                "Shard runs refused here before any guest code ran");
+        counter("thresher.shard.runs.replayed", "thresher.slots.replayed", shards, HostRequestExecutor::replays,
+                "Shard runs answered from the journal without running the guest");
         counter("thresher.call.stops.received", shards, HostRequestExecutor::stopsReceived, "Stop messages received from"
                 + " coordinators");
         gauge("thresher.lease.partitions.led", leases, LeaseKeeper::ledCount, "Partitions this node leads now");
@@ -278,6 +286,22 @@ public final class NodeMetrics implements AutoCloseable {
 
     private <T> void gauge(String name, T obj, ToDoubleFunction<T> f, String description) {
         Gauge.builder(name, obj, f).strongReference(true).description(description).register(registry);
+    }
+
+    /** A counter, and the same under its former name for one release ({@link #formerly}). */
+    private <T> void counter(String name, String former, T obj, ToLongFunction<T> f, String description) {
+        counter(name, obj, f, description);
+        counter(former, obj, f, formerly(prometheus(name) + "_total"));
+    }
+
+    /** A gauge, and the same under its former name for one release. */
+    private <T> void gauge(String name, String former, T obj, ToDoubleFunction<T> f, String description) {
+        gauge(name, obj, f, description);
+        gauge(former, obj, f, formerly(prometheus(name)));
+    }
+
+    private static String prometheus(String name) {
+        return name.replace('.', '_');
     }
 
     @Override

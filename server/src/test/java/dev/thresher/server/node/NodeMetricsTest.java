@@ -38,14 +38,18 @@ class NodeMetricsTest {
     }
 
     @Test
-    void slotRejectionsStartAtZeroForEveryReasonAndCount() {
+    void invalidShardRunsStartAtZeroForEveryReasonAndCountUnderTheirNameAndTheFormerOne() {
         metrics.calls().slotRejected(ErrorCode.SLOT_EXPIRED);
 
         String text = metrics.scrape(MetricsRoute.PROMETHEUS_TEXT);
 
-        assertThat(text).contains("thresher_slot_rejections_total{node=\"n1\",reason=\"SLOT_EXPIRED\"} 1.0")
-                .contains("thresher_slot_rejections_total{node=\"n1\",reason=\"SLOT_MISSING\"} 0.0")
-                .contains("thresher_slot_rejections_total{node=\"n1\",reason=\"PARTIAL_KEY_DUPLICATED\"} 0.0");
+        for (String name : new String[] {"thresher_shard_runs_invalid_total", "thresher_slot_rejections_total"}) {
+            assertThat(text).contains(name + "{node=\"n1\",reason=\"SLOT_EXPIRED\"} 1.0")
+                    .contains(name + "{node=\"n1\",reason=\"SLOT_MISSING\"} 0.0")
+                    .contains(name + "{node=\"n1\",reason=\"PARTIAL_KEY_DUPLICATED\"} 0.0");
+        }
+        assertThat(text).contains("# HELP thresher_slot_rejections_total Deprecated: the former name of"
+                + " thresher_shard_runs_invalid_total");
     }
 
     @Test
