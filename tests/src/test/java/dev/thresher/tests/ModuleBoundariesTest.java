@@ -97,7 +97,7 @@ class ModuleBoundariesTest {
     /**
      * The rooms of {@code server}: the admin services ({@code admin}) lean on no other room; a node's assembly
      * ({@code node}) and the HTTP-handler runtime ({@code handlers}) never reach the command line or the dev
-     * cluster; only the dev cluster (which starts nodes as {@code thresher node} processes) names the command line.
+     * cluster, and the handler runtime not the node that assembles it; only the dev cluster (which starts nodes as {@code thresher node} processes) names the command line.
      */
     @Test
     void serverRoomsPointOneWay() {
@@ -109,6 +109,10 @@ class ModuleBoundariesTest {
         noClasses().that().resideInAnyPackage("dev.thresher.server.node..", "dev.thresher.server.handlers..")
                 .should().dependOnClassesThat()
                 .resideInAnyPackage("dev.thresher.server.cli..", "dev.thresher.server.dev..")
+                .check(classes);
+        noClasses().that().resideInAPackage("dev.thresher.server.handlers..")
+                .should().dependOnClassesThat().resideInAPackage("dev.thresher.server.node..")
+                .because("a node assembles the HTTP-handler runtime, not the other way round")
                 .check(classes);
         noClasses().that().resideOutsideOfPackages("dev.thresher.server.cli..", "dev.thresher.server.dev..")
                 .should().dependOnClassesThat().resideInAPackage("dev.thresher.server.cli..")

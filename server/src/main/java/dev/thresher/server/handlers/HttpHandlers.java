@@ -22,7 +22,7 @@ import dev.thresher.http.ErrorJson;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
 import dev.thresher.server.admin.Manifest;
-import dev.thresher.server.node.InFlight;
+import dev.thresher.limits.InFlight;
 import dev.thresher.store.DbDeadline;
 import dev.thresher.store.control.BindingCatalog;
 import dev.thresher.store.control.ControlCache;

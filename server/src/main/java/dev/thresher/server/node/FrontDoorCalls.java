@@ -1,5 +1,6 @@
 package dev.thresher.server.node;
 
+import dev.thresher.limits.InFlight;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;

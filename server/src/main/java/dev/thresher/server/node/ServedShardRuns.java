@@ -1,5 +1,6 @@
 package dev.thresher.server.node;
 
+import dev.thresher.limits.InFlight;
 import dev.thresher.wire.HostRunHandler;
 import dev.thresher.wire.WireMessage.HostReply;
 import dev.thresher.wire.WireMessage.HostRequest;

@@ -1,4 +1,4 @@
-package dev.thresher.server.node;
+package dev.thresher.limits;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
