@@ -128,10 +128,7 @@ public final class AccessStore {
     public void createUser(String tenant, String name, Scram.Verifier verifier, String by) {
         Identifiers.userName(name);
         inTransaction(c -> {
-            try (PreparedStatement t = c.prepareStatement("INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING")) {
-                t.setString(1, tenant);
-                t.executeUpdate();
-            }
+            BindingCatalog.ensureTenant(c, tenant);
             try (PreparedStatement p = c.prepareStatement("INSERT INTO users (name, tenant, scram_verifier, created_by)"
                     + " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING")) {
                 p.setString(1, name);
@@ -154,10 +151,7 @@ public final class AccessStore {
     public void ensureAdmin(String tenant, String name, Scram.Verifier verifier, String by) {
         Identifiers.userName(name);
         inTransaction(c -> {
-            try (PreparedStatement t = c.prepareStatement("INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING")) {
-                t.setString(1, tenant);
-                t.executeUpdate();
-            }
+            BindingCatalog.ensureTenant(c, tenant);
             try (PreparedStatement p = c.prepareStatement("INSERT INTO users (name, tenant, scram_verifier, created_by)"
                     + " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET tenant = EXCLUDED.tenant,"
                     + " scram_verifier = EXCLUDED.scram_verifier WHERE users.tenant <> EXCLUDED.tenant"

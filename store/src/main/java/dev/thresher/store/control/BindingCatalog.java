@@ -58,8 +58,20 @@ public final class BindingCatalog {
     public record Current(int version, boolean handler, String packageDigest, String manifest, Budgets budgets) {
     }
 
+    /**
+     * The one writer of tenants: a tenant is made, if new, in the transaction of the first thing written for it (a
+     * binding version, a user, a table), and by this alone ({@code c} that transaction's connection).
+     */
+    static void ensureTenant(Connection c, String tenant) throws SQLException {
+        ControlSql.update(c, "INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING", tenant);
+    }
+
+    /** {@link #ensureTenant(Connection, String)} in a transaction of its own. */
     public void ensureTenant(String tenant) {
-        sql.update("INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING", tenant);
+        sql.inTransaction(c -> {
+            ensureTenant(c, tenant);
+            return null;
+        });
     }
 
     /** Stores a package by digest; storing the same bytes twice is a no-op. */
@@ -221,7 +233,7 @@ public final class BindingCatalog {
     /** The one place a binding version is numbered: the highest of either kind, plus one, under the binding's lock. */
     private static int insertVersion(Connection c, String tenant, String name, Pins pins, String deployedBy, String note)
             throws SQLException {
-        ControlSql.update(c, "INSERT INTO tenants (tenant) VALUES (?) ON CONFLICT DO NOTHING", tenant);
+        ensureTenant(c, tenant);
         int version = ControlSql.queryOne(c, "SELECT coalesce(max(version), 0) + 1 FROM bindings WHERE tenant = ? AND name = ?",
                 rs -> rs.getInt(1), tenant, name).orElseThrow();
         Budgets b = pins.budgets();
