@@ -20,11 +20,6 @@ import java.util.UUID;
  * {@link String}, {@link Integer}, {@link Long}, {@link java.sql.Timestamp} and {@link UUID}.
  */
 final class JournalResults {
-    static final int INT8_OID = 20;
-    static final int INT4_OID = 23;
-    static final int TIMESTAMP_OID = 1114;
-    static final int TIMESTAMPTZ_OID = 1184;
-    static final int UUID_OID = 2950;
     /** Microseconds from the Unix epoch to PostgreSQL's, 2000-01-01 00:00:00 UTC. */
     private static final long POSTGRES_EPOCH_MICROS = 946_684_800_000_000L;
 
@@ -86,10 +81,10 @@ final class JournalResults {
     static int oid(JournalType type) {
         return switch (type) {
             case TEXT -> PgTypes.TEXT_OID;
-            case INT4 -> INT4_OID;
-            case INT8 -> INT8_OID;
-            case TIMESTAMPTZ -> TIMESTAMPTZ_OID;
-            case UUID -> UUID_OID;
+            case INT4 -> PgTypes.INT4_OID;
+            case INT8 -> PgTypes.INT8_OID;
+            case TIMESTAMPTZ -> PgTypes.TIMESTAMPTZ_OID;
+            case UUID -> PgTypes.UUID_OID;
             case JSON -> PgTypes.JSON_OID;
         };
     }
@@ -179,7 +174,7 @@ final class JournalResults {
         if (value == null) {
             return null;
         }
-        if (format == 1 && (typeOid == TIMESTAMPTZ_OID || typeOid == TIMESTAMP_OID)) {
+        if (format == 1 && (typeOid == PgTypes.TIMESTAMPTZ_OID || typeOid == PgTypes.TIMESTAMP_OID)) {
             if (value.length != 8) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter $" + n + " has " + value.length
                         + " bytes in binary format; a timestamp takes 8");

@@ -38,15 +38,6 @@ import java.util.function.Function;
  * </ul>
  */
 final class SessionQueries {
-    static final int BOOL = 16;
-    static final int CHAR = 18;
-    static final int NAME = 19;
-    static final int INT8 = 20;
-    static final int INT4 = 23;
-    static final int TEXT = 25;
-    static final int OID = 26;
-    static final int UNKNOWN = 705;
-    static final int VOID = 2278;
 
     /** The builtin types the lookups know: OID, name, and the name {@code format_type} gives. */
     private record Type(int oid, String name, String formatted) {
@@ -174,12 +165,12 @@ final class SessionQueries {
             } catch (NumberFormatException e) {
                 return null; // a decimal or a number past int8
             }
-            int type = value == (int) value ? INT4 : INT8;
+            int type = value == (int) value ? PgTypes.INT4_OID : PgTypes.INT8_OID;
             return new Item(new Column("?column?", type), s -> Long.toString(value));
         }
         if (c.at(Kind.STRING)) {
             String value = c.next().text();
-            return new Item(new Column("?column?", TEXT), s -> value);
+            return new Item(new Column("?column?", PgTypes.TEXT_OID), s -> value);
         }
         if (!c.at(Kind.WORD)) {
             return null;
@@ -203,17 +194,17 @@ final class SessionQueries {
         String setting = argument;
         Item item = switch (name) {
             case "version" -> call && argument == null
-                    ? new Item(new Column(name, TEXT), s -> "PostgreSQL " + PgSession.SERVER_VERSION) : null;
-            case "current_schema" -> argument == null ? new Item(new Column(name, NAME), s -> "public") : null;
-            case "current_database" -> call && argument == null ? new Item(new Column(name, NAME), Session::database) : null;
-            case "current_catalog" -> !call ? new Item(new Column(name, NAME), Session::database) : null;
+                    ? new Item(new Column(name, PgTypes.TEXT_OID), s -> "PostgreSQL " + PgSession.SERVER_VERSION) : null;
+            case "current_schema" -> argument == null ? new Item(new Column(name, PgTypes.NAME_OID), s -> "public") : null;
+            case "current_database" -> call && argument == null ? new Item(new Column(name, PgTypes.NAME_OID), Session::database) : null;
+            case "current_catalog" -> !call ? new Item(new Column(name, PgTypes.NAME_OID), Session::database) : null;
             case "current_user", "session_user", "user", "current_role" ->
-                    !call ? new Item(new Column(name, NAME), Session::user) : null;
+                    !call ? new Item(new Column(name, PgTypes.NAME_OID), Session::user) : null;
             case "current_setting" -> call && argument != null
-                    ? new Item(new Column(name, TEXT), s -> s.setting(setting.toLowerCase(Locale.ROOT))) : null;
+                    ? new Item(new Column(name, PgTypes.TEXT_OID), s -> s.setting(setting.toLowerCase(Locale.ROOT))) : null;
             case "pg_backend_pid" -> call && argument == null
-                    ? new Item(new Column(name, INT4), s -> Integer.toString(s.processId())) : null;
-            case "pg_advisory_unlock_all" -> call && argument == null ? new Item(new Column(name, VOID), s -> "") : null;
+                    ? new Item(new Column(name, PgTypes.INT4_OID), s -> Integer.toString(s.processId())) : null;
+            case "pg_advisory_unlock_all" -> call && argument == null ? new Item(new Column(name, PgTypes.VOID_OID), s -> "") : null;
             default -> null;
         };
         return item;
@@ -258,7 +249,7 @@ final class SessionQueries {
             return Optional.empty();
         }
         List<List<String>> answer = List.copyOf(rows);
-        return Optional.of(new Query("SELECT", List.of(new Column(nameHeader, NAME), new Column(typeHeader, TEXT)),
+        return Optional.of(new Query("SELECT", List.of(new Column(nameHeader, PgTypes.NAME_OID), new Column(typeHeader, PgTypes.TEXT_OID)),
                 List.of(), (session, parameters) -> answer));
     }
 
@@ -288,17 +279,17 @@ final class SessionQueries {
                 + " ns.nspname, r.r from pg_namespace as ns join ( select s.r, (current_schemas(false))[s.r] as nspname"
                 + " from generate_series(1, array_upper(current_schemas(false), 1)) as s(r) ) as r using ( nspname ) )"
                 + " as sp ON sp.nspoid = typnamespace WHERE typname = ? ORDER BY sp.r, pg_type.oid DESC LIMIT 1",
-                List.of(new Column("oid", OID), new Column("typname", NAME)), TEXT),
+                List.of(new Column("oid", PgTypes.OID_OID), new Column("typname", PgTypes.NAME_OID)), PgTypes.TEXT_OID),
         KIND_BY_OID("SELECT typinput='pg_catalog.array_in'::regproc as is_array, typtype, typname, pg_type.oid"
                 + " FROM pg_catalog.pg_type LEFT JOIN (select ns.oid as nspoid, ns.nspname, r.r from pg_namespace as ns"
                 + " join ( select s.r, (current_schemas(false))[s.r] as nspname from generate_series(1,"
                 + " array_upper(current_schemas(false), 1)) as s(r) ) as r using ( nspname ) ) as sp"
                 + " ON sp.nspoid = typnamespace WHERE pg_type.oid = ? ORDER BY sp.r, pg_type.oid DESC",
-                List.of(new Column("is_array", BOOL), new Column("typtype", CHAR), new Column("typname", NAME),
-                        new Column("oid", OID)), OID),
+                List.of(new Column("is_array", PgTypes.BOOL_OID), new Column("typtype", PgTypes.CHAR_OID), new Column("typname", PgTypes.NAME_OID),
+                        new Column("oid", PgTypes.OID_OID)), PgTypes.OID_OID),
         NAME_BY_OID("SELECT n.nspname = ANY(current_schemas(true)), n.nspname, t.typname FROM pg_catalog.pg_type t"
                 + " JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid WHERE t.oid = ?",
-                List.of(new Column("?column?", BOOL), new Column("nspname", NAME), new Column("typname", NAME)), OID);
+                List.of(new Column("?column?", PgTypes.BOOL_OID), new Column("nspname", PgTypes.NAME_OID), new Column("typname", PgTypes.NAME_OID)), PgTypes.OID_OID);
 
         private final List<Tok> template;
         private final List<Column> columns;
@@ -355,7 +346,7 @@ final class SessionQueries {
             String oid = Integer.toString(t.oid());
             return switch (this) {
                 case OID_BY_NAME -> List.of(oid, t.name());
-                case KIND_BY_OID -> List.of("f", t.oid() == VOID || t.oid() == UNKNOWN ? "p" : "b", t.name(), oid);
+                case KIND_BY_OID -> List.of("f", t.oid() == PgTypes.VOID_OID || t.oid() == PgTypes.UNKNOWN_OID ? "p" : "b", t.name(), oid);
                 case NAME_BY_OID -> List.of("t", "pg_catalog", t.name());
             };
         }
@@ -372,12 +363,12 @@ final class SessionQueries {
             return text.getBytes(StandardCharsets.UTF_8);
         }
         return switch (typeOid) {
-            case BOOL -> new byte[] {(byte) (text.equals("t") ? 1 : 0)};
-            case CHAR -> text.getBytes(StandardCharsets.US_ASCII);
-            case INT4 -> ByteBuffer.allocate(4).putInt(Integer.parseInt(text)).array();
-            case INT8 -> ByteBuffer.allocate(8).putLong(Long.parseLong(text)).array();
-            case OID -> ByteBuffer.allocate(4).putInt((int) Long.parseLong(text)).array();
-            case VOID -> new byte[0];
+            case PgTypes.BOOL_OID -> new byte[] {(byte) (text.equals("t") ? 1 : 0)};
+            case PgTypes.CHAR_OID -> text.getBytes(StandardCharsets.US_ASCII);
+            case PgTypes.INT4_OID -> ByteBuffer.allocate(4).putInt(Integer.parseInt(text)).array();
+            case PgTypes.INT8_OID -> ByteBuffer.allocate(8).putLong(Long.parseLong(text)).array();
+            case PgTypes.OID_OID -> ByteBuffer.allocate(4).putInt((int) Long.parseLong(text)).array();
+            case PgTypes.VOID_OID -> new byte[0];
             default -> text.getBytes(StandardCharsets.UTF_8); // name, text, json: the binary format is the text
         };
     }
@@ -385,10 +376,10 @@ final class SessionQueries {
     /** A column's length in RowDescription: the fixed size of a fixed-size type, -1 for variable-length ones. */
     static short length(int typeOid) {
         return switch (typeOid) {
-            case BOOL, CHAR -> 1;
-            case INT4, OID, VOID -> 4;
-            case INT8 -> 8;
-            case NAME -> 64;
+            case PgTypes.BOOL_OID, PgTypes.CHAR_OID -> 1;
+            case PgTypes.INT4_OID, PgTypes.OID_OID, PgTypes.VOID_OID -> 4;
+            case PgTypes.INT8_OID -> 8;
+            case PgTypes.NAME_OID -> 64;
             default -> -1;
         };
     }

@@ -14,20 +14,6 @@ import java.util.UUID;
  * binary: int2, int4, int8, oid, float4, float8, bool, text, varchar, bpchar, name, bytea and uuid.
  */
 final class SqlLiterals {
-    static final int BOOL = 16;
-    static final int BYTEA = 17;
-    static final int NAME = 19;
-    static final int INT8 = 20;
-    static final int INT2 = 21;
-    static final int INT4 = 23;
-    static final int TEXT = 25;
-    static final int OID = 26;
-    static final int FLOAT4 = 700;
-    static final int FLOAT8 = 701;
-    static final int UNKNOWN = 705;
-    static final int BPCHAR = 1042;
-    static final int VARCHAR = 1043;
-    static final int UUID_OID = 2950;
 
     private SqlLiterals() {
     }
@@ -44,17 +30,17 @@ final class SqlLiterals {
         }
         ByteBuffer b = ByteBuffer.wrap(value);
         String v = switch (typeOid) {
-            case INT2 -> Short.toString(fixed(b, 2, n).getShort());
-            case INT4 -> Integer.toString(fixed(b, 4, n).getInt());
-            case INT8 -> Long.toString(fixed(b, 8, n).getLong());
-            case OID -> Integer.toUnsignedString(fixed(b, 4, n).getInt());
-            case FLOAT4 -> floatText(fixed(b, 4, n).getFloat());
-            case FLOAT8 -> doubleText(fixed(b, 8, n).getDouble());
-            case BOOL -> fixed(b, 1, n).get() != 0 ? "true" : "false";
-            case TEXT, VARCHAR, BPCHAR, NAME, UNKNOWN -> text(value, n);
-            case BYTEA -> "\\x" + HexFormat.of().formatHex(value);
-            case UUID_OID -> new UUID(fixed(b, 16, n).getLong(), b.getLong()).toString();
-            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter $" + n + " has type OID " + typeOid
+            case PgTypes.INT2_OID -> Short.toString(fixed(b, 2, n).getShort());
+            case PgTypes.INT4_OID -> Integer.toString(fixed(b, 4, n).getInt());
+            case PgTypes.INT8_OID -> Long.toString(fixed(b, 8, n).getLong());
+            case PgTypes.OID_OID -> Integer.toUnsignedString(fixed(b, 4, n).getInt());
+            case PgTypes.FLOAT4_OID -> floatText(fixed(b, 4, n).getFloat());
+            case PgTypes.FLOAT8_OID -> doubleText(fixed(b, 8, n).getDouble());
+            case PgTypes.BOOL_OID -> fixed(b, 1, n).get() != 0 ? "true" : "false";
+            case PgTypes.TEXT_OID, PgTypes.VARCHAR_OID, PgTypes.BPCHAR_OID, PgTypes.NAME_OID, PgTypes.UNKNOWN_OID -> text(value, n);
+            case PgTypes.BYTEA_OID -> "\\x" + HexFormat.of().formatHex(value);
+            case PgTypes.UUID_OID -> new UUID(fixed(b, 16, n).getLong(), b.getLong()).toString();
+            default -> throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "parameter $" + n + " has type PgTypes.OID_OID " + typeOid
                     + " in binary format, which is not served; send it in text format");
         };
         return v;
