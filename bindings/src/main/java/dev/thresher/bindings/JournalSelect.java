@@ -381,6 +381,9 @@ public record JournalSelect(JournalView view, List<String> columns, Optional<Fil
                     try {
                         yield Long.parseLong(t.value().strip());
                     } catch (NumberFormatException e) {
+                        if (t.value().strip().matches("[+-]?[0-9]+")) {
+                            throw outOfRange(column, "'" + shorten(t.value().strip()) + "'");
+                        }
                         throw mismatch(column, "'" + shorten(t.value()) + "'", "an integer");
                     }
                 }
@@ -396,7 +399,11 @@ public record JournalSelect(JournalView view, List<String> columns, Optional<Fil
                             ? "string literal" : type.sqlName()));
                 }
                 BigDecimal v = n.value().stripTrailingZeros();
-                if (v.scale() <= 0 && v.abs().compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) <= 0) {
+                if (v.abs().compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+                    // compared as it is, a number past bigint could match every row or none: refused, never answered
+                    throw outOfRange(column, "the number " + shorten(n.value().toString()));
+                }
+                if (v.scale() <= 0) {
                     yield v.longValueExact();
                 }
                 yield n.value();
@@ -414,6 +421,11 @@ public record JournalSelect(JournalView view, List<String> columns, Optional<Fil
                 yield now;
             }
         };
+    }
+
+    private static ThresherException outOfRange(JournalColumn column, String what) {
+        return new ThresherException(ErrorCode.NUMBER_OUT_OF_RANGE, "column " + column.name() + " is "
+                + column.type().sqlName() + ": " + what + " is out of range for bigint");
     }
 
     private static ThresherException mismatch(JournalColumn column, String what, String expected) {

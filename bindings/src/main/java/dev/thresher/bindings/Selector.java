@@ -109,6 +109,30 @@ public record Selector(String sql, String table, List<String> columns, Optional<
                 Optional.ofNullable(where).map(Expression::toString));
     }
 
+    /** Whether the selector reads {@code column}: selects it, or its filter names it. */
+    public boolean reads(String column) {
+        if (columns.contains(column)) {
+            return true;
+        }
+        if (where.isEmpty()) {
+            return false;
+        }
+        boolean[] named = {false};
+        try {
+            CCJSqlParserUtil.parseCondExpression(where.get()).accept(
+                    new net.sf.jsqlparser.util.deparser.ExpressionDeParser() {
+                        @Override
+                        public <S> StringBuilder visit(Column c, S context) {
+                            named[0] |= unquote(c.getColumnName()).equals(column);
+                            return super.visit(c, context);
+                        }
+                    }, null);
+        } catch (JSQLParserException e) {
+            return true; // the filter was rendered from a parsed tree: if it no longer parses, assume it reads it
+        }
+        return named[0];
+    }
+
     /**
      * Drops the table qualifier of every column in the filter (the allow-list let only the selector's own table
      * qualify one): PostgreSQL reads {@code orders.f} with no column {@code f} as the function call {@code f(orders)},

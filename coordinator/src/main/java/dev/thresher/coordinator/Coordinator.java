@@ -9,6 +9,7 @@ import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
 import dev.thresher.coordinator.CallPhases.Phase;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.limits.Deadline;
@@ -271,7 +272,7 @@ public final class Coordinator implements CallService {
                 cached = catalog.currentBinding(request.tenant(), request.bindingName());
             }
             Binding binding = cached.orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding '"
-                    + request.bindingName() + "' does not exist for tenant '" + request.tenant() + "'"));
+                    + Quoted.of(request.bindingName()) + "' does not exist for tenant '" + Quoted.of(request.tenant()) + "'"));
             call.resolved(binding.name());
             if (request.pinnedVersion().isPresent() && request.pinnedVersion().get() != binding.version()) {
                 if (request.pinnedVersion().get() > binding.version() && refresh + 1 < BINDING_REFRESHES) {

@@ -36,6 +36,10 @@ public enum ErrorCode {
     NAME_TOO_LONG(1018, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     /** A statement or an admin request names a table the tenant does not have. */
     UNKNOWN_TABLE(1019, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
+    /** A number is outside the range of the column or value it stands for (a journal filter past bigint). */
+    NUMBER_OUT_OF_RANGE(1020, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
+    /** An interval or timestamp is outside what it can hold (an interval of more hours than a bigint counts). */
+    DATETIME_OUT_OF_RANGE(1021, Category.INVALID_STATEMENT_OR_ARGUMENTS, RetryClass.TERMINAL),
     AUTHENTICATION_TIMEOUT(2003, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),
 
     AUTHENTICATION_FAILED(2001, Category.AUTHENTICATION_OR_AUTHORIZATION, RetryClass.TERMINAL),

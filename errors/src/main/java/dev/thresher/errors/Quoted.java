@@ -57,6 +57,45 @@ public final class Quoted {
         }
     }
 
+    /** The most characters of a whole message a front door sends ({@link #message}). */
+    public static final int MAX_MESSAGE_CODE_POINTS = 8_192;
+
+    /**
+     * A whole error message as a front door sends it, whoever built it: every control character but newline and tab
+     * and every invisible or reordering character escaped as {@link #of} escapes them (the backslash left as it is, so
+     * what {@link #of} quoted inside it reads the same), at most {@value #MAX_MESSAGE_CODE_POINTS} characters. What a
+     * stranger sent cannot reach a terminal or a log line raw through a message that forgot to quote it.
+     */
+    public static String message(String message) {
+        if (message == null) {
+            return "";
+        }
+        StringBuilder out = null;
+        int shown = 0;
+        int i = 0;
+        while (i < message.length()) {
+            int c = message.codePointAt(i);
+            boolean unsafe = c != '\n' && c != '\t' && c != '\\' && (c < 0x20 || (c >= 0x7f && c <= 0x9f) || invisible(c));
+            if ((unsafe || shown == MAX_MESSAGE_CODE_POINTS) && out == null) {
+                out = new StringBuilder(message.length() + 16).append(message, 0, i);
+            }
+            if (shown == MAX_MESSAGE_CODE_POINTS) {
+                out.append("…(").append(utf8Length(message)).append(" bytes)");
+                return out.toString();
+            }
+            if (out != null) {
+                if (unsafe) {
+                    escape(out, c);
+                } else {
+                    out.appendCodePoint(c);
+                }
+            }
+            i += Character.charCount(c);
+            shown++;
+        }
+        return out == null ? message : out.toString();
+    }
+
     private static boolean invisible(int c) {
         int type = Character.getType(c);
         return type == Character.FORMAT || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR

@@ -37,6 +37,27 @@ class QuotedTest {
     }
 
     @Test
+    void aWholeMessageKeepsItsLinesButNoTerminalOrReorderingCharacter() {
+        String built = "binding 'a\u001b[2Jb\u202E' does not exist\nguest output:\n\tline";
+        assertThat(Quoted.message(built))
+                .isEqualTo("binding 'a\\x1b[2Jb\\u202e' does not exist\nguest output:\n\tline");
+        assertThat(Quoted.message("quoted already: a\\nb")).as("a backslash stays, so quoted text reads the same")
+                .isEqualTo("quoted already: a\\nb");
+        String plain = "there is no table sales";
+        assertThat(Quoted.message(plain)).isSameAs(plain);
+        assertThat(Quoted.message("\r\u0000\u0085")).isEqualTo("\\r\\x00\\x85");
+    }
+
+    @Test
+    void aWholeMessageIsCutAtItsBound() {
+        String huge = "m".repeat(Quoted.MAX_MESSAGE_CODE_POINTS + 10);
+        assertThat(Quoted.message(huge)).isEqualTo("m".repeat(Quoted.MAX_MESSAGE_CODE_POINTS) + "…("
+                + huge.length() + " bytes)");
+        String exact = "m".repeat(Quoted.MAX_MESSAGE_CODE_POINTS);
+        assertThat(Quoted.message(exact)).isSameAs(exact);
+    }
+
+    @Test
     void utf8LengthCountsBytes() {
         assertThat(Quoted.utf8Length("aé€\uD834\uDD1E")).isEqualTo(1 + 2 + 3 + 4);
         assertThat(Quoted.longerThan("b".repeat(63), 63)).isFalse();

@@ -25,7 +25,7 @@ public final class ErrorJson {
         err.put("category", e.code().category().name());
         err.put("retry", e.retryClass().name());
         err.put("guestCodeRan", e.guestCodeRan());
-        err.put("message", e.getMessage());
+        err.put("message", dev.thresher.errors.Quoted.message(e.getMessage()));
         return root.toString();
     }
 }

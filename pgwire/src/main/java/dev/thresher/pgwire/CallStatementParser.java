@@ -362,7 +362,7 @@ final class CallStatementParser extends SqlScanner {
             return ParsedStatement.AccessStatement.of(sql.substring(start, pos).strip());
         }
         if (object.equalsIgnoreCase("BINDING") && !keyword.equalsIgnoreCase("DROP")) {
-            skipToEnd(false);
+            skipToEnd(true); // a manifest may come as E'...', as psql's \set of a text with a backslash sends it
             return ParsedStatement.BindingStatement.of(sql.substring(start, pos).strip());
         }
         if (!object.equalsIgnoreCase("TABLE")) {

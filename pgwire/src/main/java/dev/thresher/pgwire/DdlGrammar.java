@@ -23,14 +23,15 @@ import java.util.regex.Pattern;
  * DROP TABLE [IF EXISTS] name                                   -- thresher table drop
  * ALTER TABLE name ADD [COLUMN] column type [NOT NULL]          -- thresher table alter --add-column
  * ALTER TABLE name DROP [COLUMN] column                         -- thresher table alter --drop-column
- * CREATE BINDING WITH MANIFEST '&lt;json&gt;' MODULE '&lt;module&gt;'      -- the module as hex (\x optional) or base64
+ * CREATE BINDING WITH MANIFEST '&lt;json&gt;' MODULE '&lt;module&gt;'      -- the module as hex (\x optional) or base64;
+ *                                                                  -- either string '...' or E'...'
  * ALTER BINDING name ROLLBACK TO VERSION n
  * </pre>
  *
  * A table's name and key are unquoted identifiers, folded to lower case; the columns are kept as written, for the
  * table service to read as {@code thresher table create} does. A binding's name is kept as written. Anything else is
  * {@link ErrorCode#UNSUPPORTED_STATEMENT} with the forms served. The statement reaches here without its semicolon,
- * already checked by {@link CallStatementParser} for parameters and escape strings.
+ * already checked by {@link CallStatementParser} for parameters (and, for a table statement, escape strings).
  */
 final class DdlGrammar {
     static final int DEFAULT_PARTITIONS = 16;
@@ -233,8 +234,8 @@ final class DdlGrammar {
                 if (isString(manifest) && c.accept("MODULE")) {
                     Token module = c.next();
                     if (isString(module) && c.atEnd()) {
-                        return new BindingCommand.Deploy(manifest.text().getBytes(StandardCharsets.UTF_8),
-                                moduleBytes(module.text()));
+                        return new BindingCommand.Deploy(text(c, manifest).getBytes(StandardCharsets.UTF_8),
+                                moduleBytes(text(c, module)));
                     }
                 }
             } else if (verb.is("ALTER")) {
@@ -252,7 +253,20 @@ final class DdlGrammar {
     }
 
     private static boolean isString(Token t) {
-        return t != null && t.kind() == Kind.STRING;
+        return t != null && (t.kind() == Kind.STRING || t.kind() == Kind.ESCAPE_STRING);
+    }
+
+    /** A string's value: an escape string's backslash escapes decoded. */
+    private static String text(TokenCursor c, Token t) {
+        if (t.kind() != Kind.ESCAPE_STRING) {
+            return t.text();
+        }
+        try {
+            return new EscapeString(c.sql(), t.start() + 1, t.end()).decode();
+        } catch (SqlLexer.LexError e) {
+            throw new ThresherException(e.code(), e.code() == ErrorCode.SYNTAX_ERROR
+                    ? "syntax error at position " + (e.at() + 1) + ": " + e.problem() : e.problem());
+        }
     }
 
     /** A module as SQL text: hex ({@code \x} prefix optional) or base64. */

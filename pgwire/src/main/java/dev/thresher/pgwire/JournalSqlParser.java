@@ -321,7 +321,8 @@ final class JournalSqlParser extends JournalValues {
         try {
             return Long.parseLong(t.text());
         } catch (NumberFormatException e) {
-            throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, clause + " " + Quoted.of(t.text()) + " is out of range");
+            throw new ThresherException(ErrorCode.NUMBER_OUT_OF_RANGE, clause + " " + Quoted.of(t.text())
+                    + " is out of range for bigint");
         }
     }
 

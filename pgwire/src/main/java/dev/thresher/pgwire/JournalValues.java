@@ -258,23 +258,52 @@ abstract class JournalValues extends JournalTokens {
             } else {
                 return value; // arithmetic of another kind: refused by the caller
             }
-            long m = d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
-            micros = Math.addExact(micros, sign.text().equals("-") ? -m : m);
+            try {
+                long m = Math.addExact(Math.multiplyExact(d.getSeconds(), 1_000_000L), d.getNano() / 1_000);
+                micros = Math.addExact(micros, sign.text().equals("-") ? -m : m);
+            } catch (ArithmeticException e) {
+                throw outOfRange(at, "the intervals added come to more than an interval holds");
+            }
             any = true;
         }
         if (!any) {
             return value;
         }
         return switch (value) {
-            case JournalSelect.Now now -> new JournalSelect.Now(Math.addExact(now.offsetMicros(), micros));
-            case JournalSelect.Timestamp ts -> new JournalSelect.Timestamp(plusMicros(ts.value(), micros));
+            case JournalSelect.Now now -> {
+                long offset;
+                try {
+                    offset = Math.addExact(now.offsetMicros(), micros);
+                } catch (ArithmeticException e) {
+                    throw outOfRange(at, "the intervals added come to more than an interval holds");
+                }
+                inRange(at, plusMicros(Instant.now(), offset));
+                yield new JournalSelect.Now(offset);
+            }
+            case JournalSelect.Timestamp ts -> new JournalSelect.Timestamp(inRange(at, plusMicros(ts.value(), micros)));
             case JournalSelect.Text text -> {
                 Instant base = JournalSelect.parseTimestamp(text.value()).orElseThrow(() -> invalid(at, "'"
                         + shorten(text.value()) + "' is not a timestamp, so no interval can be added to it"));
-                yield new JournalSelect.Timestamp(plusMicros(base, micros));
+                yield new JournalSelect.Timestamp(inRange(at, plusMicros(base, micros)));
             }
             default -> throw unsupported(at, "an interval is added to now() or a timestamp only");
         };
+    }
+
+    /** The first and last instants a PostgreSQL timestamptz holds: 4714-11-24 BC and 294276-12-31 AD. */
+    private static final Instant TIMESTAMPTZ_MIN = Instant.parse("-4713-11-24T00:00:00Z");
+    private static final Instant TIMESTAMPTZ_MAX = Instant.parse("+294276-12-31T23:59:59.999999Z");
+
+    /** {@code t}, when a timestamptz holds it; else {@link ErrorCode#DATETIME_OUT_OF_RANGE}, as PostgreSQL says. */
+    private static Instant inRange(Token at, Instant t) {
+        if (t.isBefore(TIMESTAMPTZ_MIN) || t.isAfter(TIMESTAMPTZ_MAX)) {
+            throw outOfRange(at, "timestamp out of range");
+        }
+        return t;
+    }
+
+    private static ThresherException outOfRange(Token at, String what) {
+        return new ThresherException(ErrorCode.DATETIME_OUT_OF_RANGE, what + " (position " + (at.at() + 1) + ")");
     }
 
     static Instant plusMicros(Instant t, long micros) {
@@ -303,6 +332,14 @@ abstract class JournalValues extends JournalTokens {
      * and years, whose length varies, are refused.
      */
     Duration interval(Token t) {
+        try {
+            return intervalOf(t);
+        } catch (ArithmeticException | NumberFormatException | java.time.DateTimeException e) {
+            throw outOfRange(t, "interval '" + shorten(t.text().strip()) + "' is out of range");
+        }
+    }
+
+    private Duration intervalOf(Token t) {
         String s = t.text().strip();
         if (s.isEmpty()) {
             throw invalid(t, "an empty interval");
@@ -311,14 +348,18 @@ abstract class JournalValues extends JournalTokens {
             try {
                 return Duration.parse(s);
             } catch (java.time.format.DateTimeParseException e) {
+                if (e.getCause() instanceof ArithmeticException overflow) {
+                    throw overflow;
+                }
                 throw invalid(t, "interval '" + shorten(s) + "' is not ISO-8601 (PT1H30M); months and years are not served");
             }
         }
         Matcher clock = INTERVAL_CLOCK.matcher(s);
         if (clock.matches()) {
-            long micros = Long.parseLong(clock.group(2)) * 3_600_000_000L + Long.parseLong(clock.group(3)) * 60_000_000L
+            long micros = Math.addExact(Math.multiplyExact(Long.parseLong(clock.group(2)), 3_600_000_000L),
+                    Long.parseLong(clock.group(3)) * 60_000_000L
                     + (clock.group(4) == null ? 0 : Long.parseLong(clock.group(4)) * 1_000_000L)
-                    + (clock.group(5) == null ? 0 : Long.parseLong((clock.group(5) + "00000").substring(0, 6)));
+                    + (clock.group(5) == null ? 0 : Long.parseLong((clock.group(5) + "00000").substring(0, 6))));
             return Duration.ofNanos(Math.multiplyExact("-".equals(clock.group(1)) ? -micros : micros, 1000L));
         }
         Matcher m = INTERVAL_PART.matcher(s);
@@ -337,7 +378,9 @@ abstract class JournalValues extends JournalTokens {
                         ? "interval unit '" + unit + "' has no fixed length; use days"
                         : "interval unit '" + unit + "' is not known");
             }
-            micros = Math.addExact(micros, new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(per)).longValue());
+            // exact: a part past a bigint's microseconds is out of range, never wrapped round to another length
+            micros = Math.addExact(micros, new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(per)).setScale(0,
+                    java.math.RoundingMode.HALF_EVEN).longValueExact());
             at = m.end();
         }
         return Duration.ofNanos(Math.multiplyExact(micros, 1000L));

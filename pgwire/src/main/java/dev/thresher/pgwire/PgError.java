@@ -6,7 +6,8 @@ import dev.thresher.errors.ThresherException;
 import java.util.Objects;
 
 /**
- * One error as pgwire reports it in an ErrorResponse.
+ * One error as pgwire reports it in an ErrorResponse, its message as {@link dev.thresher.errors.Quoted#message} sends
+ * one.
  *
  * @param fatal whether the connection closes after it (severity {@code FATAL} instead of {@code ERROR})
  * @param code the Thresher code reported as {@code thresher_code=} in the detail
@@ -20,6 +21,7 @@ record PgError(boolean fatal, ErrorCode code, String sqlState, String message, b
         Objects.requireNonNull(code, "code");
         Objects.requireNonNull(sqlState, "sqlState");
         Objects.requireNonNull(message, "message");
+        message = dev.thresher.errors.Quoted.message(message); // whoever built it, nothing a stranger sent goes out raw
         if (sqlState.length() != 5) {
             throw new IllegalArgumentException("a SQLSTATE has five characters: " + sqlState);
         }

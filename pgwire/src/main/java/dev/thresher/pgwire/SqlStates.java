@@ -27,6 +27,10 @@ import dev.thresher.errors.RetryClass;
  *     configuration parameter</td></tr>
  * <tr><td>UNKNOWN_TABLE</td><td>42P01 undefined_table</td><td>what PostgreSQL says for a table that does not
  * exist</td></tr>
+ * <tr><td>NUMBER_OUT_OF_RANGE</td><td>22003 numeric_value_out_of_range</td><td>what PostgreSQL says for a number
+ *     its type cannot hold</td></tr>
+ * <tr><td>DATETIME_OUT_OF_RANGE</td><td>22008 datetime_field_overflow</td><td>what PostgreSQL says for an interval or
+ *     timestamp out of range</td></tr>
  * <tr><td>UNKNOWN_COLUMN</td><td>42703 undefined_column</td><td>what PostgreSQL says for a column the table
  *     does not have (the journal views {@code thresher.invocations} and {@code thresher.shard_runs})</td></tr>
  * <tr><td>NAME_TOO_LONG</td><td>42622 name_too_long</td><td>an identifier past PostgreSQL's 63 bytes; PostgreSQL
@@ -110,6 +114,8 @@ public final class SqlStates {
             case UNKNOWN_SETTING, UNKNOWN_CALL -> "42704";
             case UNKNOWN_COLUMN -> "42703";
             case UNKNOWN_TABLE -> "42P01";
+            case NUMBER_OUT_OF_RANGE -> "22003";
+            case DATETIME_OUT_OF_RANGE -> "22008";
             case NAME_TOO_LONG -> "42622";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_CONFIGURATION -> "F0000";

@@ -84,6 +84,11 @@ class DdlGrammarTest {
                         new byte[] {0, 'a', 's', 'm'}));
         assertThat(DdlGrammar.binding("create binding with manifest '{}' module 'AGFzbQ=='"))
                 .isEqualTo(new BindingCommand.Deploy("{}".getBytes(StandardCharsets.UTF_8), new byte[] {0, 'a', 's', 'm'}));
+        // psql's \set of a manifest holding a backslash sends it as E'...': its escapes are decoded
+        assertThat(DdlGrammar.binding("CREATE BINDING WITH MANIFEST E'{\"n\": \"\\x41\", \"q\": \"a\\\\b\"}'"
+                + " MODULE E'\\\\x0061736d'"))
+                .isEqualTo(new BindingCommand.Deploy("{\"n\": \"A\", \"q\": \"a\\b\"}".getBytes(StandardCharsets.UTF_8),
+                        new byte[] {0, 'a', 's', 'm'}));
         assertThat(DdlGrammar.binding("ALTER BINDING Via_sql ROLLBACK TO VERSION 12"))
                 .isEqualTo(new BindingCommand.Rollback("Via_sql", 12));
         assertThat(DdlGrammar.binding("ALTER BINDING x ROLLBACK TO VERSION 1").tag()).isEqualTo("ALTER BINDING");

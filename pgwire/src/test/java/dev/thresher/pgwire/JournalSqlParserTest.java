@@ -292,13 +292,47 @@ class JournalSqlParserTest {
         "state = now()",
         "created_at > now() - interval '1 month'",
         "created_at > now() - interval 'soon'",
-        "created_at > now() - interval '99999999999999 days'",
         "attempts IN (1, 'x')",
     })
     void aLiteralItsColumnDoesNotReadIsAnInvalidArgument(String condition) {
         assertFails(() -> JournalSqlParser.parse("SELECT * FROM thresher.invocations WHERE " + condition),
                 condition.equals("attempts = 1.5e") ? ErrorCode.SYNTAX_ERROR : ErrorCode.INVALID_ARGUMENTS,
                 condition.equals("attempts = 1.5e") ? "42601" : "22023");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "attempts > 1e131072",
+        "attempts < -9223372036854775809",
+        "attempts = '99999999999999999999'",
+        "duration_ms >= 9.3e18",
+    })
+    void aNumberPastBigintIsOutOfRangeNeverAnAnswer(String condition) {
+        // compared as it is, it would match every row or none
+        assertFails(() -> JournalSqlParser.parse("SELECT * FROM thresher.invocations WHERE " + condition)
+                .bind(List.of()), ErrorCode.NUMBER_OUT_OF_RANGE, "22003");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "created_at > now() - interval '99999999999999 days'",
+        "created_at > now() - interval '9223372036854775807 hours'",
+        "created_at > now() + interval '110000000 days'",
+        "created_at > now() - interval '3000000 days'",
+        "created_at > now() - interval '9223372036854775807:00'",
+        "created_at > now() - interval 'PT9223372036854775807H'",
+        "created_at > now() - interval '5000000 weeks' - interval '5000000 weeks'",
+        "created_at < '2025-01-01'::timestamptz + interval '110000000 days'",
+    })
+    void anIntervalOrTimestampPastWhatItHoldsIsOutOfRange(String condition) {
+        assertFails(() -> JournalSqlParser.parse("SELECT * FROM thresher.invocations WHERE " + condition),
+                ErrorCode.DATETIME_OUT_OF_RANGE, "22008");
+    }
+
+    @Test
+    void aLimitPastBigintIsOutOfRange() {
+        assertFails(() -> JournalSqlParser.parse("SELECT * FROM thresher.invocations LIMIT 99999999999999999999"),
+                ErrorCode.NUMBER_OUT_OF_RANGE, "22003");
     }
 
     @Test

@@ -25,6 +25,8 @@ class SqlStatesTest {
             case UNKNOWN_COLUMN -> "42703";
             case NAME_TOO_LONG -> "42622";
             case UNKNOWN_TABLE -> "42P01";
+            case NUMBER_OUT_OF_RANGE -> "22003";
+            case DATETIME_OUT_OF_RANGE -> "22008";
             case INVALID_SELECTOR -> "42P17";
             case INVALID_DEADLINE, IDEMPOTENCY_KEY_REUSED -> "22023";
             case INVALID_CONFIGURATION -> "F0000";

@@ -89,6 +89,17 @@ class TableSchemaIT {
         return versions;
     }
 
+    /** Points the binding ddl_reader (the sample component) at {@code selector}, as its new current version. */
+    private static void readersOfDdlT(String selector) throws Exception {
+        DevCluster cluster = Cluster.get();
+        String digest = cluster.nodes().get(0).catalog().currentBinding(DevCluster.TENANT, DevCluster.SAMPLE_BINDING)
+                .orElseThrow().componentDigest();
+        try (TableAdmin admin = new TableAdmin(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+                new PrintStream(PrintStream.nullOutputStream()))) {
+            admin.control().putBinding(DevCluster.TENANT, "ddl_reader", digest, selector);
+        }
+    }
+
     private static void onShard(int shard, String sql) throws Exception {
         try (Connection c = DriverManager.getConnection(Cluster.get().shardUrl(shard), DevCluster.USER, DevCluster.PASSWORD);
              Statement s = c.createStatement()) {
@@ -134,6 +145,16 @@ class TableSchemaIT {
         assertThat(shardColumns("ddl_t").get(2)).containsExactly("id", "region", "thresher_slot", "amount", "note");
 
         assertThat(psql("ALTER TABLE ddl_t DROP COLUMN id")).startsWith("1:").contains("is the table's key");
+
+        // a column a binding reads, selected or named by its filter, is not dropped (as a table read is not)
+        readersOfDdlT("SELECT region, id FROM ddl_t WHERE amount > 0");
+        for (String column : List.of("amount", "region")) {
+            assertThat(psql("ALTER TABLE ddl_t DROP COLUMN " + column)).as(column).startsWith("1:")
+                    .contains("column " + column + " of table ddl_t is read by binding(s) [ddl_reader]");
+        }
+        assertThat(shardColumns("ddl_t").get(1)).contains("amount", "region");
+        assertThat(psql("ALTER TABLE ddl_t DROP COLUMN note")).as("a column no binding reads").isEqualTo("0:ALTER TABLE\n");
+        readersOfDdlT("SELECT region, amount FROM orders");
         assertThat(psql("DROP TABLE ddl_t", "DROP TABLE IF EXISTS ddl_t")).isEqualTo("0:DROP TABLE\nDROP TABLE\n");
         assertThat(shardColumns("ddl_t").values()).allSatisfy(cols -> assertThat(cols).isEmpty());
         assertThat(history(1, "ddl_t")).isEmpty();

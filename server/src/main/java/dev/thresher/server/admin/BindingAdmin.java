@@ -141,10 +141,10 @@ public final class BindingAdmin implements BindingService {
     }
 
     /**
-     * A new version of the binding pinning what version {@code to} pinned (package, manifest, selector).
+     * A new version of the binding pinning what version {@code to} pinned (package, manifest, selector); the current
+     * version, unchanged, when it pins that already.
      *
-     * @throws ThresherException {@link ErrorCode#UNKNOWN_BINDING} for an unknown binding or version,
-     *     {@link ErrorCode#INVALID_CONFIGURATION} when it is the current version already
+     * @throws ThresherException {@link ErrorCode#UNKNOWN_BINDING} for an unknown binding or version
      */
     @Override
     public Deployed rollback(String tenant, String name, int to, String deployedBy) {

@@ -103,19 +103,13 @@ final class PartitionCopy {
                         + " is not on the target shard and has no recorded migrations to create it there from");
             }
             try (Statement s = target.createStatement()) {
-                s.execute(TableAdmin.HISTORY_DDL);
+                s.execute(SchemaHistory.DDL);
                 for (TableCatalog.TableMigration m : migrations) {
                     s.execute(m.ddl());
                 }
             }
             for (TableCatalog.TableMigration m : migrations) {
-                try (PreparedStatement h = target.prepareStatement("INSERT INTO thresher_schema_history (table_name, version,"
-                        + " description) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
-                    h.setString(1, p.table());
-                    h.setInt(2, m.version());
-                    h.setString(3, m.description());
-                    h.executeUpdate();
-                }
+                SchemaHistory.record(target, p.table(), m.version(), m.description());
             }
             kind = "p";
         }

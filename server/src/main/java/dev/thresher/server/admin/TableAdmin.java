@@ -265,17 +265,6 @@ public final class TableAdmin implements AutoCloseable {
         }
     }
 
-    /** Each shard database's record of the migrations it applied, created on first use. */
-    static final String HISTORY_DDL = """
-            CREATE TABLE IF NOT EXISTS thresher_schema_history (
-                table_name   text NOT NULL,
-                version      integer NOT NULL,
-                description  text NOT NULL,
-                applied_at   timestamptz NOT NULL DEFAULT now(),
-                PRIMARY KEY (table_name, version))""";
-    private static final String HISTORY_INSERT =
-            "INSERT INTO thresher_schema_history (table_name, version, description) VALUES (?, ?, ?)";
-
     /**
      * Changes a table's schema: the change becomes its next migration, pending on every shard database
      * holding the table, and is applied on each (see {@link #migrate}).
@@ -304,6 +293,11 @@ public final class TableAdmin implements AutoCloseable {
                 if (column.equals(key[0]) || column.equals(ShardReader.SLOT_COLUMN)) {
                     throw invalid("column " + column + " cannot be dropped: it " + (column.equals(key[0])
                             ? "is the table's key" : "holds each row's slot"));
+                }
+                List<String> readers = control.bindings().readersOf(tenant, table, column);
+                if (!readers.isEmpty()) { // as a table read by a binding is not dropped
+                    throw invalid("column " + column + " of table " + table + " is read by binding(s) " + readers
+                            + "; deploy them without it first");
                 }
                 ddl = "ALTER TABLE " + table + " DROP COLUMN " + column;
                 description = "drop column " + column;
@@ -344,33 +338,10 @@ public final class TableAdmin implements AutoCloseable {
 
     /** Applies one migration on one shard; returns null, or the database's error. */
     private String applyOnShard(String url, String table, int version, String description, String ddl) {
-        try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
-            s.execute(HISTORY_DDL);
-            c.setAutoCommit(false);
-            try (PreparedStatement seen = c.prepareStatement(
-                    "SELECT 1 FROM thresher_schema_history WHERE table_name = ? AND version = ?")) {
-                seen.setString(1, table);
-                seen.setInt(2, version);
-                try (ResultSet rs = seen.executeQuery()) {
-                    if (rs.next()) {
-                        c.rollback();
-                        return null; // applied before; its status had not reached the control database
-                    }
-                }
-            }
-            s.execute("SET LOCAL lock_timeout = '10s'");
-            s.execute(ddl);
-            try (PreparedStatement h = c.prepareStatement(HISTORY_INSERT)) {
-                h.setString(1, table);
-                h.setInt(2, version);
-                h.setString(3, description);
-                h.executeUpdate();
-            }
-            c.commit();
-            return null;
+        try (Connection c = shardConnection(url)) {
+            return SchemaHistory.apply(c, table, version, description, ddl);
         } catch (SQLException e) {
-            String m = e.getMessage() == null ? e.toString() : e.getMessage();
-            return m.lines().findFirst().orElse(m).replaceFirst("^ERROR: ", "");
+            return cause(e);
         }
     }
 
@@ -523,13 +494,8 @@ public final class TableAdmin implements AutoCloseable {
                 // No primary key: the whole old row identifies an updated or deleted one to leader replicas.
                 s.execute("ALTER TABLE %s REPLICA IDENTITY FULL".formatted(childName(table, p.id())));
             }
-            s.execute(HISTORY_DDL);
-            try (PreparedStatement h = c.prepareStatement(HISTORY_INSERT)) {
-                h.setString(1, table);
-                h.setInt(2, 1);
-                h.setString(3, "create table");
-                h.executeUpdate();
-            }
+            s.execute(SchemaHistory.DDL);
+            SchemaHistory.record(c, table, 1, "create table");
             c.commit();
         } catch (SQLException e) {
             throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, shardLabel(url)
@@ -541,7 +507,7 @@ public final class TableAdmin implements AutoCloseable {
         try (Connection c = shardConnection(url); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             s.execute("DROP TABLE IF EXISTS " + table);
-            s.execute(HISTORY_DDL);
+            s.execute(SchemaHistory.DDL);
             try (PreparedStatement h = c.prepareStatement("DELETE FROM thresher_schema_history WHERE table_name = ?")) {
                 h.setString(1, table);
                 h.executeUpdate();

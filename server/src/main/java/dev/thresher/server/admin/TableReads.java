@@ -3,6 +3,7 @@ package dev.thresher.server.admin;
 import dev.thresher.bindings.Selector;
 import dev.thresher.bindings.TableService.PartitionBatches;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
@@ -47,7 +48,8 @@ public final class TableReads {
                 + selector.where().map(w -> " WHERE " + w).orElse(""));
         List<Partition> partitions = admin.control().readTopology().partitionsOf(tenant, table);
         if (partitions.isEmpty()) {
-            throw new ThresherException(ErrorCode.UNKNOWN_TABLE, "there is no table " + table + " on this cluster");
+            throw new ThresherException(ErrorCode.UNKNOWN_TABLE, "there is no table " + dev.thresher.errors.Quoted.of(table)
+                    + " on this cluster");
         }
         Map<Integer, String> urls = admin.shardUrls();
         Deadline deadline = Deadline.afterMillis(System.nanoTime(), limits.callDeadlineMs());

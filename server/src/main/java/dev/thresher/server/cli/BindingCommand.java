@@ -98,6 +98,11 @@ final class BindingCommand implements Runnable {
             body.put("to", to);
             body.put("by", operator());
             JsonNode d = node.post(path(name) + "/rollback", body);
+            if (d.path("unchanged").asBoolean()) {
+                System.out.printf("%s unchanged: version %d, its current one, pins what version %d pinned%n", name,
+                        d.path("version").asInt(), to);
+                return;
+            }
             System.out.printf("rolled back %s: version %d pins version %d's package %s%n", name, d.path("version").asInt(),
                     to, d.path("packageDigest").asText());
         }

@@ -17,6 +17,7 @@ import dev.thresher.cellhost.ComponentCache;
 import dev.thresher.cellhost.HandlerOutcome;
 import dev.thresher.cellhost.NestedCalls;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.http.ErrorJson;
 import dev.thresher.limits.Deadline;
@@ -234,8 +235,8 @@ public final class HttpHandlers implements HandlerService, AutoCloseable {
         BindingCatalog.Current current = catalog.currentVersion(tenant, name).orElse(null);
         if (current == null) {
             parsed.remove(key);
-            throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no HTTP handler " + name
-                    + " for tenant '" + tenant + "'");
+            throw new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no HTTP handler " + Quoted.of(name)
+                    + " for tenant '" + Quoted.of(tenant) + "'");
         }
         if (!current.handler() || current.manifest() == null) {
             parsed.remove(key);

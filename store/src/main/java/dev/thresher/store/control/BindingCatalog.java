@@ -6,6 +6,7 @@ import dev.thresher.bindings.BindingService.Version;
 import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.Selector;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -121,10 +122,11 @@ public final class BindingCatalog {
 
     /**
      * A new version of the binding pinning what version {@code to} pinned (package, manifest, selector, budgets), in one
-     * transaction; {@code check} sees the version rolled back to first and may refuse it by throwing.
+     * transaction; {@code check} sees the version rolled back to first and may refuse it by throwing. A rollback to
+     * what the current version pins already (the current version itself, or an older one pinning the same) changes
+     * nothing and answers the current version, unchanged, as a deploy of the same content does.
      *
-     * @throws ThresherException {@link ErrorCode#UNKNOWN_BINDING} for an unknown binding or version,
-     *     {@link ErrorCode#INVALID_CONFIGURATION} when it is the current version already
+     * @throws ThresherException {@link ErrorCode#UNKNOWN_BINDING} for an unknown binding or version
      */
     public Deployed rollback(String tenant, String name, int to, String deployedBy, Consumer<Version> check) {
         return sql.inTransaction(c -> {
@@ -137,9 +139,10 @@ public final class BindingCatalog {
             Version target = history.stream().filter(v -> v.version() == to).findFirst()
                     .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " has no version "
                             + to + "; its versions are 1.." + current.version()));
-            if (to == current.version()) {
-                throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "version " + to + " of " + name
-                        + " is the current version already");
+            if (to == current.version() || new Pins(target.packageDigest(), target.manifestDigest(), target.abiVersion(),
+                    target.selector(), Budgets.NONE).samePins(current)) {
+                // what the current version pins already, as a deploy of the same content: unchanged, nothing written
+                return new Deployed(name, current.version(), current.packageDigest(), current.manifestDigest(), true);
             }
             check.accept(target);
             Budgets budgets = ControlSql.queryOne(c, "SELECT " + BUDGET_COLUMNS
@@ -210,16 +213,27 @@ public final class BindingCatalog {
 
     /** The distributed calls whose current version's selector reads {@code table}, by name. */
     public List<String> readersOf(String tenant, String table) {
+        return readersOf(tenant, table, null);
+    }
+
+    /**
+     * The distributed calls whose current version's selector reads {@code column} of {@code table} (any of its columns
+     * when null), by name.
+     */
+    public List<String> readersOf(String tenant, String table, String column) {
         Map<String, String> current = new LinkedHashMap<>();
         sql.queryList("""
                 SELECT DISTINCT ON (name) name, selector_sql FROM bindings WHERE tenant = ? AND kind = 'call'
                 ORDER BY name, version DESC""", rs -> current.put(rs.getString(1), rs.getString(2)), tenant);
-        return current.entrySet().stream().filter(e -> reads(e.getValue(), table)).map(Map.Entry::getKey).toList();
+        return current.entrySet().stream().filter(e -> reads(e.getValue(), table, column)).map(Map.Entry::getKey)
+                .toList();
     }
 
-    private static boolean reads(String selectorSql, String table) {
+    /** Whether the selector reads {@code table} ({@code column} of it, unless null). */
+    private static boolean reads(String selectorSql, String table, String column) {
         try {
-            return Selector.parse(selectorSql).table().equals(table);
+            Selector selector = Selector.parse(selectorSql);
+            return selector.table().equals(table) && (column == null || selector.reads(column));
         } catch (ThresherException bad) {
             return false; // a binding whose selector no longer parses reads nothing
         }
@@ -276,6 +290,6 @@ public final class BindingCatalog {
     }
 
     private static ThresherException unknown(String name) {
-        return new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no binding " + name);
+        return new ThresherException(ErrorCode.UNKNOWN_BINDING, "there is no binding " + Quoted.of(name));
     }
 }

@@ -142,12 +142,10 @@ class BindingCatalogTest {
         String name = fresh();
         deploy(name, call(MANIFEST_1, SELECTOR_1, Budgets.NONE));
         deploy(name, call(MANIFEST_1, SELECTOR_2, Budgets.NONE));
-        // kills: the current-version check of BindingCatalog.rollback
-        assertThatThrownBy(() -> catalog.rollback(TENANT, name, 2, "operator", v -> { }))
-                .isInstanceOfSatisfying(ThresherException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
-                    assertThat(e.getMessage()).isEqualTo("version 2 of " + name + " is the current version already");
-                });
+        // kills: the current-version check of BindingCatalog.rollback (a rollback to it would write version 3)
+        assertThat(catalog.rollback(TENANT, name, 2, "operator", v -> {
+            throw new AssertionError("nothing to check: nothing changes");
+        })).extracting(Deployed::version, Deployed::unchanged).containsExactly(2, true);
         assertThatThrownBy(() -> catalog.rollback(TENANT, name, 7, "operator", v -> { }))
                 .isInstanceOfSatisfying(ThresherException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_BINDING);
@@ -160,6 +158,21 @@ class BindingCatalogTest {
             throw new ThresherException(ErrorCode.INVALID_SELECTOR, "no such table");
         })).isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR));
         assertThat(catalog.history(TENANT, name)).hasSize(2);
+    }
+
+    @Test
+    void aRollbackToWhatTheCurrentVersionPinsAlreadyChangesNothing() {
+        String name = fresh();
+        deploy(name, call(MANIFEST_1, SELECTOR_1, Budgets.NONE));
+        deploy(name, call(MANIFEST_1, SELECTOR_2, Budgets.NONE));
+        assertThat(catalog.rollback(TENANT, name, 1, "operator", v -> { }))
+                .extracting(Deployed::version, Deployed::unchanged).containsExactly(3, false);
+        // version 3 pins what version 1 pinned: rolling back to 1 again, or to 3, writes nothing
+        assertThat(catalog.rollback(TENANT, name, 1, "operator", v -> { }))
+                .extracting(Deployed::version, Deployed::unchanged).containsExactly(3, true);
+        assertThat(catalog.rollback(TENANT, name, 3, "operator", v -> { }))
+                .extracting(Deployed::version, Deployed::unchanged).containsExactly(3, true);
+        assertThat(catalog.history(TENANT, name)).hasSize(3);
     }
 
     @Test
