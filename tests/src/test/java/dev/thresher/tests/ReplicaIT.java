@@ -218,6 +218,13 @@ class ReplicaIT {
      * transaction, a lost or doubled change, a stale read or a missing partition breaks it. Once the writers stop,
      * the call equals SQL over the shard databases exactly.
      */
+    /**
+     * The churn test's callers call at most once per this many milliseconds each. Unpaced, a warm JVM's callers
+     * doubled the call rate, and with it the shard server's work (each call's WAL-position statements and, once
+     * replicas fell behind, its SQL reads) that competes with logical decoding for the replicas' stream.
+     */
+    private static final long CALL_PACE_MS = 200;
+
     @Test
     void underChurnEveryPartitionReadEqualsTheStateAtAWalPositionWithinTheCall() throws Exception {
         List<Partition> partitions = churn.stream().sorted(java.util.Comparator.comparingInt(Partition::id)).toList();
@@ -296,7 +303,12 @@ class ReplicaIT {
                 int client = t;
                 callers.add(threads.submit(() -> {
                     try (Connection pg = Cluster.connect(cluster, client % 3)) {
+                        long next = System.nanoTime();
                         while (calling.get() && failures.few()) {
+                            // a defined load: each caller at most one call per CALL_PACE_MS (8 callers, 40 calls/s in
+                            // all), whatever the JVM's warmth, so the share read from memory is that of this load
+                            next += TimeUnit.MILLISECONDS.toNanos(CALL_PACE_MS);
+                            java.util.concurrent.locks.LockSupport.parkNanos(next - System.nanoTime());
                             long[] atLeast = new long[n];
                             for (int i = 0; i < n; i++) {
                                 atLeast[i] = done.get(i);
