@@ -62,8 +62,8 @@ final class TableRoutes {
                 || path.length() <= "/admin/tables//rows".length()) {
             return false;
         }
-        String name = path.substring("/admin/tables/".length(), path.length() - "/rows".length());
-        return !name.isEmpty() && name.indexOf('/') < 0;
+        // the length check leaves a name of at least one character between the prefix and the suffix
+        return path.substring("/admin/tables/".length(), path.length() - "/rows".length()).indexOf('/') < 0;
     }
 
     private void list(Exchange x) {

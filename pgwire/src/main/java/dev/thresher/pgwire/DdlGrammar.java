@@ -258,15 +258,7 @@ final class DdlGrammar {
 
     /** A string's value: an escape string's backslash escapes decoded. */
     private static String text(TokenCursor c, Token t) {
-        if (t.kind() != Kind.ESCAPE_STRING) {
-            return t.text();
-        }
-        try {
-            return new EscapeString(c.sql(), t.start() + 1, t.end()).decode();
-        } catch (SqlLexer.LexError e) {
-            throw new ThresherException(e.code(), e.code() == ErrorCode.SYNTAX_ERROR
-                    ? "syntax error at position " + (e.at() + 1) + ": " + e.problem() : e.problem());
-        }
+        return t.kind() == Kind.ESCAPE_STRING ? SqlLexer.escapeStringValue(c.sql(), t) : t.text();
     }
 
     /** A module as SQL text: hex ({@code \x} prefix optional) or base64. */

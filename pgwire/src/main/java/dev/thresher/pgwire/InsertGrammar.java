@@ -193,12 +193,7 @@ final class InsertGrammar {
 
     /** An escape string's value, its backslash escapes decoded. */
     private String escaped(Token t) {
-        try {
-            return new EscapeString(c.sql(), t.start() + 1, t.end()).decode();
-        } catch (SqlLexer.LexError e) {
-            throw new ThresherException(e.code(), e.code() == ErrorCode.SYNTAX_ERROR
-                    ? "syntax error at position " + (e.at() + 1) + ": " + e.problem() : e.problem());
-        }
+        return SqlLexer.escapeStringValue(c.sql(), t);
     }
 
     /** A table's or column's name: a word, folded to lower case, or a quoted name as written. */

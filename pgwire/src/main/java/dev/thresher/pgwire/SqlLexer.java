@@ -96,6 +96,26 @@ final class SqlLexer {
         ErrorCode code() {
             return code;
         }
+
+        /** As the client is told it: a syntax error at its position, or the whole message of another code. */
+        ThresherException toThresher() {
+            return new ThresherException(code, code == ErrorCode.SYNTAX_ERROR
+                    ? "syntax error at position " + (at + 1) + ": " + problem() : problem());
+        }
+    }
+
+    /**
+     * The value of the escape string {@code t} (a {@link Kind#ESCAPE_STRING} token of {@code sql}): its backslash
+     * escapes decoded.
+     *
+     * @throws ThresherException a malformed escape ({@link ErrorCode#SYNTAX_ERROR}) or bytes that are not UTF-8
+     */
+    static String escapeStringValue(String sql, Token t) {
+        try {
+            return new EscapeString(sql, t.start() + 1, t.end()).decode();
+        } catch (LexError e) {
+            throw e.toThresher();
+        }
     }
 
     /** What a token is. */
@@ -153,8 +173,7 @@ final class SqlLexer {
                 out.add(t);
             }
         } catch (LexError e) {
-            throw new ThresherException(ErrorCode.SYNTAX_ERROR, "syntax error at position " + (e.at() + 1) + ": "
-                    + e.problem());
+            throw e.toThresher(); // while tokenizing, only a syntax error: an escape string is decoded when read
         }
         return out;
     }

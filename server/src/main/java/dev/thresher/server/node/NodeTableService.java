@@ -72,7 +72,7 @@ final class NodeTableService implements TableService, AutoCloseable {
     private <T> T writing(RowWork<T> work) throws IOException {
         if (!writers.tryAcquire()) {
             throw new ThresherException(ErrorCode.CELL_UNAVAILABLE, TableAdmin.SHARD_POOL_SIZE
-                    + " loads and inserts are running on this node already; retry");
+                    + " loads, inserts and table reads are running on this node already; retry");
         }
         try {
             return work.run();
