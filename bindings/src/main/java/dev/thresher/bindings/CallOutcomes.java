@@ -11,10 +11,10 @@ import java.util.UUID;
 @FunctionalInterface
 public interface CallOutcomes {
     /**
-     * The call {@code callId} of {@code tenant}, or empty when that tenant has no such call (another
-     * tenant's calls are not visible).
+     * The call {@code callId} when {@code scope} sees it, or empty when its tenant has no such call or it is of a
+     * binding the scope does not see (another tenant's calls, and calls the reader may not see, are not there).
      *
      * @throws dev.thresher.errors.ThresherException {@code STORE_UNAVAILABLE} when the control database cannot answer
      */
-    Optional<CallOutcome> lookup(String tenant, UUID callId);
+    Optional<CallOutcome> lookup(JournalScope scope, UUID callId);
 }

@@ -8,11 +8,12 @@ package dev.thresher.bindings;
 @FunctionalInterface
 public interface JournalService {
     /**
-     * The rows of {@code select.view()} that belong to {@code tenant} and pass the filter, in the query's order.
+     * The rows of {@code select.view()} that {@code scope} sees (its tenant's calls of the bindings it sees) and
+     * that pass the filter, in the query's order.
      *
      * @throws dev.thresher.errors.ThresherException {@code STORE_UNAVAILABLE} when the control database cannot
      *     answer, {@code DEADLINE_EXCEEDED} when it did not within the statement timeout
      * @throws IllegalArgumentException when {@code select} still holds parameters
      */
-    JournalRows select(String tenant, JournalSelect select);
+    JournalRows select(JournalScope scope, JournalSelect select);
 }

@@ -6,6 +6,7 @@ import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
 import dev.thresher.bindings.IdempotentRequests;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.bindings.abi.Utf8;
 import dev.thresher.errors.Category;
 import dev.thresher.errors.ErrorCode;
@@ -20,6 +21,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -202,7 +204,9 @@ final class CallRoutes {
     private CompletableFuture<IdempotentRequests.Outcome> outcome(String tenant, String caller, String name, String body,
                                                                  Optional<Long> deadline, IdempotentRequests.Run run) {
         if (run.previousCall().isPresent() && outcomes != null) {
-            Optional<CallOutcome> earlier = outcomes.lookup(tenant, run.previousCall().get());
+            // the caller may call this binding (checked before the route ran): it sees that binding's calls only
+            Optional<CallOutcome> earlier = outcomes.lookup(JournalScope.bindings(tenant, Set.of(name)),
+                    run.previousCall().get());
             if (earlier.isPresent() && "succeeded".equals(earlier.get().state())) {
                 return CompletableFuture.completedFuture(new IdempotentRequests.Outcome(new IdempotentRequests.Response(
                         200, success(earlier.get().callId().toString(), earlier.get().resultJson())), true));

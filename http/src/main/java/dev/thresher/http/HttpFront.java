@@ -285,7 +285,7 @@ public final class HttpFront implements AutoCloseable {
             TopologyRoutes.register(routes, topology, topologyChanges, served);
             TableRoutes.register(routes, tables, served);
             BindingRoutes.register(routes, bindings, served);
-            JournalRoutes.register(routes, journal, served);
+            JournalRoutes.register(routes, journal, served, tenant);
             UserRoutes.register(routes, users, served, tenant);
             if (handlers != null) {
                 handlers.register(routes);

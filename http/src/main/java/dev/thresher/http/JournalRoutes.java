@@ -8,6 +8,7 @@ import dev.thresher.bindings.JournalColumn;
 import dev.thresher.bindings.JournalRows;
 import dev.thresher.bindings.JournalSelect;
 import dev.thresher.bindings.JournalSelect.Filter;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.bindings.JournalService;
 import dev.thresher.bindings.JournalView;
 import dev.thresher.errors.ErrorCode;
@@ -45,7 +46,9 @@ import java.util.regex.Pattern;
  * neither missing a call nor repeating one whatever is recorded meanwhile. {@code since} (inclusive) and
  * {@code until} (exclusive) bound {@code created_at}; {@code limit} is 1 to {@value JournalSelect#MAX_ROWS} (larger is
  * capped), {@value #DEFAULT_LIMIT} by default. A bad parameter is {@code INVALID_ARGUMENTS} (400), an id that names
- * none of the tenant's calls {@code UNKNOWN_CALL} (404).
+ * none of the tenant's calls {@code UNKNOWN_CALL} (404). {@code tenant} names another tenant than the caller's only
+ * for the cluster's operator (an admin of the node's tenant, the admin token's): for anyone else it is
+ * {@code PERMISSION_DENIED} (403).
  */
 final class JournalRoutes {
     static final String PREFIX = "/admin/invocations";
@@ -65,12 +68,13 @@ final class JournalRoutes {
      * ({@value #PREFIX}{@code /{id}}), run on the admin threads; none when {@code journal} or {@code admin} is null
      * (the paths are then no route).
      */
-    static void register(RouteTable<Exchange.Route> routes, JournalService journal, AdminWork admin) {
+    static void register(RouteTable<Exchange.Route> routes, JournalService journal, AdminWork admin,
+                         String nodeTenant) {
         if (journal == null || admin == null) {
             return;
         }
         Exchange.Route route = x -> admin.run(x, io.netty.handler.codec.http.HttpResponseStatus.OK,
-                route(journal, x.tenant(), x.uri()));
+                route(journal, x.tenant(), nodeTenant, x.uri()));
         routes.add(io.netty.handler.codec.http.HttpMethod.GET, PREFIX, route)
                 .add(io.netty.handler.codec.http.HttpMethod.GET, PREFIX + "/", route)
                 .add(io.netty.handler.codec.http.HttpMethod.GET, PREFIX + "/{id}", route);
@@ -80,7 +84,7 @@ final class JournalRoutes {
      * The work answering {@code GET uri}, run on the admin threads: everything, parsing its parameters included,
      * fails there with a typed error.
      */
-    static Supplier<Object> route(JournalService journal, String defaultTenant, String uri) {
+    static Supplier<Object> route(JournalService journal, String defaultTenant, String nodeTenant, String uri) {
         return () -> {
             String path;
             Map<String, List<String>> parameters;
@@ -93,18 +97,33 @@ final class JournalRoutes {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "the request's path or query string is malformed: "
                         + e.getMessage());
             }
+            // an admin route: its caller sees every call of the tenant it reaches
+            JournalScope scope = JournalScope.wholeTenant(tenant(defaultTenant, nodeTenant, parameters));
             if (path.equals(PREFIX) || path.equals(PREFIX + "/")) {
-                return list(journal, defaultTenant, parameters);
+                return list(journal, scope, parameters);
             }
-            return show(journal, defaultTenant, path.substring(PREFIX.length() + 1), parameters);
+            return show(journal, scope, path.substring(PREFIX.length() + 1), parameters);
         };
+    }
+
+    /**
+     * The tenant a request reads: the one its {@code tenant} parameter names when the caller is the cluster's operator
+     * (an admin of the node's tenant, the admin token's), else only the caller's own.
+     */
+    private static String tenant(String callerTenant, String nodeTenant, Map<String, List<String>> parameters) {
+        String named = single(parameters, "tenant").orElse(callerTenant);
+        if (!named.equals(callerTenant) && !callerTenant.equals(nodeTenant)) {
+            throw new ThresherException(ErrorCode.PERMISSION_DENIED, "permission denied: an admin of tenant '"
+                    + Quoted.of(callerTenant) + "' reads only its own tenant's journal");
+        }
+        return named;
     }
 
     // ---- the list
 
-    static ObjectNode list(JournalService journal, String defaultTenant, Map<String, List<String>> parameters) {
+    static ObjectNode list(JournalService journal, JournalScope scope, Map<String, List<String>> parameters) {
         known(parameters, LIST_PARAMETERS);
-        String tenant = single(parameters, "tenant").orElse(defaultTenant);
+        String tenant = scope.tenant();
         List<Filter> filters = new ArrayList<>();
         single(parameters, "binding").ifPresent(b -> filters.add(new JournalSelect.Compare("binding", JournalSelect.Op.EQ,
                 new JournalSelect.Text(b))));
@@ -128,7 +147,7 @@ final class JournalRoutes {
         JournalSelect select = new JournalSelect(JournalView.INVOCATIONS, columns, where,
                 List.of(new JournalSelect.Order("created_at", true), new JournalSelect.Order("call_id", true)),
                 OptionalLong.of(limit), 0);
-        JournalRows rows = journal.select(tenant, select);
+        JournalRows rows = journal.select(scope, select);
 
         ObjectNode out = JSON.createObjectNode();
         out.put("tenant", tenant);
@@ -200,19 +219,19 @@ final class JournalRoutes {
 
     // ---- one call
 
-    static ObjectNode show(JournalService journal, String defaultTenant, String id, Map<String, List<String>> parameters) {
+    static ObjectNode show(JournalService journal, JournalScope scope, String id, Map<String, List<String>> parameters) {
         known(parameters, Set.of("tenant"));
-        String tenant = single(parameters, "tenant").orElse(defaultTenant);
+        String tenant = scope.tenant();
         UUID callId = JournalSelect.parseUuid(id).orElseThrow(() -> new ThresherException(ErrorCode.INVALID_ARGUMENTS,
                 "'" + Quoted.of(id) + "' is not a call id (a UUID)"));
         Optional<Filter> thisCall = Optional.of(new JournalSelect.Compare("call_id", JournalSelect.Op.EQ,
                 new JournalSelect.Text(callId.toString())));
-        JournalRows invocation = journal.select(tenant, JournalSelect.recent(JournalView.INVOCATIONS, thisCall, 1));
+        JournalRows invocation = journal.select(scope, JournalSelect.recent(JournalView.INVOCATIONS, thisCall, 1));
         if (invocation.rows().isEmpty()) {
             throw new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '" + tenant
                     + "' (finished calls are kept limits.coordinationRetentionMs)");
         }
-        JournalRows runs = journal.select(tenant, new JournalSelect(JournalView.SHARD_RUNS,
+        JournalRows runs = journal.select(scope, new JournalSelect(JournalView.SHARD_RUNS,
                 JournalView.SHARD_RUNS.columns().stream().map(JournalColumn::name).toList(), thisCall,
                 List.of(new JournalSelect.Order("run_index", false)), OptionalLong.empty(), 0));
         ObjectNode out = JSON.createObjectNode();

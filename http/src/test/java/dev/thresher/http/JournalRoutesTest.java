@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.thresher.bindings.JournalColumn;
 import dev.thresher.bindings.JournalRows;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.bindings.JournalSelect;
 import dev.thresher.bindings.JournalService;
 import dev.thresher.bindings.JournalView;
@@ -30,8 +31,9 @@ class JournalRoutesTest {
         boolean more;
 
         @Override
-        public JournalRows select(String tenant, JournalSelect select) {
-            tenants.add(tenant);
+        public JournalRows select(JournalScope scope, JournalSelect select) {
+            assertThat(scope.bindings()).as("an admin route sees every binding of its tenant").isEmpty();
+            tenants.add(scope.tenant());
             selects.add(select);
             List<List<Object>> out = new ArrayList<>();
             for (int r = 0; r < rows; r++) {
@@ -53,7 +55,26 @@ class JournalRoutesTest {
     }
 
     private static Object get(Journal j, String uri) {
-        return JournalRoutes.route(j, "acme", uri).get();
+        return JournalRoutes.route(j, "acme", "acme", uri).get();
+    }
+
+    @Test
+    void onlyTheOperatorReadsAnotherTenantsJournal() {
+        Journal j = new Journal();
+        // an admin of tenant acme on a node whose tenant (the operator's) is ops
+        assertThatThrownBy(() -> JournalRoutes.route(j, "acme", "ops", "/admin/invocations?tenant=other").get())
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
+                    assertThat(e.getMessage()).contains("only its own tenant");
+                });
+        assertThatThrownBy(() -> JournalRoutes.route(j, "acme", "ops", "/admin/invocations/" + ID + "?tenant=ops").get())
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.PERMISSION_DENIED));
+        assertThat(j.tenants).isEmpty();
+        JournalRoutes.route(j, "acme", "ops", "/admin/invocations?tenant=acme").get();
+        JournalRoutes.route(j, "acme", "ops", "/admin/invocations").get();
+        JournalRoutes.route(j, "ops", "ops", "/admin/invocations?tenant=acme").get();
+        assertThat(j.tenants).containsExactly("acme", "acme", "acme");
     }
 
     @Test
@@ -137,7 +158,7 @@ class JournalRoutesTest {
         assertThatThrownBy(() -> get(j, "/admin/invocations/" + ID + "?limit=3")).isInstanceOfSatisfying(ThresherException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS));
         RouteTable<Exchange.Route> routes = new RouteTable<>();
-        JournalRoutes.register(routes, j, new AdminWork(Runnable::run));
+        JournalRoutes.register(routes, j, new AdminWork(Runnable::run), "acme");
         assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations")).isInstanceOf(RouteTable.Lookup.Found.class);
         assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations/")).isInstanceOf(RouteTable.Lookup.Found.class);
         assertThat(routes.lookup(HttpMethod.GET, "/admin/invocations/" + ID)).isInstanceOf(RouteTable.Lookup.Found.class);
@@ -147,7 +168,7 @@ class JournalRoutesTest {
         assertThat(routes.lookup(HttpMethod.POST, "/admin/invocations/" + ID))
                 .isEqualTo(new RouteTable.Lookup.WrongMethod<>(java.util.List.of(HttpMethod.GET)));
         RouteTable<Exchange.Route> none = new RouteTable<>();
-        JournalRoutes.register(none, null, new AdminWork(Runnable::run));
+        JournalRoutes.register(none, null, new AdminWork(Runnable::run), "acme");
         assertThat(none.lookup(HttpMethod.GET, "/admin/invocations")).as("no journal: no route")
                 .isInstanceOf(RouteTable.Lookup.NotFound.class);
     }

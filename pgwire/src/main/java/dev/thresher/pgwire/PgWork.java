@@ -4,6 +4,7 @@ import dev.thresher.bindings.CallOutcome;
 import dev.thresher.bindings.CallRequest;
 import dev.thresher.bindings.CallResult;
 import dev.thresher.bindings.CallService;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.bindings.TableService;
 import dev.thresher.bindings.access.AccessService;
 import dev.thresher.errors.ErrorCode;
@@ -326,8 +327,8 @@ final class PgWork {
     /**
      * Looks the call up on the lookup threads and answers one row (with its RowDescription first when
      * {@code describe}, as a simple query does); handling pauses until the answer is written, as for a call.
-     * An id that names none of this tenant's calls is {@link ErrorCode#UNKNOWN_CALL} ({@code 42704}
-     * undefined_object).
+     * An id that names none of this tenant's calls, or a call of a binding the session's user may not call now
+     * ({@link JournalScope}), is {@link ErrorCode#UNKNOWN_CALL} ({@code 42704} undefined_object): the same answer.
      */
     void showCall(ParsedStatement.ShowCall show, PgResultSink sink) {
         if (lookups == null || lookups.outcomes() == null) {
@@ -335,10 +336,17 @@ final class PgWork {
                     "SHOW CALL: this server does not keep call outcomes"));
             return;
         }
+        JournalScope scope;
+        try {
+            scope = JournalScope.of(principal()); // the grants now: a revoked grant hides the calls it allowed
+        } catch (ThresherException e) {
+            sink.failed(PgError.of(e));
+            return;
+        }
         connection.pauseReading();
         CompletableFuture<Optional<CallOutcome>> future;
         try {
-            future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(session.tenant(), show.callId()),
+            future = CompletableFuture.supplyAsync(() -> lookups.outcomes().lookup(scope, show.callId()),
                     lookups.executor());
         } catch (RejectedExecutionException e) {
             future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,
@@ -363,7 +371,8 @@ final class PgWork {
                 ? failure.getCause() : failure;
         if (cause == null && (outcome == null || outcome.isEmpty())) {
             cause = new ThresherException(ErrorCode.UNKNOWN_CALL, "call " + callId + " does not exist for tenant '"
-                    + session.tenant() + "' (finished calls are kept limits.coordinationRetentionMs, "
+                    + session.tenant() + "', or is a call of a binding you may not call (finished calls are kept"
+                    + " limits.coordinationRetentionMs, "
                     + config.limits().coordinationRetentionMs() + " ms)");
         }
         if (cause == null) {
@@ -397,10 +406,17 @@ final class PgWork {
                     "SELECT: this server does not serve the journal views"));
             return;
         }
+        JournalScope scope;
+        try {
+            scope = JournalScope.of(principal());
+        } catch (ThresherException e) {
+            sink.failed(PgError.of(e));
+            return;
+        }
         connection.pauseReading();
         CompletableFuture<dev.thresher.bindings.JournalRows> future;
         try {
-            future = CompletableFuture.supplyAsync(() -> lookups.journal().select(session.tenant(), cursor.select()),
+            future = CompletableFuture.supplyAsync(() -> lookups.journal().select(scope, cursor.select()),
                     lookups.executor());
         } catch (RejectedExecutionException e) {
             future = CompletableFuture.failedFuture(new ThresherException(ErrorCode.CELL_UNAVAILABLE,

@@ -253,7 +253,7 @@ final class FuzzedConnection {
     };
 
     /** One known call; any other id is not there. */
-    static final CallOutcomes OUTCOMES = (tenant, id) -> id.equals(KNOWN_CALL)
+    static final CallOutcomes OUTCOMES = (scope, id) -> id.equals(KNOWN_CALL)
             ? Optional.of(new CallOutcome(id, "echo", "succeeded", null, null, "{\"a\":1}",
                     Instant.parse("2025-01-31T09:15:02.500Z"), Instant.parse("2025-01-31T09:15:03.123456Z"),
                     Instant.parse("2025-01-31T09:15:32Z")))

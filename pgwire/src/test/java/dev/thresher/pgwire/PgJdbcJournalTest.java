@@ -49,8 +49,8 @@ class PgJdbcJournalTest {
     }
 
     /** Rows of made-up values of each column's type; error_code is NULL. */
-    private static final JournalService JOURNAL = (tenant, select) -> {
-        seen.add(new Seen(tenant, select));
+    private static final JournalService JOURNAL = (scope, select) -> {
+        seen.add(new Seen(scope.tenant(), select));
         if (failure != null) {
             throw failure;
         }

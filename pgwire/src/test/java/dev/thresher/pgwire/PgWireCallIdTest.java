@@ -248,8 +248,8 @@ class PgWireCallIdTest {
     }
 
     private static PgWireServer.Lookups lookups(Map<UUID, CallOutcome> outcomes, List<String> tenants) {
-        return new PgWireServer.Lookups((tenant, id) -> {
-            tenants.add(tenant);
+        return new PgWireServer.Lookups((scope, id) -> {
+            tenants.add(scope.tenant());
             if (id.toString().startsWith("ffffffff")) {
                 throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: down");
             }

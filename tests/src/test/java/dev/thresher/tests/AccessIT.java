@@ -147,6 +147,69 @@ class AccessIT {
     }
 
     @Test
+    void aCallAndItsResultAreSeenOnlyByWhomMayCallItsBindingNow() throws Exception {
+        String erin = unique("erin");
+        String callId;
+        try (Connection admin = Cluster.connect(0); Statement s = admin.createStatement()) {
+            s.execute("CREATE USER " + erin + " WITH PASSWORD 'erin-long-password'");
+            s.execute("GRANT CALL ON BINDING not_" + SAMPLE + " TO " + erin); // another binding's grant shows nothing
+            try (ResultSet rs = s.executeQuery("CALL BINDING " + SAMPLE + "('{}')")) {
+                assertThat(rs.next()).isTrue();
+            }
+            try (ResultSet rs = s.executeQuery("SELECT call_id FROM thresher.invocations WHERE binding = '" + SAMPLE
+                    + "' AND state = 'succeeded' ORDER BY created_at DESC LIMIT 1")) {
+                assertThat(rs.next()).isTrue();
+                callId = rs.getString(1);
+            }
+        }
+        String invocation = "SELECT call_id, result FROM thresher.invocations WHERE call_id = '" + callId + "'";
+        String slots = "SELECT call_id FROM thresher.shard_runs WHERE call_id = '" + callId + "'";
+        try (Connection c = eventually(() -> login(1, erin, "erin-long-password")); Statement s = c.createStatement()) {
+            // not its binding: the call is answered as one that does not exist, and no view holds it
+            assertThat(sqlState(() -> s.executeQuery("SHOW CALL '" + callId + "'"))).isEqualTo("42704");
+            assertThat(rows(s, invocation)).isZero();
+            assertThat(rows(s, slots)).isZero();
+            assertThat(rows(s, "SELECT call_id FROM thresher.invocations WHERE binding = '" + SAMPLE + "'")).isZero();
+
+            try (Connection admin = Cluster.connect(2); Statement a = admin.createStatement()) {
+                a.execute("GRANT CALL ON BINDING " + SAMPLE + " TO " + erin);
+            }
+            String result = eventually(() -> {
+                try (ResultSet rs = s.executeQuery("SHOW CALL '" + callId + "'")) {
+                    assertThat(rs.next()).isTrue();
+                    return rs.getString("result");
+                }
+            });
+            assertThat(Cluster.differs(JSON.readTree(result), Cluster.sqlReference())).isNull();
+            assertThat(rows(s, invocation)).isOne();
+            assertThat(rows(s, slots)).isPositive();
+
+            try (Connection admin = Cluster.connect(0); Statement a = admin.createStatement()) {
+                a.execute("REVOKE CALL ON BINDING " + SAMPLE + " FROM " + erin);
+            }
+            eventually(() -> {
+                assertThat(sqlState(() -> s.executeQuery("SHOW CALL '" + callId + "'"))).isEqualTo("42704");
+                return null;
+            });
+            assertThat(rows(s, invocation)).isZero();
+            assertThat(rows(s, slots)).isZero();
+        }
+        try (Connection admin = Cluster.connect(0); Statement s = admin.createStatement()) {
+            s.execute("DROP USER " + erin);
+        }
+    }
+
+    private static int rows(Statement s, String query) throws SQLException {
+        int n = 0;
+        try (ResultSet rs = s.executeQuery(query)) {
+            while (rs.next()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
     void aWrongPasswordAndAnUnknownUserAreTheSameRefusal() {
         SQLException wrong = catchSql(() -> login(0, DevCluster.USER, "not-the-password"));
         SQLException unknown = catchSql(() -> login(0, "nobody_here", "not-the-password"));
@@ -255,6 +318,13 @@ class AccessIT {
                 .allSatisfy(u -> assertThat(u.get("tenant").asText()).isEqualTo(other));
         HttpResponse<String> theirs = admin(http, "/admin/users?tenant=" + DevCluster.TENANT, token);
         assertThat(theirs.statusCode()).as(theirs.body()).isEqualTo(403);
+        // nor the default tenant's journal
+        HttpResponse<String> theirCalls = admin(http, "/admin/invocations?tenant=" + DevCluster.TENANT, token);
+        assertThat(theirCalls.statusCode()).as(theirCalls.body()).isEqualTo(403);
+        assertThat(theirCalls.body()).contains("\"code\":2002");
+        HttpResponse<String> ownCalls = admin(http, "/admin/invocations", token);
+        assertThat(ownCalls.statusCode()).as(ownCalls.body()).isEqualTo(200);
+        assertThat(JSON.readTree(ownCalls.body()).get("tenant").asText()).isEqualTo(other);
         assertThat(cliThroughNode("user", "list", "--tenant", other)).contains(carol);
         String dave = unique("dave");
         assertThat(cliThroughNode("user", "add", dave, "--tenant", other)).contains("added user " + dave + " to tenant " + other);

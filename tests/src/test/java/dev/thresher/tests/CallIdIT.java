@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.thresher.bindings.CallOutcome;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.server.dev.DevCluster;
 import dev.thresher.store.control.InvocationLookup;
 import java.io.File;
@@ -122,15 +123,18 @@ class CallIdIT {
                 }
             }
         }
-        // the lookup behind SHOW CALL sees only the caller's tenant's calls
+        // the lookup behind SHOW CALL sees only the caller's tenant's calls, of the bindings it sees
         PGSimpleDataSource control = new PGSimpleDataSource();
         control.setUrl(Cluster.get().controlUrl());
         control.setUser(DevCluster.USER);
         control.setPassword(DevCluster.PASSWORD);
         InvocationLookup lookup = new InvocationLookup(control);
-        assertThat(lookup.lookup(DevCluster.TENANT, UUID.fromString(id))).get().extracting(CallOutcome::state)
-                .isEqualTo("succeeded");
-        assertThat(lookup.lookup("another-tenant", UUID.fromString(id))).isEqualTo(Optional.empty());
+        assertThat(lookup.lookup(JournalScope.wholeTenant(DevCluster.TENANT), UUID.fromString(id))).get()
+                .extracting(CallOutcome::state).isEqualTo("succeeded");
+        assertThat(lookup.lookup(JournalScope.wholeTenant("another-tenant"), UUID.fromString(id)))
+                .isEqualTo(Optional.empty());
+        assertThat(lookup.lookup(JournalScope.bindings(DevCluster.TENANT, java.util.Set.of("another_binding")),
+                UUID.fromString(id))).isEqualTo(Optional.empty());
     }
 
     @Test

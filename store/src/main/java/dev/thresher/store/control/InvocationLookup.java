@@ -2,6 +2,7 @@ package dev.thresher.store.control;
 
 import dev.thresher.bindings.CallOutcome;
 import dev.thresher.bindings.CallOutcomes;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import java.sql.Connection;
@@ -17,7 +18,7 @@ import javax.sql.DataSource;
 
 /**
  * {@link CallOutcomes} over the control database's {@code invocations} table: one primary-key read,
- * restricted to the caller's tenant. Blocking plain JDBC; front doors run it off their event loops.
+ * restricted to the scope's tenant; a call of a binding the scope does not see is not there. Blocking plain JDBC; front doors run it off their event loops.
  */
 public final class InvocationLookup implements CallOutcomes {
     static final String SQL = """
@@ -32,14 +33,14 @@ public final class InvocationLookup implements CallOutcomes {
     }
 
     @Override
-    public Optional<CallOutcome> lookup(String tenant, UUID callId) {
-        Objects.requireNonNull(tenant, "tenant");
+    public Optional<CallOutcome> lookup(JournalScope scope, UUID callId) {
+        Objects.requireNonNull(scope, "scope");
         Objects.requireNonNull(callId, "callId");
         try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(SQL)) {
             ps.setObject(1, callId);
-            ps.setString(2, tenant);
+            ps.setString(2, scope.tenant());
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
+                if (!rs.next() || !scope.sees(rs.getString("binding_name"))) {
                     return Optional.empty();
                 }
                 int code = rs.getInt("error_code");

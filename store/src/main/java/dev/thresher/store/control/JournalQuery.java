@@ -2,6 +2,7 @@ package dev.thresher.store.control;
 
 import dev.thresher.bindings.JournalColumn;
 import dev.thresher.bindings.JournalRows;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.bindings.JournalSelect;
 import dev.thresher.bindings.JournalSelect.Filter;
 import dev.thresher.bindings.JournalSelect.Literal;
@@ -26,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import javax.sql.DataSource;
@@ -36,7 +38,8 @@ import javax.sql.DataSource;
  *
  * <p>A {@link JournalSelect} becomes one parameterised statement: the view is a subquery over the coordination
  * tables restricted to the tenant ({@code WHERE tenant = ?}), and the query's filter, order and page apply to that
- * subquery only, so no filter reaches another tenant's rows. Identifiers come from this class's list of columns,
+ * subquery only, so no filter reaches another tenant's rows, nor the calls of a binding the reader may not see
+ * ({@link JournalScope}). Identifiers come from this class's list of columns,
  * every literal is a bound parameter. The statement runs in a read-only transaction under
  * {@code statement_timeout} ({@value #STATEMENT_TIMEOUT_MS} ms by default) and answers at most
  * {@link JournalSelect#effectiveLimit()} rows (it reads one more to tell whether more exist).
@@ -156,16 +159,19 @@ public final class JournalQuery implements JournalService {
     record Compiled(String sql, List<Object> parameters) {
     }
 
-    /** The statement that answers {@code select} for {@code tenant}: the tenant is always its first parameter. */
-    static Compiled compile(String tenant, JournalSelect select) {
-        Objects.requireNonNull(tenant, "tenant");
+    /**
+     * The statement that answers {@code select} within {@code scope}: the tenant is always its first parameter, the
+     * bindings the scope sees (when it does not see them all) the next ones.
+     */
+    static Compiled compile(JournalScope scope, JournalSelect select) {
+        Objects.requireNonNull(scope, "scope");
         if (select.hasParameters()) {
             throw new IllegalArgumentException("the query still holds parameters " + select.parameterTypes().keySet());
         }
         JournalView view = select.view();
         Map<String, String> expressions = EXPRESSIONS.get(view);
         List<Object> parameters = new ArrayList<>();
-        parameters.add(tenant);
+        parameters.add(scope.tenant());
         StringBuilder sql = new StringBuilder("SELECT ");
         List<JournalColumn> columns = select.resolvedColumns();
         for (int k = 0; k < columns.size(); k++) {
@@ -177,7 +183,9 @@ public final class JournalQuery implements JournalService {
             sql.append(first ? "" : ", ").append(e.getValue()).append(" AS ").append(quote(e.getKey()));
             first = false;
         }
-        sql.append('\n').append(view == JournalView.INVOCATIONS ? INVOCATIONS_FROM : SHARD_RUNS_FROM).append(") v");
+        sql.append('\n').append(view == JournalView.INVOCATIONS ? INVOCATIONS_FROM : SHARD_RUNS_FROM);
+        scope.bindings().ifPresent(names -> visibleBindings(view, names, sql, parameters));
+        sql.append(") v");
         if (select.where().isPresent()) {
             sql.append("\nWHERE ");
             filter(select, select.where().get(), expressions, sql, parameters);
@@ -193,6 +201,18 @@ public final class JournalQuery implements JournalService {
         parameters.add((long) select.effectiveLimit() + 1); // one more: whether more rows exist
         parameters.add(select.offset());
         return new Compiled(sql.toString(), parameters);
+    }
+
+    /**
+     * Restricts the view's subquery to the calls of {@code names}: for {@code thresher.shard_runs}, whose journal rows
+     * carry no binding, through their call's invocation. The names are one bound array; none: no row.
+     */
+    private static void visibleBindings(JournalView view, Set<String> names, StringBuilder sql,
+                                        List<Object> parameters) {
+        sql.append(view == JournalView.INVOCATIONS ? " AND i.binding_name = ANY (?::text[])"
+                : " AND j.call_id IN (SELECT b.call_id FROM invocations b"
+                + " WHERE b.tenant = j.tenant AND b.binding_name = ANY (?::text[]))");
+        parameters.add(new java.util.TreeSet<>(names).toArray(String[]::new));
     }
 
     /** {@code v."name"} for a column of the view; nothing else is ever written into the statement. */
@@ -290,8 +310,8 @@ public final class JournalQuery implements JournalService {
     }
 
     @Override
-    public JournalRows select(String tenant, JournalSelect select) {
-        Compiled compiled = compile(tenant, select);
+    public JournalRows select(JournalScope scope, JournalSelect select) {
+        Compiled compiled = compile(scope, select);
         List<JournalColumn> columns = select.resolvedColumns();
         int limit = select.effectiveLimit();
         try (Connection c = db.getConnection()) {

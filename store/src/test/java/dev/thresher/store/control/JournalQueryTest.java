@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.thresher.bindings.JournalColumn;
 import dev.thresher.bindings.JournalRows;
+import dev.thresher.bindings.JournalScope;
 import dev.thresher.bindings.JournalSelect;
 import dev.thresher.bindings.JournalSelect.And;
 import dev.thresher.bindings.JournalSelect.Compare;
@@ -25,6 +26,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,6 +39,8 @@ import org.junit.jupiter.api.Test;
 class JournalQueryTest {
     private static final String ACME = "acme";
     private static final String OTHER = "other";
+    private static final JournalScope ACME_ALL = JournalScope.wholeTenant(ACME);
+    private static final JournalScope OTHER_ALL = JournalScope.wholeTenant(OTHER);
     private static final UUID OK = UUID.fromString("00000000-0000-4000-8000-000000000001");
     private static final UUID TRAPPED = UUID.fromString("00000000-0000-4000-8000-000000000002");
     private static final UUID RUNNING = UUID.fromString("00000000-0000-4000-8000-000000000003");
@@ -150,10 +154,10 @@ class JournalQueryTest {
 
     @Test
     void aTenantSeesItsOwnCallsOnlyWhateverItsFilter() {
-        assertThat(column(journal.select(ACME, select(JournalView.INVOCATIONS, null)), "call_id"))
+        assertThat(column(journal.select(ACME_ALL, select(JournalView.INVOCATIONS, null)), "call_id"))
                 .containsExactly(RUNNING, TRAPPED, OK);
-        assertThat(column(journal.select(OTHER, select(JournalView.INVOCATIONS, null)), "call_id")).containsExactly(OTHERS);
-        assertThat(journal.select("nobody", select(JournalView.INVOCATIONS, null)).rows()).isEmpty();
+        assertThat(column(journal.select(OTHER_ALL, select(JournalView.INVOCATIONS, null)), "call_id")).containsExactly(OTHERS);
+        assertThat(journal.select(JournalScope.wholeTenant("nobody"), select(JournalView.INVOCATIONS, null)).rows()).isEmpty();
         // filters that would match the other tenant's call if the tenant were not bound first
         for (Filter f : List.of(
                 new Or(new Compare("call_id", Op.EQ, new Text(OTHERS.toString())), new Compare("state", Op.NE, new Text("x"))),
@@ -161,32 +165,66 @@ class JournalQueryTest {
                         new Compare("attempts", Op.GE, new JournalSelect.Number(BigDecimal.ZERO))),
                 new Compare("binding", Op.EQ, new Text("revenue' OR tenant = 'other")),
                 new JournalSelect.Not(new Compare("call_id", Op.EQ, new Text(OK.toString()))))) {
-            assertThat(column(journal.select(ACME, select(JournalView.INVOCATIONS, f)), "call_id")).as(f.toString())
+            assertThat(column(journal.select(ACME_ALL, select(JournalView.INVOCATIONS, f)), "call_id")).as(f.toString())
                     .doesNotContain(OTHERS);
         }
-        assertThat(journal.select(ACME, select(JournalView.SHARD_RUNS, new Compare("call_id", Op.EQ,
+        assertThat(journal.select(ACME_ALL, select(JournalView.SHARD_RUNS, new Compare("call_id", Op.EQ,
                 new Text(OTHERS.toString())))).rows()).isEmpty();
-        assertThat(column(journal.select(ACME, select(JournalView.SHARD_RUNS, null)), "error_message"))
+        assertThat(column(journal.select(ACME_ALL, select(JournalView.SHARD_RUNS, null)), "error_message"))
                 .doesNotContain("secret");
+    }
+
+    @Test
+    void aReaderSeesOnlyTheCallsOfTheBindingsItMayCallWhateverItsFilter() {
+        JournalScope revenue = JournalScope.bindings(ACME, Set.of("revenue"));
+        assertThat(column(journal.select(revenue, select(JournalView.INVOCATIONS, null)), "call_id"))
+                .containsExactly(RUNNING, OK);
+        assertThat(column(journal.select(JournalScope.bindings(ACME, Set.of("trap", "nothing")),
+                select(JournalView.INVOCATIONS, null)), "call_id")).containsExactly(TRAPPED);
+        assertThat(journal.select(JournalScope.bindings(ACME, Set.of()), select(JournalView.INVOCATIONS, null)).rows())
+                .isEmpty();
+        // the same name in another tenant is still not seen
+        assertThat(column(journal.select(JournalScope.bindings(OTHER, Set.of("trap")),
+                select(JournalView.INVOCATIONS, null)), "call_id")).isEmpty();
+        // filters that name the hidden call, or would match it if the bindings were not bound before them
+        for (Filter f : List.of(
+                new Compare("call_id", Op.EQ, new Text(TRAPPED.toString())),
+                new Or(new Compare("binding", Op.EQ, new Text("trap")), new Compare("state", Op.NE, new Text("x"))),
+                new Compare("binding", Op.EQ, new Text("revenue') OR (true")))) {
+            assertThat(column(journal.select(revenue, select(JournalView.INVOCATIONS, f)), "call_id")).as(f.toString())
+                    .doesNotContain(TRAPPED);
+        }
+        // a slot is seen through its call's binding
+        assertThat(column(journal.select(revenue, select(JournalView.SHARD_RUNS, null)), "call_id")).containsOnly(OK)
+                .hasSize(2);
+        assertThat(journal.select(revenue, select(JournalView.SHARD_RUNS, new Compare("call_id", Op.EQ,
+                new Text(TRAPPED.toString())))).rows()).isEmpty();
+        assertThat(column(journal.select(JournalScope.bindings(ACME, Set.of("trap")), select(JournalView.SHARD_RUNS, null)),
+                "error_message")).contains("unreachable executed");
+        // the names are one bound parameter, never text of the statement
+        JournalQuery.Compiled c = JournalQuery.compile(JournalScope.bindings(ACME, Set.of("x'); DROP TABLE journal; --")),
+                select(JournalView.SHARD_RUNS, null));
+        assertThat(c.sql()).doesNotContain("DROP");
+        assertThat(c.parameters().get(1)).isEqualTo(new String[] {"x'); DROP TABLE journal; --"});
     }
 
     @Test
     void theStatementBindsTheTenantFirstAndEveryLiteralAsAParameter() {
         String literal = "x'; DROP TABLE invocations; --";
-        JournalQuery.Compiled c = JournalQuery.compile(ACME, select(JournalView.INVOCATIONS,
+        JournalQuery.Compiled c = JournalQuery.compile(ACME_ALL, select(JournalView.INVOCATIONS,
                 new Or(new Compare("binding", Op.EQ, new Text(literal)), new JournalSelect.Like("call_id",
                         new Text("0000%"), false, false))));
         assertThat(c.parameters().get(0)).isEqualTo(ACME);
         assertThat(c.parameters()).contains(literal, "0000%");
         assertThat(c.sql()).doesNotContain(literal).doesNotContain("0000%").contains("WHERE i.tenant = ?) v");
         // a query holding a parameter not bound yet is a mistake of its front door
-        assertThatThrownBy(() -> JournalQuery.compile(ACME, select(JournalView.INVOCATIONS,
+        assertThatThrownBy(() -> JournalQuery.compile(ACME_ALL, select(JournalView.INVOCATIONS,
                 new Compare("state", Op.EQ, new JournalSelect.Parameter(1))))).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void invocationsComeWithTypedValuesAndTheirErrorsClass() {
-        JournalRows rows = journal.select(ACME, select(JournalView.INVOCATIONS, new Compare("call_id", Op.EQ,
+        JournalRows rows = journal.select(ACME_ALL, select(JournalView.INVOCATIONS, new Compare("call_id", Op.EQ,
                 new Text(TRAPPED.toString()))));
         assertThat(rows.rows()).hasSize(1);
         assertThat(rows.more()).isFalse();
@@ -201,7 +239,7 @@ class JournalQueryTest {
         assertThat(column(rows, "created_at").get(0)).isInstanceOf(Instant.class);
         assertThat(column(rows, "result")).containsOnlyNulls();
 
-        JournalRows ok = journal.select(ACME, select(JournalView.INVOCATIONS, new Compare("state", Op.EQ,
+        JournalRows ok = journal.select(ACME_ALL, select(JournalView.INVOCATIONS, new Compare("state", Op.EQ,
                 new Text("succeeded"))));
         assertThat(column(ok, "result")).containsExactly("{\"a\":1}");
         assertThat(column(ok, "error_name")).containsOnlyNulls();
@@ -216,7 +254,7 @@ class JournalQueryTest {
         JournalSelect old = new JournalSelect(JournalView.SHARD_RUNS, List.of("slot_index", "state"),
                 Optional.of(new JournalSelect.Compare("call_id", JournalSelect.Op.EQ, new Text(OK.toString()))),
                 List.of(new JournalSelect.Order("slot_index", true)), OptionalLong.empty(), 0);
-        JournalRows rows = journal.select(ACME, old);
+        JournalRows rows = journal.select(ACME_ALL, old);
         assertThat(rows.columns()).extracting(JournalColumn::name).containsExactly("slot_index", "state");
         assertThat(column(rows, "slot_index")).containsExactly(1, 0);
         assertThat(column(rows, "state")).containsExactly("published", "published");
@@ -228,7 +266,7 @@ class JournalQueryTest {
                 .map(JournalColumn::name).toList(), Optional.of(new JournalSelect.In("call_id", List.of(new Text(OK.toString()),
                         new Text(TRAPPED.toString())), false)), List.of(new JournalSelect.Order("call_id", false),
                 new JournalSelect.Order("run_index", false)), OptionalLong.empty(), 0);
-        JournalRows rows = journal.select(ACME, bySlot);
+        JournalRows rows = journal.select(ACME_ALL, bySlot);
         assertThat(column(rows, "call_id")).containsExactly(OK, OK, TRAPPED, TRAPPED);
         assertThat(column(rows, "run_index")).containsExactly(0, 1, 0, 1);
         assertThat(column(rows, "state")).containsExactly("published", "published", "failed", "unpublished");
@@ -250,23 +288,23 @@ class JournalQueryTest {
     void timesNowIntervalsLikeAndPages() {
         JournalSelect recent = select(JournalView.INVOCATIONS, new Compare("created_at", Op.GT,
                 new JournalSelect.Now(-6 * 60 * 1_000_000L)), "call_id");
-        assertThat(column(journal.select(ACME, recent), "call_id")).containsExactly(RUNNING, TRAPPED);
+        assertThat(column(journal.select(ACME_ALL, recent), "call_id")).containsExactly(RUNNING, TRAPPED);
         JournalSelect until = select(JournalView.INVOCATIONS, new Compare("created_at", Op.LT,
                 new JournalSelect.Timestamp(Instant.now().minusSeconds(6 * 60))), "call_id");
-        assertThat(column(journal.select(ACME, until), "call_id")).containsExactly(OK);
-        assertThat(column(journal.select(ACME, select(JournalView.INVOCATIONS, new JournalSelect.Like("call_id",
+        assertThat(column(journal.select(ACME_ALL, until), "call_id")).containsExactly(OK);
+        assertThat(column(journal.select(ACME_ALL, select(JournalView.INVOCATIONS, new JournalSelect.Like("call_id",
                 new Text("%0002"), false, false), "call_id")), "call_id")).containsExactly(TRAPPED);
-        assertThat(column(journal.select(ACME, select(JournalView.INVOCATIONS, new JournalSelect.Like("binding",
+        assertThat(column(journal.select(ACME_ALL, select(JournalView.INVOCATIONS, new JournalSelect.Like("binding",
                 new Text("REV%"), true, false), "call_id")), "call_id")).containsExactly(RUNNING, OK);
-        assertThat(column(journal.select(ACME, select(JournalView.INVOCATIONS, new And(new JournalSelect.Null("finished_at",
+        assertThat(column(journal.select(ACME_ALL, select(JournalView.INVOCATIONS, new And(new JournalSelect.Null("finished_at",
                 true), new Compare("attempts", Op.EQ, new Text("2"))), "call_id")), "call_id")).containsExactly(TRAPPED, OK);
 
         JournalSelect page = new JournalSelect(JournalView.INVOCATIONS, List.of("call_id"), Optional.empty(),
                 List.of(new JournalSelect.Order("binding", false)), OptionalLong.of(2), 0);
-        JournalRows first = journal.select(ACME, page);
+        JournalRows first = journal.select(ACME_ALL, page);
         assertThat(column(first, "call_id")).containsExactly(RUNNING, OK); // revenue, newest first, then trap
         assertThat(first.more()).isTrue();
-        JournalRows second = journal.select(ACME, new JournalSelect(JournalView.INVOCATIONS, List.of("call_id"),
+        JournalRows second = journal.select(ACME_ALL, new JournalSelect(JournalView.INVOCATIONS, List.of("call_id"),
                 Optional.empty(), page.orderBy(), OptionalLong.of(2), 2));
         assertThat(column(second, "call_id")).containsExactly(TRAPPED);
         assertThat(second.more()).isFalse();
@@ -274,10 +312,10 @@ class JournalQueryTest {
 
     @Test
     void aValueOutOfItsTypesRangeIsAnInvalidArgumentAndTheQueryIsReadOnly() {
-        assertThatThrownBy(() -> journal.select(ACME, select(JournalView.INVOCATIONS, new Compare("created_at", Op.GT,
+        assertThatThrownBy(() -> journal.select(ACME_ALL, select(JournalView.INVOCATIONS, new Compare("created_at", Op.GT,
                 new JournalSelect.Now(Long.MAX_VALUE)))))
                 .isInstanceOfSatisfying(ThresherException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENTS));
         // the pool's connection is usable afterwards, in autocommit
-        assertThat(journal.select(ACME, select(JournalView.INVOCATIONS, null)).rows()).hasSize(3);
+        assertThat(journal.select(ACME_ALL, select(JournalView.INVOCATIONS, null)).rows()).hasSize(3);
     }
 }
