@@ -60,9 +60,10 @@ public record Selector(String sql, String table, List<String> columns, Optional<
         }
         Statement statement;
         try {
-            statement = CCJSqlParserUtil.parse(sql);
+            statement = CCJSqlParserUtil.parse(sql, Selector::bounded);
         } catch (JSQLParserException e) {
-            throw invalid(sql, "it does not parse as SQL");
+            throw invalid(sql, e.getCause() instanceof java.util.concurrent.TimeoutException
+                    ? "it is too complex to parse within " + PARSE_TIMEOUT_MS + " ms" : "it does not parse as SQL");
         }
         if (!(statement instanceof PlainSelect select)) {
             throw invalid(sql, "it is not one plain SELECT");
@@ -109,6 +110,18 @@ public record Selector(String sql, String table, List<String> columns, Optional<
                 Optional.ofNullable(where).map(Expression::toString));
     }
 
+    /**
+     * How long the parser may spend on one selector, in milliseconds. Its first pass reads every usual selector in a
+     * few milliseconds; its second, "complex" pass (for forms such as {@code (a > 1) IS TRUE}) backtracks
+     * exponentially in parentheses, so a 44-character selector nesting 15 of them once took its whole default
+     * timeout of 6 seconds of a core. Past this bound the selector is refused, and the parser's thread stops.
+     */
+    static final int PARSE_TIMEOUT_MS = 1_000;
+
+    static void bounded(net.sf.jsqlparser.parser.CCJSqlParser parser) {
+        parser.withTimeOut(PARSE_TIMEOUT_MS);
+    }
+
     /** Whether the selector reads {@code column}: selects it, or its filter names it. */
     public boolean reads(String column) {
         if (columns.contains(column)) {
@@ -119,7 +132,7 @@ public record Selector(String sql, String table, List<String> columns, Optional<
         }
         boolean[] named = {false};
         try {
-            CCJSqlParserUtil.parseCondExpression(where.get()).accept(
+            CCJSqlParserUtil.parseCondExpression(where.get(), false, Selector::bounded).accept(
                     new net.sf.jsqlparser.util.deparser.ExpressionDeParser() {
                         @Override
                         public <S> StringBuilder visit(Column c, S context) {

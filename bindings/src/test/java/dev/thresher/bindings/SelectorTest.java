@@ -102,6 +102,16 @@ class SelectorTest {
     }
 
     @Test
+    void aSelectorThatWouldTakeTheParserLongIsRefusedAtItsBound() {
+        // balanced and shallow, yet the parser's second pass backtracks exponentially in it (found by SelectorFuzzTest)
+        assertThatThrownBy(() -> Selector.parse("SELECT r((((((((('a')))))))) FROM t"))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_SELECTOR);
+                    assertThat(e.getMessage()).contains("too complex to parse within " + Selector.PARSE_TIMEOUT_MS + " ms");
+                });
+    }
+
+    @Test
     void parenthesesNestedPastTheBoundAreRefusedBeforeTheParserRuns() {
         String deep = "SELECT region FROM orders WHERE " + "(".repeat(WhereAllowList.MAX_NESTING) + "amount > 1"
                 + ")".repeat(WhereAllowList.MAX_NESTING);

@@ -189,4 +189,47 @@ class LoadingIT {
         assertThat(psql("\\copy loads FROM '/dev/null' CSV", "COPY nope FROM STDIN")).startsWith("1:COPY 0\n")
                 .contains("there is no table nope");
     }
+
+    @Test
+    void aRecordThatNeverEndsIsRefusedAtTheRecordBoundNotHeldAndTheConnectionGoesOn() throws Exception {
+        int bound = dev.thresher.limits.Limits.DEFAULTS.batchMaxBytes();
+        // an unclosed quote: the rest of the stream, three times the bound, would be one record
+        java.io.Reader endless = new java.io.Reader() {
+            long left = 3L * bound;
+            boolean started;
+
+            @Override
+            public int read(char[] buf, int off, int len) {
+                if (!started) {
+                    started = true;
+                    String head = "95001,n,1\n95002,\"";
+                    head.getChars(0, head.length(), buf, off);
+                    return head.length();
+                }
+                if (left <= 0) {
+                    return -1;
+                }
+                int n = (int) Math.min(len, left);
+                java.util.Arrays.fill(buf, off, off + n, 'x');
+                left -= n;
+                return n;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        try (Connection c = Cluster.connect(0)) {
+            PGConnection pg = c.unwrap(PGConnection.class);
+            assertThatThrownBy(() -> pg.getCopyAPI().copyIn("COPY loads FROM STDIN (FORMAT csv)", endless))
+                    .isInstanceOfSatisfying(PSQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("54000");
+                        assertThat(e.getMessage()).contains("line 2 is longer than " + bound + " characters");
+                    });
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
+                assertThat(rs.next()).isTrue();
+            }
+        }
+        assertThat(rows(95_001, 95_002)).isEmpty();
+    }
 }

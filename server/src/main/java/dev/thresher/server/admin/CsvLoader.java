@@ -43,6 +43,7 @@ public final class CsvLoader {
 
     private final TableAdmin admin;
     private final Progress progress;
+    private final int maxRecordChars;
 
     /** Told every {@value #PROGRESS_EVERY} rows how many a load has routed, and how fast. */
     @FunctionalInterface
@@ -52,9 +53,19 @@ public final class CsvLoader {
         void routed(long rows, double rowsPerSecond);
     }
 
+    /** A loader whose records hold at most the default {@code limits.batchMaxBytes} characters. */
     public CsvLoader(TableAdmin admin, Progress progress) {
+        this(admin, progress, dev.thresher.limits.Limits.DEFAULTS.batchMaxBytes());
+    }
+
+    /**
+     * @param maxRecordChars the most characters one record (a CSV record, a line of COPY's text) may hold: a node's
+     *     {@code limits.batchMaxBytes}, as no call could read a larger row; past it a load is {@code PAYLOAD_TOO_LARGE}
+     */
+    public CsvLoader(TableAdmin admin, Progress progress, int maxRecordChars) {
         this.admin = admin;
         this.progress = progress;
+        this.maxRecordChars = maxRecordChars;
     }
 
     /** A shard's open COPY: its connection, its stream, and the file line of each row sent to it. */
@@ -99,7 +110,7 @@ public final class CsvLoader {
      */
     public Loaded load(String tenant, String table, Reader csv, boolean header) throws IOException {
         Target target = target(tenant, table);
-        CsvReader reader = new CsvReader(new BufferedReader(csv, 1 << 16), ',', "");
+        CsvReader reader = new CsvReader(new BufferedReader(csv, 1 << 16), ',', "", maxRecordChars);
         List<String> columns = target.tableColumns();
         if (header) {
             List<Field> names = reader.next();
@@ -128,8 +139,8 @@ public final class CsvLoader {
         Target target = target(tenant, table);
         List<String> loaded = columns(target, columns);
         ready.accept(loaded.size());
-        Records reader = csv ? new CsvReader(new BufferedReader(data, 1 << 16), delimiter, nullString)
-                : new TextReader(new BufferedReader(data, 1 << 16), delimiter, nullString);
+        Records reader = csv ? new CsvReader(new BufferedReader(data, 1 << 16), delimiter, nullString, maxRecordChars)
+                : new TextReader(new BufferedReader(data, 1 << 16), delimiter, nullString, maxRecordChars);
         if (skipHeader) {
             reader.next();
         }

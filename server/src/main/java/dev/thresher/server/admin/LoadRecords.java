@@ -61,21 +61,38 @@ public final class LoadRecords {
     }
 
     /**
+     * Refuses a record past {@code maxChars}, before it is held: no call could ever read a row larger than a batch
+     * ({@code limits.batchMaxBytes}), and a record that never ends (an unclosed quote, a file with no line break)
+     * must not grow a node's memory with its sender's bytes.
+     */
+    static ThresherException tooLarge(String unit, int recordLine, int maxChars) {
+        return new ThresherException(ErrorCode.PAYLOAD_TOO_LARGE, unit + " " + recordLine + " is longer than "
+                + maxChars + " characters (limits.batchMaxBytes): no call could read a row that large");
+    }
+
+    /**
      * RFC 4180 records: fields separated by the delimiter (a comma unless told), quoted fields may hold it,
-     * quotes ("") and newlines; an unquoted field equal to the NULL string is NULL.
+     * quotes ("") and newlines; an unquoted field equal to the NULL string is NULL. A record holds at most
+     * {@code maxRecordChars} characters.
      */
     public static final class CsvReader implements Records {
         private final Reader in;
         private final char delimiter;
         private final String nullString;
+        private final int maxRecordChars;
         private int line = 1;
         private int recordLine;
         private int pushed = -2;
+        private int recordChars;
 
-        public CsvReader(Reader in, char delimiter, String nullString) {
+        public CsvReader(Reader in, char delimiter, String nullString, int maxRecordChars) {
+            if (maxRecordChars < 1) {
+                throw new IllegalArgumentException("maxRecordChars " + maxRecordChars);
+            }
             this.in = in;
             this.delimiter = delimiter;
             this.nullString = nullString;
+            this.maxRecordChars = maxRecordChars;
         }
 
         @Override
@@ -83,13 +100,27 @@ public final class LoadRecords {
             return recordLine;
         }
 
+        /** The next character, counted in the record being read (once, however often it was given back). */
         private int read() throws IOException {
+            int c;
             if (pushed != -2) {
-                int c = pushed;
+                c = pushed;
                 pushed = -2;
-                return c;
+            } else {
+                c = in.read();
             }
-            return in.read();
+            if (c != -1 && ++recordChars > maxRecordChars) {
+                throw tooLarge("line", recordLine, maxRecordChars);
+            }
+            return c;
+        }
+
+        /** Gives {@code c} back, to be read next, by this record or the next. */
+        private void unread(int c) {
+            pushed = c;
+            if (c != -1) {
+                recordChars--;
+            }
         }
 
         private Field field(StringBuilder text, boolean quoted) {
@@ -102,12 +133,13 @@ public final class LoadRecords {
 
         @Override
         public List<Field> next() throws IOException {
+            recordLine = line;
+            recordChars = 0;
             int c = read();
             if (c == -1) {
                 return null;
             }
-            pushed = c;
-            recordLine = line;
+            unread(c);
             List<Field> fields = new ArrayList<>();
             StringBuilder field = new StringBuilder();
             boolean quoted = false;
@@ -127,7 +159,7 @@ public final class LoadRecords {
                                 field.append('"');
                                 continue;
                             }
-                            pushed = d;
+                            unread(d);
                             break;
                         }
                         if (c == '\n') {
@@ -146,7 +178,7 @@ public final class LoadRecords {
                 if (c == '\r') {
                     int d = read();
                     if (d != '\n') {
-                        pushed = d;
+                        unread(d);
                     }
                     c = '\n';
                 }
@@ -173,21 +205,51 @@ public final class LoadRecords {
      * PostgreSQL's text format of COPY: one row per line, fields separated by the delimiter (a tab unless
      * told), the NULL string ({@code \N} unless told) for NULL, and backslash escapes, decoded by the codec the
      * replicas read COPY's text with ({@link CopyText#fields}); a line {@code \.} ends the data. A field whose
-     * escapes make bytes that are not UTF-8 is refused.
+     * escapes make bytes that are not UTF-8 is refused. A line ends at {@code \n}, {@code \r\n} or {@code \r}, and
+     * holds at most {@code maxLineChars} characters.
      */
     static final class TextReader implements Records {
         private final BufferedReader in;
         private final byte delimiter;
         private final byte[] nullString;
+        private final int maxLineChars;
+        private final StringBuilder lineText = new StringBuilder();
         private int line;
 
-        TextReader(BufferedReader in, char delimiter, String nullString) {
+        TextReader(BufferedReader in, char delimiter, String nullString, int maxLineChars) {
             if (delimiter > 0x7f) {
                 throw new ThresherException(ErrorCode.INVALID_ARGUMENTS, "COPY DELIMITER must be a single one-byte character");
+            }
+            if (maxLineChars < 1) {
+                throw new IllegalArgumentException("maxLineChars " + maxLineChars);
             }
             this.in = in;
             this.delimiter = (byte) delimiter;
             this.nullString = nullString.getBytes(StandardCharsets.UTF_8);
+            this.maxLineChars = maxLineChars;
+        }
+
+        /** The next line without its end, as {@link BufferedReader#readLine} reads it, or null at the end. */
+        private String readLine() throws IOException {
+            lineText.setLength(0);
+            int c = in.read();
+            if (c == -1) {
+                return null;
+            }
+            while (c != -1 && c != '\n' && c != '\r') {
+                if (lineText.length() == maxLineChars) {
+                    throw tooLarge("line", line, maxLineChars);
+                }
+                lineText.append((char) c);
+                c = in.read();
+            }
+            if (c == '\r') {
+                in.mark(1);
+                if (in.read() != '\n') {
+                    in.reset();
+                }
+            }
+            return lineText.toString();
         }
 
         @Override
@@ -197,8 +259,8 @@ public final class LoadRecords {
 
         @Override
         public List<Field> next() throws IOException {
-            String text = in.readLine();
             line++;
+            String text = readLine();
             if (text == null || text.equals("\\.")) {
                 return null;
             }

@@ -77,7 +77,8 @@ final class ComponentHarness {
      *     missing column
      */
     static Rows readCsv(Reader csv, Selector selector) throws IOException {
-        LoadRecords.Records records = new LoadRecords.CsvReader(new java.io.BufferedReader(csv), ',', "");
+        LoadRecords.Records records = new LoadRecords.CsvReader(new java.io.BufferedReader(csv), ',', "",
+                dev.thresher.limits.Limits.DEFAULTS.batchMaxBytes());
         List<LoadRecords.Field> header = records.next();
         if (header == null) {
             throw bad("the CSV is empty; its first line names the selector's columns " + selector.columns());

@@ -55,7 +55,7 @@ final class NodeTableService implements TableService, AutoCloseable {
 
     private CsvLoader loader(String table) {
         return new CsvLoader(admin(), (rows, rate) -> log.info("loading {}: {} rows routed ({} rows/s)", table, rows,
-                Math.round(rate)));
+                Math.round(rate)), limits.batchMaxBytes());
     }
 
     /**

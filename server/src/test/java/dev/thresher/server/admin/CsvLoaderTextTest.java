@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class CsvLoaderTextTest {
     private static List<List<String>> read(String data, char delimiter, String nullString) throws IOException {
         LoadRecords.TextReader reader = new LoadRecords.TextReader(new BufferedReader(new StringReader(data)), delimiter,
-                nullString);
+                nullString, 1 << 20);
         List<List<String>> rows = new ArrayList<>();
         for (List<LoadRecords.Field> r = reader.next(); r != null; r = reader.next()) {
             List<String> row = new ArrayList<>();
