@@ -82,6 +82,33 @@ class DeployIT {
         BindingAdmin.Deployed again = bindings.deployDir(DevCluster.TENANT, "test", SAMPLE);
         assertThat(again.unchanged()).isTrue();
         assertThat(again.version()).isEqualTo(deployed.version());
+
+        // the same package over HTTP (its manifest a JSON object, keys in another order) and over SQL (on one line):
+        // the same manifest, so unchanged whatever path brought it
+        BindingAdmin.Package pkg = BindingAdmin.read(SAMPLE, Limits.DEFAULTS);
+        ObjectMapper json = new ObjectMapper();
+        JsonNode manifest = json.readTree(pkg.manifest());
+        com.fasterxml.jackson.databind.node.ObjectNode reordered = json.createObjectNode();
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        manifest.fieldNames().forEachRemaining(keys::add);
+        java.util.Collections.reverse(keys);
+        keys.forEach(k -> reordered.set(k, manifest.get(k)));
+        com.fasterxml.jackson.databind.node.ObjectNode body = json.createObjectNode();
+        body.set("manifest", reordered);
+        body.put("module", java.util.Base64.getEncoder().encodeToString(pkg.module()));
+        try (java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient()) {
+            var viaHttp = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(cluster.nodes().get(1)
+                    .httpAddress() + "/admin/bindings")).header("Authorization", "Bearer " + cluster.adminToken())
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body.toString())).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(json.readTree(viaHttp.body()).get("unchanged").asBoolean()).as(viaHttp.body()).isTrue();
+            assertThat(json.readTree(viaHttp.body()).get("version").asInt()).isEqualTo(deployed.version());
+        }
+        try (Connection c = Cluster.connect(1); Statement s = c.createStatement()) {
+            s.execute("CREATE BINDING WITH MANIFEST '" + manifest.toString().replace("'", "''") + "' MODULE '\\x"
+                    + java.util.HexFormat.of().formatHex(pkg.module()) + "'");
+        }
+        assertThat(bindings.show(DevCluster.TENANT, "revenue_by_region")).isEqualTo(deployed);
         try (Connection c = Cluster.connect(0); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("CALL BINDING revenue_by_region('{}')")) {
             assertThat(rs.next()).isTrue();

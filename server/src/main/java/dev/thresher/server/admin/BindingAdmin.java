@@ -133,8 +133,8 @@ public final class BindingAdmin implements BindingService {
         byte[] wasm = checked.wasm();
         String selectorSql = m.handler() ? null : checkSelector(tenant, m.selector()).sql();
         String packageDigest = sha256(wasm);
-        String manifestDigest = sha256(manifestBytes);
-        BindingCatalog.Pins pins = new BindingCatalog.Pins(packageDigest, manifestDigest, m.handler() ? null : m.abiVersion(),
+        // the manifest's digest is taken by the catalog, of its canonical form
+        BindingCatalog.Pins pins = new BindingCatalog.Pins(packageDigest, null, m.handler() ? null : m.abiVersion(),
                 selectorSql, m.budgets());
         return catalog().deploy(tenant, m.binding(), pins, wasm, new String(manifestBytes, StandardCharsets.UTF_8),
                 deployedBy);

@@ -49,9 +49,43 @@ public final class BindingCatalog {
             return selectorSql == null;
         }
 
-        boolean samePins(Version v) {
-            return packageDigest.equals(v.packageDigest()) && Objects.equals(manifestDigest, v.manifestDigest())
-                    && Objects.equals(selectorSql, v.selector());
+        Pins withManifestDigest(String digest) {
+            return new Pins(packageDigest, digest, abiVersion, selectorSql, budgets);
+        }
+
+        /**
+         * Whether {@code v} pins the same package, selector and manifest: the same manifest digest, or (for a version
+         * whose digest was taken of the bytes as sent, before digests were of the canonical form) a manifest that is
+         * the same JSON value.
+         */
+        boolean samePins(Connection c, Version v) throws SQLException {
+            if (!packageDigest.equals(v.packageDigest()) || !Objects.equals(selectorSql, v.selector())) {
+                return false;
+            }
+            if (Objects.equals(manifestDigest, v.manifestDigest())) {
+                return true;
+            }
+            return manifestDigest != null && v.manifestDigest() != null && ControlSql.queryOne(c,
+                    "SELECT a.manifest::jsonb = b.manifest::jsonb FROM manifests a, manifests b WHERE a.digest = ?"
+                    + " AND b.digest = ?", rs -> rs.getBoolean(1), manifestDigest, v.manifestDigest()).orElse(false);
+        }
+    }
+
+    /**
+     * A manifest's digest: SHA-256 of its canonical form, the text PostgreSQL's {@code jsonb} prints for it (keys
+     * ordered, each once, no insignificant white space), so the same manifest has one digest whatever path brought it
+     * (a file's bytes, an HTTP request's JSON object, an SQL string) and however it was spaced or ordered.
+     */
+    static String manifestDigest(Connection c, String manifestText) throws SQLException {
+        try {
+            return ControlSql.queryOne(c, "SELECT 'sha256:' || encode(sha256(convert_to((?::jsonb)::text, 'UTF8')), 'hex')",
+                    rs -> rs.getString(1), manifestText).orElseThrow();
+        } catch (SQLException e) {
+            if (e.getSQLState() != null && e.getSQLState().startsWith("22")) { // data: JSON jsonb does not hold
+                throw new ThresherException(ErrorCode.INVALID_CONFIGURATION, "manifest: not a JSON value PostgreSQL"
+                        + " stores (" + Quoted.of(String.valueOf(e.getMessage()).lines().findFirst().orElse("")) + ")");
+            }
+            throw e;
         }
     }
 
@@ -92,13 +126,17 @@ public final class BindingCatalog {
      * transaction: unchanged when the current version pins the same package, manifest and selector, else the next
      * version.
      *
+     * @param pins what the version pins; its manifest digest is ignored when {@code manifestText} is given, and taken of
+     *     the manifest's canonical form ({@link #manifestDigest})
      * @param wasm the module's bytes, stored by digest; {@code null} when the package is stored already
-     * @param manifestText the manifest as deployed ({@code null} when {@code pins} has none)
+     * @param manifestText the manifest as deployed, a JSON object ({@code null} for none), stored as sent
      * @throws ThresherException {@link ErrorCode#INVALID_CONFIGURATION} when the name is a binding of the other kind
      */
-    public Deployed deploy(String tenant, String name, Pins pins, byte[] wasm, String manifestText, String deployedBy) {
+    public Deployed deploy(String tenant, String name, Pins given, byte[] wasm, String manifestText, String deployedBy) {
         return sql.inTransaction(c -> {
             ControlSql.lock(c, tenant + "/" + name);
+            Pins pins = manifestText == null ? given.withManifestDigest(null)
+                    : given.withManifestDigest(manifestDigest(c, manifestText));
             if (wasm != null) {
                 putPackage(c, pins.packageDigest(), wasm);
             }
@@ -112,7 +150,7 @@ public final class BindingCatalog {
                         + (pins.handler() ? "a distributed call; an HTTP handler needs a name of its own"
                         : "an HTTP handler; a distributed call needs a name of its own"));
             }
-            if (current.isPresent() && pins.samePins(current.get())) {
+            if (current.isPresent() && pins.samePins(c, current.get())) {
                 return new Deployed(name, current.get().version(), pins.packageDigest(), pins.manifestDigest(), true);
             }
             int version = insertVersion(c, tenant, name, pins, deployedBy, null);
@@ -140,7 +178,7 @@ public final class BindingCatalog {
                     .orElseThrow(() -> new ThresherException(ErrorCode.UNKNOWN_BINDING, "binding " + name + " has no version "
                             + to + "; its versions are 1.." + current.version()));
             if (to == current.version() || new Pins(target.packageDigest(), target.manifestDigest(), target.abiVersion(),
-                    target.selector(), Budgets.NONE).samePins(current)) {
+                    target.selector(), Budgets.NONE).samePins(c, current)) {
                 // what the current version pins already, as a deploy of the same content: unchanged, nothing written
                 return new Deployed(name, current.version(), current.packageDigest(), current.manifestDigest(), true);
             }

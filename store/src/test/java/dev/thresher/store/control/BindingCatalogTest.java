@@ -15,6 +15,7 @@ import dev.thresher.errors.ThresherException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -62,9 +63,64 @@ class BindingCatalogTest {
         return new BindingCatalog.Pins(DIGEST, manifest, null, null, Budgets.NONE);
     }
 
+    /** A manifest text per stand-in digest: MANIFEST_1 and MANIFEST_2 are two different manifests of the binding. */
+    private static String manifestText(String name, String standIn) {
+        return standIn == null ? null : "{\"binding\":\"" + name + "\", \"description\": \"" + standIn + "\"}";
+    }
+
     private static Deployed deploy(String name, BindingCatalog.Pins pins) {
-        return catalog.deploy(TENANT, name, pins, null, pins.manifestDigest() == null ? null : "{\"binding\":\"" + name + "\"}",
-                "test");
+        return catalog.deploy(TENANT, name, pins, null, manifestText(name, pins.manifestDigest()), "test");
+    }
+
+    @Test
+    void aManifestIsTheSameWhateverItsSpacingAndKeyOrderAndItsDigestIsOfItsCanonicalForm() throws Exception {
+        // kills: BindingCatalog.manifestDigest's canonical form (a digest of the bytes as sent makes a new version)
+        String name = fresh();
+        Deployed first = catalog.deploy(TENANT, name, call(null, SELECTOR_1, BUDGETS), null,
+                "{\"binding\": \"" + name + "\",\n  \"description\": \"x\"}", "cli");
+        Deployed again = catalog.deploy(TENANT, name, call(null, SELECTOR_1, BUDGETS), null,
+                "{\"description\":\"x\",\"binding\":\"" + name + "\"}", "http");
+        assertThat(again).extracting(Deployed::version, Deployed::unchanged).containsExactly(1, true);
+        assertThat(again.manifestDigest()).isEqualTo(first.manifestDigest());
+        String canonical = "{\"binding\": \"" + name + "\", \"description\": \"x\"}"; // jsonb's text
+        assertThat(first.manifestDigest()).isEqualTo("sha256:" + java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8))));
+        // the manifest is kept as first sent
+        assertThat(catalog.manifest(first.manifestDigest())).hasValue("{\"binding\": \"" + name + "\",\n  \"description\": \"x\"}");
+        // a different value is a new version
+        assertThat(catalog.deploy(TENANT, name, call(null, SELECTOR_1, BUDGETS), null,
+                "{\"binding\":\"" + name + "\",\"description\":\"y\"}", "http").version()).isEqualTo(2);
+    }
+
+    @Test
+    void aVersionWhoseDigestWasOfTheBytesAsSentIsTheSameAsItsManifestRedeployed() throws Exception {
+        // kills: Pins.samePins' comparison of manifests as JSON values (versions stored before digests were canonical)
+        String name = fresh();
+        String legacy = "sha256:" + "0a".repeat(32);
+        try (java.sql.Connection c = fixture.pool.getConnection(); java.sql.Statement s = c.createStatement()) {
+            s.execute("INSERT INTO manifests (digest, manifest) VALUES ('" + legacy + "', '{ \"binding\" : \"" + name
+                    + "\" }') ON CONFLICT DO NOTHING");
+        }
+        // a version pinning the legacy digest, written as the catalog wrote them then
+        Deployed v1 = catalog.deploy(TENANT, name, call(legacy, SELECTOR_1, BUDGETS), null, null, "old");
+        assertThat(v1.version()).isEqualTo(1);
+        try (java.sql.Connection c = fixture.pool.getConnection(); java.sql.Statement s = c.createStatement()) {
+            s.execute("UPDATE bindings SET manifest_digest = '" + legacy + "' WHERE tenant = '" + TENANT + "' AND name = '"
+                    + name + "'");
+        }
+        assertThat(catalog.deploy(TENANT, name, call(null, SELECTOR_1, BUDGETS), null,
+                "{\"binding\":\"" + name + "\"}", "new")).extracting(Deployed::version, Deployed::unchanged)
+                .containsExactly(1, true);
+    }
+
+    @Test
+    void aManifestPostgreSqlCannotHoldIsRefusedAsConfiguration() {
+        String name = fresh();
+        assertThatThrownBy(() -> catalog.deploy(TENANT, name, call(null, SELECTOR_1, BUDGETS), null,
+                "{\"binding\":\"" + name + "\",\"description\":\"a\\u0000b\"}", "test"))
+                .isInstanceOfSatisfying(ThresherException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+        assertThat(catalog.current(TENANT, name)).isEmpty();
     }
 
     @Test
@@ -117,7 +173,7 @@ class BindingCatalogTest {
         assertThat(catalog.currentCall(TENANT, handlerName)).isEmpty();
         assertThat(catalog.current(TENANT, handlerName).orElseThrow()).satisfies(c -> {
             assertThat(c.handler()).isTrue();
-            assertThat(c.manifest()).isEqualTo("{\"binding\":\"" + handlerName + "\"}");
+            assertThat(c.manifest()).startsWith("{\"binding\":\"" + handlerName + "\", \"description\"");
         });
     }
 
@@ -133,7 +189,8 @@ class BindingCatalogTest {
         assertThat(checked).containsExactly(1);
         Version v3 = catalog.history(TENANT, name).get(2);
         assertThat(v3).extracting(Version::manifestDigest, Version::selector, Version::note, Version::deployedBy)
-                .containsExactly(MANIFEST_1, SELECTOR_1, "rollback to version 1", "operator");
+                .containsExactly(catalog.history(TENANT, name).get(0).manifestDigest(), SELECTOR_1, "rollback to version 1",
+                        "operator");
         assertThat(catalog.currentCall(TENANT, name).orElseThrow().budgets()).isEqualTo(BUDGETS);
     }
 
