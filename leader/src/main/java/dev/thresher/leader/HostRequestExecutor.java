@@ -123,28 +123,38 @@ public final class HostRequestExecutor implements HostRunHandler {
         String key = request.tenant() + "/" + request.bindingName();
         // A place of the shard pool first, in the binding's fair share: taken at once when one is free for it, else
         // waited for on a virtual thread. The pool's threads only ever run admitted requests.
+        // A slow binding's run also waits for one of the process's cores for slow runs (FairPlaces.SLOW_RUN_CORES).
         FairPlaces.Permit free = deadline.passed() ? null : places.tryAcquire(key);
-        if (free != null) {
-            return admitted(request, deadline, free);
+        if (free != null && !places.slow(key)) {
+            return admitted(request, deadline, free, null);
         }
-        return CompletableFuture.supplyAsync(() -> admit(request, key, deadline), admissions).thenCompose(place -> {
+        return CompletableFuture.supplyAsync(() -> admit(request, key, deadline, free), admissions).thenCompose(place -> {
             if (place instanceof HostReply refused) {
                 return CompletableFuture.completedFuture(refused);
             }
-            return admitted(request, deadline, (FairPlaces.Permit) place);
+            Admitted a = (Admitted) place;
+            return admitted(request, deadline, a.place(), a.core());
         });
     }
 
-    /** Runs an admitted request on the shard pool, its place given back when it ends. */
-    private CompletableFuture<HostReply> admitted(HostRequest request, Deadline deadline, FairPlaces.Permit permit) {
+    /** A place of the shard pool, and for a slow binding one of the process's cores for slow runs (else null). */
+    private record Admitted(FairPlaces.Permit place, FairPlaces.Permit core) {
+    }
+
+    /** Runs an admitted request on the shard pool, its place (and core) given back when it ends. */
+    private CompletableFuture<HostReply> admitted(HostRequest request, Deadline deadline, FairPlaces.Permit permit,
+                                                  FairPlaces.Permit core) {
         try {
             return CompletableFuture.supplyAsync(() -> {
-                try (permit) {
+                try (permit; FairPlaces.Permit c = core) {
                     return execute(request, deadline, null);
                 }
             }, executor);
         } catch (RuntimeException e) { // the pool was shut down
             permit.close();
+            if (core != null) {
+                core.close();
+            }
             throw e;
         }
     }
@@ -154,19 +164,34 @@ public final class HostRequestExecutor implements HostRunHandler {
      * code: {@code CELL_UNAVAILABLE} when none was free within {@code limits.admissionWaitMs}, the
      * deadline when that came first.
      */
-    private Object admit(HostRequest request, String key, Deadline deadline) {
+    private Object admit(HostRequest request, String key, Deadline deadline, FairPlaces.Permit taken) {
         long now = System.nanoTime();
         long deadlineAt = now + deadline.remainingNanos();
         long until = Math.min(deadlineAt, now + TimeUnit.MILLISECONDS.toNanos(limits.admissionWaitMs()));
-        FairPlaces.Permit place;
+        FairPlaces.Permit place = taken;
         try {
-            place = until - now > 0 ? places.acquire(key, until) : null;
+            if (place == null) {
+                place = until - now > 0 ? places.acquire(key, until) : null;
+            }
+            if (place != null && !places.slow(key)) {
+                return new Admitted(place, null);
+            }
+            if (place != null) {
+                // a slow binding waits for a core of its own kind up to its deadline: it queues behind itself
+                FairPlaces.Permit core = deadlineAt - System.nanoTime() > 0
+                        ? FairPlaces.SLOW_RUN_CORES.acquire(key, deadlineAt) : null;
+                if (core != null) {
+                    return new Admitted(place, core);
+                }
+                place.close();
+                place = null;
+            }
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            place = null;
-        }
-        if (place != null) {
-            return place;
+            if (place != null) {
+                place.close();
+                place = null;
+            }
         }
         busy.incrementAndGet();
         ThresherException why = System.nanoTime() - deadlineAt >= 0

@@ -11,6 +11,7 @@ import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
+import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.control.CallJournal.ShardRunPublication;
 import dev.thresher.store.control.JournalEntry;
@@ -472,6 +473,50 @@ class HostRequestExecutorTest {
             assertThat(guests.openDemands).as("each request's demand lease ends with it").hasValue(0);
         } finally {
             release.countDown();
+            three.shutdownNow();
+        }
+    }
+
+    @Test
+    void aSlowBindingsRunWaitsForOneOfTheProcesssCoresForSlowRunsAndAnotherBindingsDoesNot() throws Exception {
+        // kills: HostRequestExecutor.admit's wait for FairPlaces.SLOW_RUN_CORES (a slow binding's runs, one per node,
+        // took as many cores as there are nodes, whatever the machine has)
+        Limits limits = Limits.fromProperties(Map.of("limits.shardConcurrency", "3", "limits.slowRunMs", "200"));
+        ExecutorService three = Executors.newFixedThreadPool(3);
+        executor = new HostRequestExecutor("h1", journal, bindings, leases, reader, guests, limits, three, new Fakes.Direct(),
+                failpoints);
+        bindings.with(new Binding("t", "other", 3, DIGEST, BINDING.selector()));
+        guests.whileRunning = partition -> {
+            if (partition == 0) {
+                try {
+                    Thread.sleep(300); // a run that holds its place past limits.slowRunMs: the binding is slow
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        List<FairPlaces.Permit> hog = new ArrayList<>();
+        try {
+            assertPublished(run(request(0)).runs().get(0));
+            // every core for slow runs taken (by another process-wide holder): "b", slow now, waits to its deadline and
+            // runs no guest; "other" is not slow and runs at once
+            for (FairPlaces.Permit p = FairPlaces.SLOW_RUN_CORES.tryAcquire("hog"); p != null;
+                 p = FairPlaces.SLOW_RUN_CORES.tryAcquire("hog")) {
+                hog.add(p);
+            }
+            assertThat(hog).hasSize(FairPlaces.SLOW_RUN_CORES.places());
+            HostReply waited = run(request(300_000L, 1));
+            assertFailed(waited.runs().get(0), ErrorCode.DEADLINE_EXCEEDED, false, "deadline passed before h1 admitted");
+            assertPublished(run(new HostRequest(43, callId, "t", "other", DIGEST, 3, 10_000_000, "{}",
+                    List.of(new ShardRun(2, 2, 7, wireId(2), 1)))).runs().get(0));
+            assertThat(guests.runs).containsExactlyInAnyOrder(0, 2);
+            hog.forEach(FairPlaces.Permit::close);
+            hog.clear();
+            // a core free again: the slow binding runs, and gives its core back
+            assertPublished(run(request(3)).runs().get(0));
+            assertThat(FairPlaces.SLOW_RUN_CORES.free()).isEqualTo(FairPlaces.SLOW_RUN_CORES.places());
+        } finally {
+            hog.forEach(FairPlaces.Permit::close);
             three.shutdownNow();
         }
     }
