@@ -2,7 +2,6 @@ package dev.thresher.pgwire;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The tokens {@link SessionQueries} matches its queries over ({@link SqlLexer}, its {@link SqlLexer#SESSION} dialect),
@@ -117,16 +116,16 @@ final class SessionTokens {
         }
     }
 
-    private static final Map<Character, Integer> SIMPLE_ESCAPES = Map.of('b', 8, 'f', 12, 'n', 10, 'r', 13, 't', 9);
 
     /**
      * The tokens of {@code sql} between {@code from} and {@code to} ({@link SqlLexer}, its {@link SqlLexer#SESSION}
-     * dialect), then END: words folded to lower case, escape strings with the escapes psql writes names with
-     * ({@code \b \f \n \r \t}; any other character after a backslash stands for itself). A number is a digit and
+     * dialect), then END: words folded to lower case, escape strings decoded as every grammar decodes them
+     * ({@link SqlLexer#escapeStringValue}). A number is a digit and
      * every letter, digit and '.' after it (so {@code 1abc} or {@code 1.5} is no integer), and the only symbol of two
      * characters is {@code ::}: no form matched here holds another, nor a dollar-quoted string ({@code $} is a symbol).
      *
      * @throws SqlLexer.LexError for an unterminated string, quoted name or comment
+     * @throws dev.thresher.errors.ThresherException for a malformed escape ({@code SYNTAX_ERROR}), as PostgreSQL refuses it
      */
     static List<Tok> tokens(String sql, int from, int to) {
         List<Tok> out = new ArrayList<>();
@@ -137,7 +136,7 @@ final class SessionTokens {
                 case WORD -> out.add(new Tok(Kind.WORD, t.folded()));
                 case QUOTED_NAME -> out.add(new Tok(Kind.QUOTED, t.text()));
                 case STRING -> out.add(new Tok(Kind.STRING, t.text()));
-                case ESCAPE_STRING -> out.add(new Tok(Kind.STRING, unescaped(t.text())));
+                case ESCAPE_STRING -> out.add(new Tok(Kind.STRING, SqlLexer.escapeStringValue(sql, t)));
                 case PARAMETER -> out.add(new Tok(Kind.PARAM, t.text().length() > 6 ? "999999" : t.text()));
                 case NUMBER -> {
                     char c = sql.charAt(at);
@@ -166,24 +165,5 @@ final class SessionTokens {
         }
         out.add(new Tok(Kind.END, ""));
         return out;
-    }
-
-    /** An escape string's text as written, decoded: {@code ''} and the escapes psql writes names with. */
-    private static String unescaped(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == '\'' && i + 1 < text.length()) {
-                out.append('\'');
-                i++;
-            } else if (c == '\\' && i + 1 < text.length()) {
-                char e = text.charAt(++i);
-                Integer simple = SIMPLE_ESCAPES.get(e);
-                out.append(simple != null ? (char) simple.intValue() : e);
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
     }
 }

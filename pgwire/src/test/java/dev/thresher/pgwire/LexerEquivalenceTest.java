@@ -36,13 +36,25 @@ class LexerEquivalenceTest {
     @Test
     void theSessionQueriesReadTheSeedsAndTheirVariantsAsBefore() throws IOException {
         List<String> inputs = new ArrayList<>(inputs());
-        inputs.addAll(List.of("SELECT E'a\\'b\\n\\x41'", "select 1e'x'", "select 1e+5", "select 1abc, 1.5.6", "select $$x$$",
+        inputs.addAll(List.of("select 1e'x'", "select 1e+5", "select 1abc, 1.5.6", "select $$x$$",
                 "select $12345678", "select $\u0663", "select \u0663", "select a<>b, a||b", "select E'\\", "select $$open",
                 "SELECT typinput='pg_catalog.array_in'::regproc as is_array"));
+        int compared = 0;
         for (String sql : inputs) {
+            // An escape string's value is decoded by EscapeString now, as every grammar decodes it (compared with its own
+            // oracle below); the old session lexer decoded only \b \f \n \r \t.
+            if (ESCAPE_STRING.matcher(sql).find()) {
+                continue;
+            }
             assertThat(session(sql)).as(sql).isEqualTo(sessionBefore(sql));
+            compared++;
         }
+        assertThat(compared).isGreaterThan(100);
+        assertThat(session("SELECT E'a\\'b\\n\\x41'")).contains("STRING:a'b\nA");
     }
+
+    /** Where an escape string may begin: an E before a quote, not inside a word. */
+    private static final java.util.regex.Pattern ESCAPE_STRING = java.util.regex.Pattern.compile("(?<![\\p{L}\\p{N}_$])[eE]'");
 
     /**
      * The statement parser reads strings, quoted names, escape strings, dollar quotes and comments through
@@ -165,7 +177,7 @@ class LexerEquivalenceTest {
     private static String session(String sql) {
         try {
             return SessionTokens.tokens(sql, 0, sql.length()).stream().map(t -> t.kind() + ":" + t.text()).toList().toString();
-        } catch (SqlLexer.LexError e) {
+        } catch (SqlLexer.LexError | ThresherException e) {
             return "refused";
         }
     }

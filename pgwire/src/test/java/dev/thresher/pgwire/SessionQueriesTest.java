@@ -133,6 +133,10 @@ class SessionQueriesTest {
                 + " -1), (E'b\\\\c', '424242'::pg_catalog.oid, 4)) s(name, tp, tpm)";
         assertThat(names(match(two))).containsExactly("Spalte", "Typ");
         assertThat(rows(two)).containsExactly(List.of("a", "integer"), List.of("b\\c", "???"));
+        // an escape string is decoded as every grammar decodes it: octal, hex and Unicode escapes too
+        assertThat(rows("SELECT E'\\101\\x42\\u00e9\\U0001F600\\n''' AS s")).containsExactly(List.of("AB\u00e9\uD83D\uDE00\n'"));
+        assertThatThrownBy(() -> match("SELECT E'\\uZZZZ'")).isInstanceOfSatisfying(ThresherException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.SYNTAX_ERROR));
     }
 
     @ParameterizedTest
