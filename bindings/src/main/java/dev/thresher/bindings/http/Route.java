@@ -1,5 +1,6 @@
 package dev.thresher.bindings.http;
 
+import dev.thresher.errors.Quoted;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -62,7 +63,7 @@ public record Route(String method, String path, List<String> headers) {
     public static List<String> problems(String where, String method, String path, List<String> headers) {
         List<String> p = new ArrayList<>();
         if (method == null || !METHODS.contains(method)) {
-            p.add(where + ".method: must be one of " + METHODS + ", was " + (method == null ? "missing" : "'" + method + "'"));
+            p.add(where + ".method: must be one of " + METHODS + ", was " + (method == null ? "missing" : "'" + Quoted.of(method) + "'"));
         }
         if (path == null) {
             p.add(where + ".path: missing; a path is / or /segment/{parameter}/...");
@@ -76,11 +77,11 @@ public record Route(String method, String path, List<String> headers) {
             Set<String> seen = new HashSet<>();
             for (String h : headers) {
                 if (h == null || !HEADER.matcher(h).matches()) {
-                    p.add(where + ".headers: '" + h + "' is not a lower-case header name");
+                    p.add(where + ".headers: '" + Quoted.of(h) + "' is not a lower-case header name");
                 } else if (WITHHELD.contains(h)) {
-                    p.add(where + ".headers: '" + h + "' carries credentials and is never given to a handler");
+                    p.add(where + ".headers: '" + Quoted.of(h) + "' carries credentials and is never given to a handler");
                 } else if (!seen.add(h)) {
-                    p.add(where + ".headers: '" + h + "' is named twice");
+                    p.add(where + ".headers: '" + Quoted.of(h) + "' is named twice");
                 }
             }
         }
@@ -93,7 +94,7 @@ public record Route(String method, String path, List<String> headers) {
             return;
         }
         if (!path.startsWith("/")) {
-            p.add(where + ": '" + path + "' must start with /");
+            p.add(where + ": '" + Quoted.of(path) + "' must start with /");
             return;
         }
         if (path.equals("/")) {
@@ -107,13 +108,13 @@ public record Route(String method, String path, List<String> headers) {
         for (String s : parts) {
             var m = PARAMETER.matcher(s);
             if (s.isEmpty()) {
-                p.add(where + ": '" + path + "' has an empty segment (a doubled or trailing /)");
+                p.add(where + ": '" + Quoted.of(path) + "' has an empty segment (a doubled or trailing /)");
             } else if (m.matches()) {
                 if (!names.add(m.group(1))) {
                     p.add(where + ": parameter {" + m.group(1) + "} appears twice");
                 }
             } else if (s.equals(".") || s.equals("..") || !LITERAL.matcher(s).matches()) {
-                p.add(where + ": segment '" + s + "' is neither a literal (letters, digits and - . _ ~ ! $ & ' ( ) * + , ;"
+                p.add(where + ": segment '" + Quoted.of(s) + "' is neither a literal (letters, digits and - . _ ~ ! $ & ' ( ) * + , ;"
                         + " = : @, not . or ..) nor a whole-segment parameter {name}");
             }
         }

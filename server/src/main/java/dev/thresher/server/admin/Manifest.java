@@ -7,6 +7,7 @@ import dev.thresher.bindings.Budgets;
 import dev.thresher.bindings.http.Route;
 import dev.thresher.bindings.http.RouteTable;
 import dev.thresher.errors.ErrorCode;
+import dev.thresher.errors.Quoted;
 import dev.thresher.errors.ThresherException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -68,6 +69,8 @@ public record Manifest(String binding, String module, int abiVersion, String sel
     private static final List<String> BUDGETS = List.of("runMs", "memoryBytes", "inputBytes", "outputBytes", "emits",
             "moduleBytes");
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The problems a refusal names, at most: past them it says how many more. */
+    static final int MAX_PROBLEMS = 20;
 
     /**
      * Reads a manifest, each part checked in turn (the version and the fields it allows, the names, what the package
@@ -90,12 +93,12 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         boolean handler = root.has("http");
         String binding = text(root, "binding", problems);
         if (binding != null && !NAME.matcher(binding).matches()) {
-            problems.add("manifest.binding: '" + binding + "' is not a name: a letter or '_', then letters, digits or '_',"
+            problems.add("manifest.binding: '" + Quoted.of(binding) + "' is not a name: a letter or '_', then letters, digits or '_',"
                     + " at most 63");
         }
         String module = text(root, "module", problems);
         if (module != null && !FILE.matcher(module).matches()) {
-            problems.add("manifest.module: '" + module + "' is not a file name ending in .wasm or .wat beside the manifest");
+            problems.add("manifest.module: '" + Quoted.of(module) + "' is not a file name ending in .wasm or .wat beside the manifest");
         }
         int abiVersion = 0;
         String selector = null;
@@ -118,7 +121,9 @@ public record Manifest(String binding, String module, int abiVersion, String sel
             checkHandlerBudgets(root.get("budgets"), problems);
         }
         if (!problems.isEmpty()) {
-            throw problem(String.join("; ", problems));
+            throw problem(problems.size() <= MAX_PROBLEMS ? String.join("; ", problems)
+                    : String.join("; ", problems.subList(0, MAX_PROBLEMS)) + "; and " + (problems.size() - MAX_PROBLEMS)
+                    + " more problems");
         }
         return new Manifest(binding, module, abiVersion, selector, description, budgets, routes);
     }
@@ -130,17 +135,17 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (FIELDS_V2.contains(f) && version == 1) {
-                problems.add("manifest." + f + ": a field of manifest version 2; declare \"manifestVersion\": 2");
+                problems.add("manifest." + Quoted.of(f) + ": a field of manifest version 2; declare \"manifestVersion\": 2");
             } else if (!FIELDS.contains(f) && !FIELDS_V2.contains(f)) {
                 java.util.TreeSet<String> all = new java.util.TreeSet<>(FIELDS);
                 all.addAll(FIELDS_V2);
-                problems.add("manifest." + f + ": unknown field; the fields are " + all);
+                problems.add("manifest." + Quoted.of(f) + ": unknown field; the fields are " + all);
             }
         }
         if (v == null) {
             problems.add("manifest.manifestVersion: missing; it is 1, or 2 for a manifest with an http section");
         } else if (version == 0) {
-            problems.add("manifest.manifestVersion: must be 1 or 2, was " + v);
+            problems.add("manifest.manifestVersion: must be 1 or 2, was " + shown(v));
         }
     }
 
@@ -149,7 +154,7 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         if (abi == null) {
             problems.add("manifest.abiVersion: missing; it is 2 (paged input) or 1 (one batch)");
         } else if (!abi.isInt() || (abi.asInt() != 1 && abi.asInt() != 2)) {
-            problems.add("manifest.abiVersion: must be 1 or 2, was " + abi);
+            problems.add("manifest.abiVersion: must be 1 or 2, was " + shown(abi));
         } else {
             return abi.asInt();
         }
@@ -170,10 +175,10 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         for (Iterator<String> it = exports.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!roles.contains(f)) {
-                problems.add("manifest.exports." + f + ": unknown export role; the roles " + (handler
+                problems.add("manifest.exports." + Quoted.of(f) + ": unknown export role; the roles " + (handler
                         ? "of an HTTP handler are " : "are ") + String.join(" and ", roles));
             } else if (!exports.get(f).isTextual() || !exports.get(f).asText().equals(f)) {
-                problems.add("manifest.exports." + f + ": must be \"" + f + "\", was " + exports.get(f));
+                problems.add("manifest.exports." + f + ": must be \"" + f + "\", was " + shown(exports.get(f)));
             }
         }
     }
@@ -198,7 +203,7 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         for (Iterator<String> it = budgets.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (BUDGETS.contains(f) && !HANDLER_BUDGETS.contains(f)) {
-                problems.add("manifest.budgets." + f + ": not a budget of an HTTP handler; its budgets are " + HANDLER_BUDGETS);
+                problems.add("manifest.budgets." + Quoted.of(f) + ": not a budget of an HTTP handler; its budgets are " + HANDLER_BUDGETS);
             }
         }
     }
@@ -220,13 +225,13 @@ public record Manifest(String binding, String module, int abiVersion, String sel
         for (Iterator<String> it = http.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!HTTP_FIELDS.contains(f)) {
-                problems.add("manifest.http." + f + ": unknown field; the fields are " + HTTP_FIELDS);
+                problems.add("manifest.http." + Quoted.of(f) + ": unknown field; the fields are " + HTTP_FIELDS);
             }
         }
         JsonNode list = http.get("routes");
         if (list == null || !list.isArray() || list.isEmpty() || list.size() > RouteTable.ROUTES_MAX) {
             problems.add("manifest.http.routes: must be an array of 1 to " + RouteTable.ROUTES_MAX + " routes, was "
-                    + (list == null ? "missing" : list.isArray() ? list.size() + " routes" : list.toString()));
+                    + (list == null ? "missing" : list.isArray() ? list.size() + " routes" : shown(list)));
             return null;
         }
         int before = problems.size();
@@ -241,7 +246,7 @@ public record Manifest(String binding, String module, int abiVersion, String sel
             for (Iterator<String> it = r.fieldNames(); it.hasNext(); ) {
                 String f = it.next();
                 if (!ROUTE_FIELDS.contains(f)) {
-                    problems.add(where + "." + f + ": unknown field; the fields are " + new java.util.TreeSet<>(ROUTE_FIELDS));
+                    problems.add(where + "." + Quoted.of(f) + ": unknown field; the fields are " + new java.util.TreeSet<>(ROUTE_FIELDS));
                 }
             }
             String method = r.path("method").isTextual() ? r.get("method").asText() : null;
@@ -281,14 +286,19 @@ public record Manifest(String binding, String module, int abiVersion, String sel
             int i = BUDGETS.indexOf(f);
             JsonNode n = b.get(f);
             if (i < 0) {
-                problems.add("manifest.budgets." + f + ": unknown budget; the budgets are " + BUDGETS);
+                problems.add("manifest.budgets." + Quoted.of(f) + ": unknown budget; the budgets are " + BUDGETS);
             } else if (!n.canConvertToLong() || !n.isIntegralNumber() || n.asLong() <= 0) {
-                problems.add("manifest.budgets." + f + ": must be a positive integer, was " + n);
+                problems.add("manifest.budgets." + f + ": must be a positive integer, was " + shown(n));
             } else {
                 v[i] = n.asLong();
             }
         }
         return new Budgets(v[0], v[1], v[2], v[3], v[4], v[5]);
+    }
+
+    /** A value of the manifest as a problem shows it: its JSON, quoted as any stranger's input ({@link Quoted#of}). */
+    private static String shown(JsonNode value) {
+        return Quoted.of(String.valueOf(value));
     }
 
     private static String text(JsonNode root, String field, List<String> problems) {
@@ -298,7 +308,7 @@ public record Manifest(String binding, String module, int abiVersion, String sel
             return null;
         }
         if (!n.isTextual() || n.asText().isBlank()) {
-            problems.add("manifest." + field + ": must be a non-empty string, was " + n);
+            problems.add("manifest." + field + ": must be a non-empty string, was " + shown(n));
             return null;
         }
         return n.asText();

@@ -56,6 +56,27 @@ class ManifestTest {
     }
 
     @Test
+    void aRefusalQuotesWhatTheManifestSaysAndNamesAtMostTwentyProblems() {
+        StringBuilder json = new StringBuilder("{\"manifestVersion\": 1, \"binding\": \"b\\u001b[31m\", ");
+        for (int i = 0; i < 100; i++) {
+            json.append("\"f").append(i).append("\\u202e").append("x".repeat(500)).append("\": 1, ");
+        }
+        json.append("\"module\": \"m.wasm\", \"abiVersion\": 2, \"selector\": \"SELECT a FROM t\"}");
+        assertThatThrownBy(() -> Manifest.parse(json.toString().getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOfSatisfying(ThresherException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+                    // kills: Manifest.parse's bound on the problems named (101 problems of 500 characters each)
+                    assertThat(e.getMessage()).contains("; and 81 more problems").hasSizeLessThan(12_000);
+                    // kills: the quoting of a field's name (a raw U+202E and 500 characters per field reached the message)
+                    assertThat(e.getMessage()).doesNotContain("\u202e").contains("\\u202e").doesNotContain("x".repeat(100));
+                });
+        // kills: the quoting of the binding's name (a raw ESC reached the message)
+        assertThat(problems("{\"manifestVersion\": 1, \"binding\": \"b\\u001b[31m\", \"module\": \"m.wasm\","
+                + " \"abiVersion\": 2, \"selector\": \"SELECT a FROM t\"}")).doesNotContain("\u001b")
+                .contains("manifest.binding: 'b\\x1b[31m'");
+    }
+
+    @Test
     void everyProblemOfAHandlersManifestIsNamedAtOnce() {
         assertThat(problems("""
                 {"manifestVersion": 1, "binding": "h", "module": "h.wasm", "http": {"routes": []}}"""))
