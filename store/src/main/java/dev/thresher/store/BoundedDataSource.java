@@ -56,10 +56,41 @@ final class BoundedDataSource extends ForwardingDataSource {
     }
 
     private final HikariDataSource pool;
+    /** How long to wait for the pool before opening a connection of its own; 0: never. */
+    private final long directAfterMs;
 
     BoundedDataSource(HikariDataSource pool) {
+        this(pool, 0);
+    }
+
+    /**
+     * @param directAfterMs within a scope, a connection the pool cannot give within this long is opened directly (with
+     *     the pool's URL, credentials and properties, its connect and login bounded by the time left) and closed, not
+     *     pooled, when given back: after an outage of the server, HikariCP's connection creator backs off up to 5 s
+     *     between attempts, and a lease renewal cannot wait that long; 0 never
+     */
+    BoundedDataSource(HikariDataSource pool, long directAfterMs) {
         super(pool);
         this.pool = pool;
+        this.directAfterMs = directAfterMs;
+    }
+
+    /** A connection of its own, outside the pool, opened within the time left. */
+    private Connection direct(Deadline deadline) throws SQLException {
+        java.util.Properties props = new java.util.Properties();
+        props.putAll(pool.getDataSourceProperties());
+        if (pool.getUsername() != null) {
+            props.setProperty("user", pool.getUsername());
+        }
+        if (pool.getPassword() != null) {
+            props.setProperty("password", pool.getPassword());
+        }
+        String seconds = Long.toString(Math.max(1, (ceilMillis(deadline) + 999) / 1000));
+        props.setProperty("connectTimeout", seconds);
+        props.setProperty("loginTimeout", seconds);
+        Connection c = java.sql.DriverManager.getConnection(pool.getJdbcUrl(), props);
+        c.setAutoCommit(pool.isAutoCommit());
+        return c;
     }
 
     @Override
@@ -75,7 +106,20 @@ final class BoundedDataSource extends ForwardingDataSource {
                     + " was taken", "57014");
         }
         HikariPool hikari = (HikariPool) pool.getHikariPoolMXBean();
-        Connection c = hikari == null ? pool.getConnection() : hikari.getConnection(ceilMillis(deadline));
+        Connection c;
+        boolean direct = false;
+        if (hikari == null) {
+            c = pool.getConnection();
+        } else if (directAfterMs > 0 && ceilMillis(deadline) > directAfterMs) {
+            try {
+                c = hikari.getConnection(directAfterMs);
+            } catch (java.sql.SQLTransientConnectionException none) {
+                c = direct(deadline);
+                direct = true;
+            }
+        } else {
+            c = hikari.getConnection(ceilMillis(deadline));
+        }
         try {
             if (deadline.passed()) {
                 throw new SQLTimeoutException("the call's deadline passed while a connection of " + pool.getPoolName()
@@ -86,7 +130,7 @@ final class BoundedDataSource extends ForwardingDataSource {
             c.close();
             throw e;
         }
-        Bounded bounded = new Bounded(c, pool, deadline);
+        Bounded bounded = new Bounded(c, direct ? null : pool, pool.getPoolName(), deadline);
         bounded.cancelAt(ceilMillis(deadline));
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
                 bounded);
@@ -104,7 +148,9 @@ final class BoundedDataSource extends ForwardingDataSource {
      */
     private static final class Bounded implements InvocationHandler {
         private final Connection delegate;
+        /** The pool the connection goes back to; null for one opened directly, closed for good. */
         private final HikariDataSource pool;
+        private final String poolName;
         private final Deadline deadline;
         private final Object lock = new Object();
         private java.util.concurrent.ScheduledFuture<?> cancel;
@@ -113,9 +159,10 @@ final class BoundedDataSource extends ForwardingDataSource {
         /** Statements executing on the connection now. */
         private int running;
 
-        Bounded(Connection delegate, HikariDataSource pool, Deadline deadline) {
+        Bounded(Connection delegate, HikariDataSource pool, String poolName, Deadline deadline) {
             this.delegate = delegate;
             this.pool = pool;
+            this.poolName = poolName;
             this.deadline = deadline;
         }
 
@@ -123,7 +170,7 @@ final class BoundedDataSource extends ForwardingDataSource {
         Object execute(Statement statement, Method method, Object[] args) throws Throwable {
             synchronized (lock) {
                 if (deadline.passed()) {
-                    throw new SQLTimeoutException("the call's deadline passed before a statement of " + pool.getPoolName()
+                    throw new SQLTimeoutException("the call's deadline passed before a statement of " + poolName
                             + " was sent", "57014");
                 }
                 running++;
@@ -177,7 +224,7 @@ final class BoundedDataSource extends ForwardingDataSource {
                     evict = cancelSent;
                     cancel.cancel(false);
                 }
-                if (evict) {
+                if (evict && pool != null) {
                     pool.evictConnection(delegate); // a late cancel must not reach the next user's statement
                     return null;
                 }

@@ -79,6 +79,19 @@ public final class Pools {
         return new BoundedDataSource(pool);
     }
 
+    /**
+     * {@link #bounded}, and within a scope a connection the pool cannot give within {@value #DIRECT_AFTER_MS} ms is
+     * opened directly instead, bounded by the time left, and closed when given back: what keeps a node's leases, which
+     * must reconnect within a renewal after an outage of the control database, when HikariCP's connection creator is
+     * backing off (up to 5 s between attempts) or the pool's connections are busy.
+     */
+    public static javax.sql.DataSource boundedOrDirect(HikariDataSource pool) {
+        return new BoundedDataSource(pool, DIRECT_AFTER_MS);
+    }
+
+    /** How long {@link #boundedOrDirect} waits for a pooled connection before it opens one. */
+    static final long DIRECT_AFTER_MS = 250;
+
     /** How long taking a connection waits for the server to answer the liveness check (HikariCP's least). */
     static final long VALIDATION_TIMEOUT_MS = 250;
 

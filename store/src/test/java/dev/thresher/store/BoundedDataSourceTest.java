@@ -50,6 +50,27 @@ class BoundedDataSourceTest {
     }
 
     @Test
+    void aConnectionThePoolCannotGiveSoonIsOpenedDirectlyAndClosedWhenGivenBack() throws Exception {
+        // kills: BoundedDataSource's direct connection (a lease renewal waited for the pool, whose creator backs off
+        // up to 5 s after an outage, past its lease)
+        DataSource leases = Pools.boundedOrDirect(pool);
+        try (Connection held = pool.getConnection(); DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofSeconds(5)))) {
+            try (Connection c = leases.getConnection(); java.sql.Statement s = c.createStatement();
+                 java.sql.ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(pool.getHikariPoolMXBean().getTotalConnections()).as("not one of the pool's").isEqualTo(1);
+            }
+            assertThat(DbDeadline.passed()).isFalse();
+        }
+        // outside a scope, and when the pool has one to give, it is the pool's
+        try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofSeconds(5)));
+             Connection c = leases.getConnection()) {
+            assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isEqualTo(1);
+        }
+        assertThat(pool.getHikariPoolMXBean().getTotalConnections()).isEqualTo(1);
+    }
+
+    @Test
     void aStatementIsCancelledByTheServerAtTheDeadline() throws Exception {
         // kills: the statements' query timeout (no statement timeout on the pool)
         try (DbDeadline scope = DbDeadline.enter(Deadline.after(Duration.ofMillis(500)));

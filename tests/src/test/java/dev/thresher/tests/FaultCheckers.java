@@ -122,6 +122,24 @@ final class FaultCheckers {
                 }, now -> true);
     }
 
+    /**
+     * Checker 8, for a fault under which no node fails (PostgreSQL away from every node at once): every partition has
+     * the leader and the epoch it had before, two leases after the heal. An outage that ended every lease must not
+     * end in a standby taking its home nodes' partitions and handing them back, each move failing calls stale.
+     */
+    static Check leadersKept(java.util.SortedMap<Integer, String> before, java.util.SortedMap<Integer, String> after) {
+        List<String> moved = new ArrayList<>();
+        for (var e : before.entrySet()) {
+            String now = after.get(e.getKey());
+            if (!e.getValue().equals(now)) {
+                moved.add("partition " + e.getKey() + ": " + e.getValue() + " -> " + now);
+            }
+        }
+        return new Check(8, "no partition changes hands when no node failed", moved.isEmpty(), moved.isEmpty()
+                ? before.size() + " partitions led by the same node at the same epoch two leases after the heal"
+                : moved.size() + " of " + before.size() + " moved: " + String.join(", ", moved));
+    }
+
     /** Runs every checker over {@code run}; checker 6 polls for up to the deadline + 15 s. */
     static List<Check> check(FaultRun run, DevCluster databases, Map<String, double[]> reference) throws Exception {
         List<Check> checks = new ArrayList<>();

@@ -51,6 +51,14 @@ final class Faults {
         default String note() {
             return "";
         }
+
+        /**
+         * Whether no node fails under the fault, so no partition should change hands: PostgreSQL away from every node
+         * at once ends every lease, and the home nodes renew their own when it is back (checker 8).
+         */
+        default boolean keepsLeaders() {
+            return false;
+        }
     }
 
     /** The node processes and the proxies in front of their wire servers. */
@@ -71,6 +79,19 @@ final class Faults {
          *
          * @return null once reached, else which shards were led elsewhere
          */
+        /** Each partition's leader and epoch now ({@code partition -> host@epoch}), from the control database. */
+        java.util.SortedMap<Integer, String> leaders() throws Exception {
+            java.util.SortedMap<Integer, String> out = new java.util.TreeMap<>();
+            try (Connection c = postgres.admin(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                    "SELECT p.partition_id, coalesce(l.host_id, '(none)') || '@' || p.epoch FROM partitions p"
+                    + " LEFT JOIN partition_leases l ON l.partition_id = p.partition_id")) {
+                while (rs.next()) {
+                    out.put(rs.getInt(1), rs.getString(2));
+                }
+            }
+            return out;
+        }
+
         String awaitHomeLeaders(long maxMillis) throws Exception {
             Await.Polled<String> steady = Await.poll(Duration.ofMillis(maxMillis), Duration.ofMillis(250), () -> {
                 try (Connection c = postgres.admin(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("""
@@ -167,6 +188,10 @@ final class Faults {
 
             public void heal() throws Exception {
                 c.postgres().startIfStopped();
+            }
+
+            public boolean keepsLeaders() {
+                return true;
             }
         };
     }

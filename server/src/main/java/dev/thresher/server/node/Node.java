@@ -176,7 +176,9 @@ public final class Node implements AutoCloseable {
         control = new ControlStore(callPathControlDb);
         javax.sql.DataSource upkeepDb = Pools.bounded(pools.upkeep());
         upkeep = new ControlStore(upkeepDb);
-        topology = new TopologyStore(upkeepDb);
+        // the leases' statements take a connection of their own when the upkeep pool has none at once (after an
+        // outage of the control database its creator backs off): a node renews its leases within a renewal of the heal
+        topology = new TopologyStore(Pools.boundedOrDirect(pools.upkeep()));
         catalog = ControlCache.start(upkeep, () -> DriverManager.getConnection(config.controlJdbcUrl(), config.dbUser(),
                 config.dbPassword()), limits.topologyPollMs(), config.hostId());
     }
