@@ -63,6 +63,8 @@ class FaultSuiteIT {
     private static DevCluster databases;
     private static NodeProcesses nodes;
     private static final Map<Integer, TcpProxy> proxies = new TreeMap<>();
+    /** What every node reaches the control database through. */
+    private static TcpProxy controlProxy;
     private static Faults.Postgres postgres;
     private static Faults.Cluster cluster;
     private static Map<String, double[]> reference;
@@ -82,7 +84,13 @@ class FaultSuiteIT {
         for (int i = 1; i <= 3; i++) {
             proxies.put(i, new TcpProxy("node-" + i));
         }
-        cluster = new Faults.Cluster(nodes, proxies, postgres);
+        controlProxy = new TcpProxy("control");
+        java.util.regex.Matcher port = java.util.regex.Pattern.compile("//[^/:]+:(\\d+)/").matcher(databases.controlUrl());
+        if (!port.find()) {
+            throw new IllegalStateException("no port in " + databases.controlUrl());
+        }
+        controlProxy.target(Integer.parseInt(port.group(1)));
+        cluster = new Faults.Cluster(nodes, proxies, postgres, controlProxy, databases.controlUrl());
         ExecutorService starting = Executors.newFixedThreadPool(3);
         try {
             List<Future<Object>> started = new ArrayList<>();
@@ -116,6 +124,9 @@ class FaultSuiteIT {
                 }
             }
             proxies.values().forEach(TcpProxy::heal);
+            if (controlProxy != null) {
+                controlProxy.heal();
+            }
             writeReport();
         } finally {
             if (nodes != null) {
@@ -123,6 +134,10 @@ class FaultSuiteIT {
             }
             proxies.values().forEach(TcpProxy::close);
             proxies.clear();
+            if (controlProxy != null) {
+                controlProxy.close();
+            }
+            controlProxy = null;
             if (databases != null) {
                 databases.close();
             }
@@ -139,6 +154,7 @@ class FaultSuiteIT {
                 Faults.freeze(cluster, 1, "coordinator"),
                 Faults.postgresStopped(cluster),
                 Faults.postgresFrozen(cluster),
+                Faults.controlCut(cluster),
                 Faults.sessionsTerminated(cluster),
                 Faults.wireDelay(cluster, List.of(2, 3), WIRE_DELAY_MS),
                 Faults.wireBlackhole(cluster, 2, List.of(TcpProxy.Direction.TO_NODE, TcpProxy.Direction.FROM_NODE)));

@@ -61,16 +61,27 @@ final class Faults {
         }
     }
 
-    /** The node processes and the proxies in front of their wire servers. */
-    record Cluster(NodeProcesses nodes, Map<Integer, TcpProxy> proxies, Postgres postgres) {
-        /** Starts node {@code i} behind its proxy: it binds a free port and advertises the proxy's. */
+    /**
+     * The node processes, the proxies in front of their wire servers, and the proxy every node reaches the control
+     * database through ({@code control}, null for none).
+     */
+    record Cluster(NodeProcesses nodes, Map<Integer, TcpProxy> proxies, Postgres postgres, TcpProxy control,
+                   String controlUrl) {
+        /**
+         * Starts node {@code i} behind its proxy: it binds a free port and advertises the proxy's, and reaches the
+         * control database through the control proxy.
+         */
         void startNode(int i) throws Exception {
             int wirePort = TcpProxy.freePort();
             TcpProxy proxy = proxies.get(i);
             proxy.target(wirePort);
-            nodes.start(i, Map.of("node.wirePort", Integer.toString(wirePort),
+            Map<String, String> more = new java.util.HashMap<>(Map.of("node.wirePort", Integer.toString(wirePort),
                     "node.wireAdvertisedHost", "127.0.0.1",
                     "node.wireAdvertisedPort", Integer.toString(proxy.port())));
+            if (control != null) {
+                more.put("control.jdbcUrl", controlUrl.replaceFirst("//[^/:]+:\\d+/", "//127.0.0.1:" + control.port() + "/"));
+            }
+            nodes.start(i, more);
         }
 
         /**
@@ -257,6 +268,37 @@ final class Faults {
 
             public String note() {
                 return terminated + " sessions terminated";
+            }
+        };
+    }
+
+    /**
+     * The control database cut off from every node without a reset (its proxy reads and discards both ways, as a
+     * firewall dropping packets), then reachable again. No node fails, so no partition should change hands.
+     */
+    static Fault controlCut(Cluster c) {
+        return new Fault() {
+            public String name() {
+                return "control-cut";
+            }
+
+            public String what() {
+                return "the control database cut off from every node, silently: the TCP proxy the nodes reach it through"
+                        + " reads and discards both ways (connections stay open, nothing answers); healed by forwarding"
+                        + " again and closing the connections that lost bytes";
+            }
+
+            public void inject() {
+                c.control().blackhole(TcpProxy.Direction.TO_NODE, true);
+                c.control().blackhole(TcpProxy.Direction.FROM_NODE, true);
+            }
+
+            public void heal() {
+                c.control().heal();
+            }
+
+            public boolean keepsLeaders() {
+                return true;
             }
         };
     }
