@@ -85,6 +85,8 @@ public final class HostRequestExecutor implements HostRunHandler {
     private final AtomicLong busy = new AtomicLong();
     /** The shard pool's places, shared fairly among bindings; {@link #executor} has as many threads. */
     private final FairPlaces places;
+    /** Bindings whose requests burn a core: their runs wait for one of the process's cores for slow runs too. */
+    private final CpuHogs hogs;
     /** Host requests wait for a place here, one virtual thread each. */
     private final ExecutorService admissions = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("shard-admission-", 0).factory());
@@ -112,6 +114,7 @@ public final class HostRequestExecutor implements HostRunHandler {
         this.limits = limits;
         this.executor = executor;
         this.places = FairPlaces.of(limits);
+        this.hogs = new CpuHogs(limits.slowRunMs());
         this.readers = readers;
         this.failpoints = failpoints;
         this.publishing = new ShardRunPublishing(hostId, control, limits, failpoints);
@@ -123,31 +126,39 @@ public final class HostRequestExecutor implements HostRunHandler {
         String key = request.tenant() + "/" + request.bindingName();
         // A place of the shard pool first, in the binding's fair share: taken at once when one is free for it, else
         // waited for on a virtual thread. The pool's threads only ever run admitted requests.
-        // A slow binding's run also waits for one of the process's cores for slow runs (FairPlaces.SLOW_RUN_CORES).
+        // A binding that burns a core also waits for one of the process's cores for slow runs (SLOW_RUN_CORES).
         FairPlaces.Permit free = deadline.passed() ? null : places.tryAcquire(key);
-        if (free != null && !places.slow(key)) {
-            return admitted(request, deadline, free, null);
+        if (free != null && !hogs.hog(key)) {
+            return admitted(request, key, deadline, free, null);
         }
         return CompletableFuture.supplyAsync(() -> admit(request, key, deadline, free), admissions).thenCompose(place -> {
             if (place instanceof HostReply refused) {
                 return CompletableFuture.completedFuture(refused);
             }
             Admitted a = (Admitted) place;
-            return admitted(request, deadline, a.place(), a.core());
+            return admitted(request, key, deadline, a.place(), a.core());
         });
     }
 
-    /** A place of the shard pool, and for a slow binding one of the process's cores for slow runs (else null). */
+    /** A place of the shard pool, and for a binding that burns a core one of the process's cores for slow runs. */
     private record Admitted(FairPlaces.Permit place, FairPlaces.Permit core) {
     }
 
-    /** Runs an admitted request on the shard pool, its place (and core) given back when it ends. */
-    private CompletableFuture<HostReply> admitted(HostRequest request, Deadline deadline, FairPlaces.Permit permit,
-                                                  FairPlaces.Permit core) {
+    /**
+     * Runs an admitted request on the shard pool, its place (and core) given back when it ends, the CPU time its thread
+     * took counted against its binding ({@link CpuHogs}).
+     */
+    private CompletableFuture<HostReply> admitted(HostRequest request, String key, Deadline deadline,
+                                                  FairPlaces.Permit permit, FairPlaces.Permit core) {
         try {
             return CompletableFuture.supplyAsync(() -> {
                 try (permit; FairPlaces.Permit c = core) {
-                    return execute(request, deadline, null);
+                    long cpu = CpuHogs.threadCpuNanos();
+                    try {
+                        return execute(request, deadline, null);
+                    } finally {
+                        hogs.ran(key, cpu < 0 ? -1 : CpuHogs.threadCpuNanos() - cpu);
+                    }
                 }
             }, executor);
         } catch (RuntimeException e) { // the pool was shut down
@@ -173,11 +184,12 @@ public final class HostRequestExecutor implements HostRunHandler {
             if (place == null) {
                 place = until - now > 0 ? places.acquire(key, until) : null;
             }
-            if (place != null && !places.slow(key)) {
+            if (place != null && !hogs.hog(key)) {
                 return new Admitted(place, null);
             }
             if (place != null) {
-                // a slow binding waits for a core of its own kind up to its deadline: it queues behind itself
+                // a binding that burns a core waits for one of the hogs' cores up to its deadline: it queues behind
+                // itself and the other hogs, never another binding
                 FairPlaces.Permit core = deadlineAt - System.nanoTime() > 0
                         ? FairPlaces.SLOW_RUN_CORES.acquire(key, deadlineAt) : null;
                 if (core != null) {

@@ -478,9 +478,9 @@ class HostRequestExecutorTest {
     }
 
     @Test
-    void aSlowBindingsRunWaitsForOneOfTheProcesssCoresForSlowRunsAndAnotherBindingsDoesNot() throws Exception {
-        // kills: HostRequestExecutor.admit's wait for FairPlaces.SLOW_RUN_CORES (a slow binding's runs, one per node,
-        // took as many cores as there are nodes, whatever the machine has)
+    void aBindingThatBurnsACoreWaitsForOneOfTheProcesssCoresForSlowRunsAndAnotherBindingDoesNot() throws Exception {
+        // kills: HostRequestExecutor.admit's wait for FairPlaces.SLOW_RUN_CORES (a hog's runs, one per node, took as
+        // many cores as there are nodes, whatever the machine has)
         Limits limits = Limits.fromProperties(Map.of("limits.shardConcurrency", "3", "limits.slowRunMs", "200"));
         ExecutorService three = Executors.newFixedThreadPool(3);
         executor = new HostRequestExecutor("h1", journal, bindings, leases, reader, guests, limits, three, new Fakes.Direct(),
@@ -488,8 +488,17 @@ class HostRequestExecutorTest {
         bindings.with(new Binding("t", "other", 3, DIGEST, BINDING.selector()));
         guests.whileRunning = partition -> {
             if (partition == 0) {
+                // a run that burns 300 ms of its thread's CPU, past limits.slowRunMs: the binding is a hog
+                var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+                long start = threads.getCurrentThreadCpuTime();
+                long spins = 0;
+                while (threads.getCurrentThreadCpuTime() - start < TimeUnit.MILLISECONDS.toNanos(300)) {
+                    spins++;
+                }
+                assertThat(spins).isPositive();
+            } else if (partition == 4) {
                 try {
-                    Thread.sleep(300); // a run that holds its place past limits.slowRunMs: the binding is slow
+                    Thread.sleep(300); // a run that holds its place as long, but burns no CPU: no hog
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -515,6 +524,15 @@ class HostRequestExecutorTest {
             // a core free again: the slow binding runs, and gives its core back
             assertPublished(run(request(3)).runs().get(0));
             assertThat(FairPlaces.SLOW_RUN_CORES.free()).isEqualTo(FairPlaces.SLOW_RUN_CORES.places());
+            // kills: CpuHogs counting CPU time, not the place's time (a binding whose runs waited long for a core but
+            // burnt none, as a sample starved by a spinner, was taken for a hog and queued behind the hog's core)
+            for (int i = 0; i < FairPlaces.SLOW_RUN_CORES.places(); i++) {
+                hog.add(FairPlaces.SLOW_RUN_CORES.tryAcquire("hog"));
+            }
+            assertPublished(run(new HostRequest(44, callId, "t", "other", DIGEST, 3, 10_000_000, "{}",
+                    List.of(new ShardRun(4, 4, 7, wireId(4), 1)))).runs().get(0));
+            assertPublished(run(new HostRequest(45, callId, "t", "other", DIGEST, 3, 300_000, "{}",
+                    List.of(new ShardRun(5, 5, 7, wireId(5), 1)))).runs().get(0));
         } finally {
             hog.forEach(FairPlaces.Permit::close);
             three.shutdownNow();

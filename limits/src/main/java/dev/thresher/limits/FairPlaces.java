@@ -148,11 +148,11 @@ public final class FairPlaces {
     }
 
     /**
-     * The process's cores for the guest runs of slow bindings: half of them (at least one), one per binding beside
-     * another, shared by every node of the process (the dev cluster runs three). A node's pools bound how many runs of a
-     * binding are in flight, not how much CPU they take: one slow run per node, three nodes on two cores, left the
-     * other bindings' runs a third of the machine. A run of a binding that is slow in its node's shard pool waits for
-     * one of these places too (within its deadline), so slow bindings together keep at most half the cores busy and
+     * The process's cores for the guest runs of bindings that burn a core (a leader's {@code CpuHogs}): half of them
+     * (at least one), one per binding beside another, shared by every node of the process (the dev cluster runs three).
+     * A node's pools bound how many runs of a binding are in flight, not how much CPU they take: one spinning run per
+     * node, three nodes on two cores, left the other bindings' runs a third of the machine. A run of such a binding
+     * waits for one of these places too (within its deadline), so they together keep at most half the cores busy and
      * the others always have the rest. A place is never taken back: its run holds it until it ends.
      */
     public static final FairPlaces SLOW_RUN_CORES = new FairPlaces(
