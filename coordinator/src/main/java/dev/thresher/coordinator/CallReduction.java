@@ -91,6 +91,7 @@ final class CallReduction {
         call.deadline.check("before publishing the result");
 
         t = System.nanoTime();
+        call.publishing(); // from here, a failure without an answer may hide a publication
         Map.Entry<JournalEntry, Optional<PublishOutcome>> published = control.journalAndPublish(reduction, hostId,
                 call.attempts());
         JournalEntry standing = published.getKey();

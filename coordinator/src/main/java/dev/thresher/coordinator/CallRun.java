@@ -32,6 +32,8 @@ final class CallRun {
     private String bindingName;
     private final AtomicInteger attempts = new AtomicInteger();
     private final AtomicBoolean guestMayHaveRun = new AtomicBoolean();
+    /** The statement publishing the result was sent (its answer may never come). */
+    private final AtomicBoolean publicationSent = new AtomicBoolean();
     private final AtomicReference<ThresherException> stop = new AtomicReference<>();
     private final AtomicBoolean stopSent = new AtomicBoolean();
     /** Set when a slot's partition was split or dropped under the call: its plan no longer covers the table. */
@@ -103,6 +105,15 @@ final class CallRun {
 
     boolean anyGuestMayHaveRun() {
         return guestMayHaveRun.get();
+    }
+
+    /** The result's publication is about to be sent: from now on a failure heard no answer may hide a published result. */
+    void publishing() {
+        publicationSent.set(true);
+    }
+
+    boolean publicationSent() {
+        return publicationSent.get();
     }
 
     /** Stops admission for the call; the first failure to stop it is kept. */

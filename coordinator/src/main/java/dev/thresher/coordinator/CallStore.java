@@ -27,8 +27,11 @@ public interface CallStore {
     void insertRefusedInvocation(UUID callId, Binding binding, String principal, String coordinatorHost,
                                  long remainingMs, long deadlineMs, ErrorCode code, String message);
 
-    /** Records a call's failure unless it already finished ({@link CallJournal#failInvocation}). */
-    boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts);
+    /**
+     * Records a call's failure unless it already finished, answering its result when it had been published
+     * ({@link CallJournal#failUnlessPublished}).
+     */
+    Optional<String> failInvocation(UUID callId, ErrorCode code, String message, int attempts);
 
     /** Takes the reduce lease and reads the published slots and any journaled reduction ({@link CallJournal#startReduce}). */
     ReduceStart startReduce(UUID callId, String tenant, String hostId, String reduceWireId, long leaseMs);
@@ -59,8 +62,8 @@ public interface CallStore {
             }
 
             @Override
-            public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
-                return control.failInvocation(callId, code, message, attempts);
+            public Optional<String> failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
+                return control.failUnlessPublished(callId, code, message, attempts);
             }
 
             @Override

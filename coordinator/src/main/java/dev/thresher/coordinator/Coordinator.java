@@ -246,11 +246,28 @@ public final class Coordinator implements CallService {
             te = call.anyGuestMayHaveRun() ? te.afterGuestCode() : te.beforeGuestCode();
             // Recording the failure is bounded too: by what is left of the deadline, at least a short while
             // and at most FAILURE_RECORD_MS; if it cannot be recorded, the reconciler records it later.
+            Optional<String> published;
             try (DbDeadline scope = recordingFailure(call)) {
-                control.failInvocation(call.callId, te.code(), te.getMessage(), call.attempts());
+                published = control.failInvocation(call.callId, te.code(), te.getMessage(), call.attempts());
             } catch (RuntimeException recordFailure) {
                 log.warn("could not record the failure of call {} (the reconciler will): {}", call.callId,
                         recordFailure.toString());
+                if (call.publicationSent()) {
+                    // the publication was sent and neither its answer nor the call's state could be read: whether the
+                    // result was published is unknown, whatever ended the wait (the deadline, a lost connection)
+                    throw new ThresherException(ErrorCode.STORE_UNAVAILABLE, "the control database did not answer the"
+                            + " publication of the result of call " + call.callId + ", nor whether it was published: it"
+                            + " may have been; SHOW CALL '" + call.callId + "' tells once the control database answers ("
+                            + te.getMessage() + ")", te).afterGuestCode();
+                }
+                throw te;
+            }
+            if (published.isPresent()) {
+                // published, though this node never heard the commit answered: the journal proves the success
+                log.info("call {} was published though its coordinator heard no answer to the publication ({}); answering"
+                        + " its result", call.callId, te.getMessage());
+                phases.record(call.phaseNanos());
+                return new CallResult(call.callId.toString(), published.get());
             }
             throw te;
         }

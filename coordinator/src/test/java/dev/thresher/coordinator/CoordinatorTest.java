@@ -850,6 +850,30 @@ class CoordinatorTest {
     }
 
     @Test
+    void aPublicationWhoseAnswerWasLostIsAnsweredByTheJournalOrAsUnknownNeverAsAFailure() throws Exception {
+        // kills: Coordinator answering from failInvocation's published result (a call published while the control
+        // database's answer was lost was answered DEADLINE_EXCEEDED though its result was visible)
+        control.publicationAnswerLost = new ThresherException(ErrorCode.DEADLINE_EXCEEDED,
+                "deadline passed waiting for the control database's answer");
+        CallResult result = coordinator().call(request()).get(10, TimeUnit.SECONDS);
+        assertThat(control.invocations.get(java.util.UUID.fromString(result.callId())).state).isEqualTo("succeeded");
+        assertThat(result.resultJson()).isEqualTo(control.invocations.get(java.util.UUID.fromString(result.callId())).result);
+
+        // kills: the ambiguous answer when neither the publication's answer nor the call's state can be read
+        control.failureRecordFails = new ThresherException(ErrorCode.STORE_UNAVAILABLE, "control database: cut off");
+        ThresherException unknown = failure(coordinator().call(request()));
+        assertThat(tuple(unknown.code(), unknown.retryClass())).isEqualTo(tuple(ErrorCode.STORE_UNAVAILABLE,
+                dev.thresher.errors.RetryClass.AMBIGUOUS));
+        assertThat(unknown.getMessage()).contains("may have been").contains("SHOW CALL");
+
+        // a failure before the publication was sent is not unknown: it stays what it was
+        control.publicationAnswerLost = null;
+        leaders.answer = (host, req) -> done(leaders.reply(host, req, Map.of(0, started(ErrorCode.GUEST_TRAP))));
+        control.topology(Plans.topology(1));
+        assertThat(failure(coordinator().call(request())).code()).isEqualTo(ErrorCode.GUEST_TRAP);
+    }
+
+    @Test
     void aReducedResultHoldingANulIsTheGuestsInvalidResultNotAStoreFailure() throws Exception {
         // kills: the NUL check before the reduction is journaled (PostgreSQL text cannot hold it)
         reducer.behaviour = merged -> new dev.thresher.cellhost.ReduceOutcome("{\"a\":\"x\u0000y\"}", 1);

@@ -186,14 +186,17 @@ final class FakeControl implements CallStore, Catalog {
     }
 
     @Override
-    public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
+    public Optional<String> failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
+        if (failureRecordFails != null) {
+            throw failureRecordFails;
+        }
         Invocation i = invocations.get(callId);
         if (i == null || !i.state.equals("running")) {
-            return false;
+            return i != null && i.state.equals("succeeded") ? Optional.ofNullable(i.result) : Optional.empty();
         }
         i.state = "failed";
         i.error = code;
-        return true;
+        return Optional.empty();
     }
 
     @Override
@@ -211,9 +214,22 @@ final class FakeControl implements CallStore, Catalog {
         return new ReduceStart(true, rows, journaled(tenant, reduceWireId));
     }
 
+    /** When set, a publication is done and its answer lost: this is thrown after it. */
+    volatile RuntimeException publicationAnswerLost;
+    /** When set, recording a failure throws it (the control database does not answer). */
+    volatile RuntimeException failureRecordFails;
+
     @Override
     public Map.Entry<JournalEntry, Optional<PublishOutcome>> journalAndPublish(JournalEntry reduction, String hostId,
                                                                                int attempts) {
+        Map.Entry<JournalEntry, Optional<PublishOutcome>> answer = publish(reduction);
+        if (publicationAnswerLost != null) {
+            throw publicationAnswerLost;
+        }
+        return answer;
+    }
+
+    private Map.Entry<JournalEntry, Optional<PublishOutcome>> publish(JournalEntry reduction) {
         publishes.incrementAndGet();
         JournalEntry standing = journal(reduction);
         if (!standing.succeeded()) {

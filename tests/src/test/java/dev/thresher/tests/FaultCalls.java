@@ -30,6 +30,7 @@ import org.postgresql.util.ServerErrorMessage;
 final class FaultCalls implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern CODE = Pattern.compile("thresher_code=(\\d+)");
+    private static final Pattern RETRY_CLASS = Pattern.compile("retry_class=(\\w+)");
     private static final Pattern CALL_ID = Pattern.compile("call_id=([0-9a-f-]{36})");
 
     /** How a call ended: Thresher answered a result, Thresher answered an error, or no answer came (transport). */
@@ -40,7 +41,7 @@ final class FaultCalls implements AutoCloseable {
      * Thresher error code of an error; {@code callId} from the call's notice or its error's detail (null if none came).
      */
     record Call(int client, long startNanos, long endNanos, Kind kind, String callId, String result, String wrong,
-                String sqlState, Integer code, String message) {
+                String sqlState, Integer code, String message, String retryClass) {
         long latencyMs() {
             return TimeUnit.NANOSECONDS.toMillis(endNanos - startNanos);
         }
@@ -123,7 +124,7 @@ final class FaultCalls implements AutoCloseable {
                 String result = rs.getString(1);
                 long end = System.nanoTime();
                 String differs = Cluster.differs(JSON.readTree(result), reference);
-                return new Call(client, start, end, Kind.SUCCESS, noticedId(s), result, differs, null, null, null);
+                return new Call(client, start, end, Kind.SUCCESS, noticedId(s), result, differs, null, null, null, null);
             }
         } catch (SQLException e) {
             long end = System.nanoTime();
@@ -134,9 +135,12 @@ final class FaultCalls implements AutoCloseable {
             }
             Integer code = null;
             String callId = null;
+            String retryClass = null;
             if (detail != null) {
                 Matcher m = CODE.matcher(detail);
                 code = m.find() ? Integer.valueOf(m.group(1)) : null;
+                Matcher rc = RETRY_CLASS.matcher(detail);
+                retryClass = rc.find() ? rc.group(1) : null;
                 Matcher id = CALL_ID.matcher(detail);
                 callId = id.find() ? id.group(1) : null;
             }
@@ -144,9 +148,10 @@ final class FaultCalls implements AutoCloseable {
                 callId = noticedId(s);
             }
             return new Call(client, start, end, code != null ? Kind.ERROR : Kind.TRANSPORT, callId, null, null,
-                    e.getSQLState(), code, String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+                    e.getSQLState(), code, String.valueOf(e.getMessage()).lines().findFirst().orElse(""), retryClass);
         } catch (Exception e) {
-            return new Call(client, start, System.nanoTime(), Kind.TRANSPORT, null, null, null, null, null, e.toString());
+            return new Call(client, start, System.nanoTime(), Kind.TRANSPORT, null, null, null, null, null, e.toString(),
+                    null);
         } finally {
             if (s != null) {
                 try {

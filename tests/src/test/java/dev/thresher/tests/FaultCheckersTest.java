@@ -17,11 +17,12 @@ class FaultCheckersTest {
     private static final long HEAL = 110 * S;
 
     private static Call ok(double startS, double endS) {
-        return new Call(0, (long) (startS * S), (long) (endS * S), Kind.SUCCESS, "id", "{}", null, null, null, null);
+        return new Call(0, (long) (startS * S), (long) (endS * S), Kind.SUCCESS, "id", "{}", null, null, null, null, null);
     }
 
     private static Call error(double startS, double endS) {
-        return new Call(0, (long) (startS * S), (long) (endS * S), Kind.ERROR, "id", null, null, "57014", 5001, "late");
+        return new Call(0, (long) (startS * S), (long) (endS * S), Kind.ERROR, "id", null, null, "57014", 5001, "late",
+                "TERMINAL");
     }
 
     private static FaultRun run(boolean hitsCoordinator, Call... calls) {
