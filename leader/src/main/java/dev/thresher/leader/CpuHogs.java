@@ -9,9 +9,9 @@ import java.util.function.LongSupplier;
 /**
  * Which bindings' host requests burn a core: one whose request took {@code slowAfter} or more of its shard thread's CPU
  * time (its guests' code, spinning to their deadline) is a hog until ten times that after its last such request (a
- * quicker request does not end it: a hog's requests refused or waiting are quick too). CPU time, not the time a place was held: a binding whose runs waited for a core
- * behind a hog held its place long but burnt little, and must not be taken for one (it would then queue behind the hog
- * for the cores hogs share).
+ * quicker request does not end it: a hog's requests refused or waiting are quick too). CPU time, not the time a place
+ * was held: a binding whose runs waited for a core behind a hog held its place long but burnt little, and must not be
+ * taken for one (it would then queue behind the hog for the cores hogs share).
  */
 final class CpuHogs {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();

@@ -73,28 +73,32 @@ public final class CallJournal {
                 coordinatorHost, remainingMs, deadlineMs, code.code(), message);
     }
 
-    /** Records a call's failure, unless it already finished. */
     /**
      * Records a call's failure unless it finished already, and says whether it had published its result: the result,
      * when the invocation was {@code succeeded} (a publication whose commit its coordinator never heard answered), else
-     * empty. One statement: the update, and the state it found.
+     * empty.
      */
     public Optional<String> failUnlessPublished(UUID callId, ErrorCode code, String message, int attempts) {
+        return fail(callId, code, message, attempts).filter(r -> "succeeded".equals(r[0]) && r[1] != null).map(r -> r[1]);
+    }
+
+    /** Records a call's failure, unless it already finished; whether this recorded it. */
+    public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
+        return fail(callId, code, message, attempts).map(r -> "running".equals(r[0])).orElse(false);
+    }
+
+    /**
+     * The one statement ending a running call as failed: the update, and the state and result it found before it
+     * (the main query does not see its own update), empty when there is no such call.
+     */
+    private Optional<String[]> fail(UUID callId, ErrorCode code, String message, int attempts) {
         return sql.queryOne("""
                 WITH failed AS (
                   UPDATE invocations SET state = 'failed', error_code = ?, error_message = ?,
                     finished_at = clock_timestamp(), attempts = ?
                   WHERE call_id = ? AND state = 'running')
                 SELECT state, result_json FROM invocations WHERE call_id = ?""",
-                rs -> new String[] {rs.getString(1), rs.getString(2)}, code.code(), message, attempts, callId, callId)
-                .filter(r -> "succeeded".equals(r[0]) && r[1] != null).map(r -> r[1]);
-    }
-
-    public boolean failInvocation(UUID callId, ErrorCode code, String message, int attempts) {
-        return sql.update("""
-                UPDATE invocations SET state = 'failed', error_code = ?, error_message = ?, finished_at = clock_timestamp(),
-                  attempts = ?
-                WHERE call_id = ? AND state = 'running'""", code.code(), message, attempts, callId) == 1;
+                rs -> new String[] {rs.getString(1), rs.getString(2)}, code.code(), message, attempts, callId, callId);
     }
 
     /**

@@ -741,6 +741,12 @@ class ControlStoreTest {
         boolean changed = calls.failInvocation(call, ErrorCode.GUEST_TRAP, "late", 3);
         assertThat(tuple(changed, invocation(call)))
                 .isEqualTo(tuple(false, Optional.of(new Invocation("succeeded", null, null, "{\"n\":1}", 1))));
+        // kills: failUnlessPublished reading the state the update found (a published call's result, for its coordinator
+        // that never heard the publication answered)
+        assertThat(calls.failUnlessPublished(call, ErrorCode.DEADLINE_EXCEEDED, "late", 3)).hasValue("{\"n\":1}");
+        UUID other = running(binding());
+        assertThat(calls.failUnlessPublished(other, ErrorCode.DEADLINE_EXCEEDED, "late", 1)).isEmpty();
+        assertThat(invocation(other).orElseThrow().state()).isEqualTo("failed");
     }
 
     // ---- one clock: the call's deadline as the control database keeps it -----------------------------
