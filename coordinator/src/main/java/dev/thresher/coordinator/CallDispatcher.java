@@ -4,6 +4,7 @@ import dev.thresher.coordinator.CallPhases.Phase;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
 import dev.thresher.limits.Deadline;
+import dev.thresher.limits.Burners;
 import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.DbDeadline;
@@ -48,6 +49,8 @@ final class CallDispatcher {
     private final ExecutorService callExecutor;
     /** Host requests out at once, shared fairly among bindings (docs/contract.md, "fair shares"). */
     private final FairPlaces hostPool;
+    /** Bindings toward a host whose requests ran to their deadline there: one place toward it beside others. */
+    private final Burners toDeadline;
     private final AtomicLong requestIds = new AtomicLong();
     private final AtomicLong shardRetries = new AtomicLong();
     private final AtomicLong supersededRequests = new AtomicLong();
@@ -59,7 +62,8 @@ final class CallDispatcher {
         this.wire = wire;
         this.limits = limits;
         this.callExecutor = callExecutor;
-        this.hostPool = FairPlaces.of(limits);
+        this.toDeadline = new Burners(limits.slowRunMs());
+        this.hostPool = FairPlaces.of(limits, toDeadline::burns);
     }
 
     /** {@link Coordinator#shardRetries}. */
@@ -182,7 +186,7 @@ final class CallDispatcher {
         String binding = call.request.tenant() + "/" + call.request.bindingName();
         FairPlaces.Permit place;
         try {
-            place = until - now > 0 ? hostPool.acquire(binding, binding + "@" + first.leader().hostId(), until) : null;
+            place = until - now > 0 ? hostPool.acquire(binding, poolKey(call, first.leader()), until) : null;
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             throw new ThresherException(ErrorCode.INTERNAL_ERROR, "interrupted while dispatching", ie);
@@ -192,6 +196,11 @@ final class CallDispatcher {
                     + " was admitted" + again);
         }
         return place;
+    }
+
+    /** The pool's key of the call's binding toward {@code leader}. */
+    private static String poolKey(CallRun call, Host leader) {
+        return call.request.tenant() + "/" + call.request.bindingName() + "@" + leader.hostId();
     }
 
     /**
@@ -339,6 +348,7 @@ final class CallDispatcher {
             }
         } catch (TimeoutException e) {
             sent.cancel(false); // frees the request's place on the connection; a late reply is dropped
+            toDeadline.burnt(poolKey(call, leader));
             return failAll(targets, new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deadline passed waiting for "
                     + leader.hostId()), false);
         } catch (ExecutionException | CompletionException e) {
@@ -360,6 +370,9 @@ final class CallDispatcher {
                 out.add(new ShardRunOutcomeAt(t, new ThresherException(ErrorCode.INTERNAL_ERROR, describe(t)
                         + ": the host's reply has no outcome for it"), false));
                 continue;
+            }
+            if (!o.published() && o.code() == ErrorCode.DEADLINE_EXCEEDED && o.guestStarted()) {
+                toDeadline.burnt(poolKey(call, leader)); // its guest ran to the deadline
             }
             call.addPhase(Phase.READ, TimeUnit.MICROSECONDS.toNanos(o.readMicros()));
             call.addPhase(Phase.GUEST, TimeUnit.MICROSECONDS.toNanos(o.guestMicros()));

@@ -13,6 +13,7 @@ import dev.thresher.failpoints.Failpoint;
 import dev.thresher.failpoints.Failpoints;
 import dev.thresher.failpoints.Site;
 import dev.thresher.limits.Deadline;
+import dev.thresher.limits.Burners;
 import dev.thresher.limits.FairPlaces;
 import dev.thresher.limits.Limits;
 import dev.thresher.store.DbDeadline;
@@ -86,7 +87,7 @@ public final class HostRequestExecutor implements HostRunHandler {
     /** The shard pool's places, shared fairly among bindings; {@link #executor} has as many threads. */
     private final FairPlaces places;
     /** Bindings whose requests burn a core: their runs wait for one of the process's cores for slow runs too. */
-    private final CpuHogs hogs;
+    private final Burners hogs;
     /** Host requests wait for a place here, one virtual thread each. */
     private final ExecutorService admissions = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("shard-admission-", 0).factory());
@@ -113,8 +114,8 @@ public final class HostRequestExecutor implements HostRunHandler {
         this.cells = cells;
         this.limits = limits;
         this.executor = executor;
-        this.places = FairPlaces.of(limits);
-        this.hogs = new CpuHogs(limits.slowRunMs());
+        this.hogs = new Burners(limits.slowRunMs());
+        this.places = FairPlaces.of(limits, hogs::burns);
         this.readers = readers;
         this.failpoints = failpoints;
         this.publishing = new ShardRunPublishing(hostId, control, limits, failpoints);
@@ -128,7 +129,7 @@ public final class HostRequestExecutor implements HostRunHandler {
         // waited for on a virtual thread. The pool's threads only ever run admitted requests.
         // A binding that burns a core also waits for one of the process's cores for slow runs (SLOW_RUN_CORES).
         FairPlaces.Permit free = deadline.passed() ? null : places.tryAcquire(key);
-        if (free != null && !hogs.hog(key)) {
+        if (free != null && !hogs.burns(key)) {
             return admitted(request, key, deadline, free, null);
         }
         return CompletableFuture.supplyAsync(() -> admit(request, key, deadline, free), admissions).thenCompose(place -> {
@@ -146,18 +147,15 @@ public final class HostRequestExecutor implements HostRunHandler {
 
     /**
      * Runs an admitted request on the shard pool, its place (and core) given back when it ends, the CPU time its thread
-     * took counted against its binding ({@link CpuHogs}).
+     * took counted against its binding while it runs and when it ends ({@link Burners}).
      */
     private CompletableFuture<HostReply> admitted(HostRequest request, String key, Deadline deadline,
                                                   FairPlaces.Permit permit, FairPlaces.Permit core) {
         try {
             return CompletableFuture.supplyAsync(() -> {
                 try (permit; FairPlaces.Permit c = core) {
-                    long cpu = CpuHogs.threadCpuNanos();
-                    try {
+                    try (Burners.Run run = hogs.start(key)) {
                         return execute(request, deadline, null);
-                    } finally {
-                        hogs.ran(key, cpu < 0 ? -1 : CpuHogs.threadCpuNanos() - cpu);
                     }
                 }
             }, executor);
@@ -184,7 +182,7 @@ public final class HostRequestExecutor implements HostRunHandler {
             if (place == null) {
                 place = until - now > 0 ? places.acquire(key, until) : null;
             }
-            if (place != null && !hogs.hog(key)) {
+            if (place != null && !hogs.burns(key)) {
                 return new Admitted(place, null);
             }
             if (place != null) {

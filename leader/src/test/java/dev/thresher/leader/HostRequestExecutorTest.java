@@ -524,7 +524,7 @@ class HostRequestExecutorTest {
             // a core free again: the slow binding runs, and gives its core back
             assertPublished(run(request(3)).runs().get(0));
             assertThat(FairPlaces.SLOW_RUN_CORES.free()).isEqualTo(FairPlaces.SLOW_RUN_CORES.places());
-            // kills: CpuHogs counting CPU time, not the place's time (a binding whose runs waited long for a core but
+            // kills: Burners counting CPU time, not the place's time (a binding whose runs waited long for a core but
             // burnt none, as a sample starved by a spinner, was taken for a hog and queued behind the hog's core)
             for (int i = 0; i < FairPlaces.SLOW_RUN_CORES.places(); i++) {
                 hog.add(FairPlaces.SLOW_RUN_CORES.tryAcquire("hog"));

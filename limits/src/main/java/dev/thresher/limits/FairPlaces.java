@@ -10,20 +10,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * A node's places for one kind of work, shared fairly among keys (bindings): a coordinator's host requests
  * out, or a leader's shard runs.
  *
  * <ul>
- *   <li>A key alone (no key of another group holds or waits for a place) may hold every place, unless it is
- *       <em>slow</em>: one of its places has been held {@code slowAfter} or longer, or the last place it gave back
- *       had been, less than {@code 10 × slowAfter} ago (a quick one clears it). A slow key alone holds at most
- *       {@code perKey}. Beside others its group (a key is its own group unless told otherwise) holds at most
- *       {@code perKey} places, and a slow key at most one. A guest spinning to its deadline thus queues behind
- *       itself while the other keys keep the rest of the pool. Places are never taken back: a place held when
- *       the limits tightened is held until its work ends (at the latest its deadline), so a slow key that took
- *       every place while alone would make any key arriving meanwhile wait that long.</li>
+ *   <li>A group alone (no key of another group holds or waits for a place; a key is its own group unless told
+ *       otherwise) may hold every place, unless one of its keys is <em>slow</em>: one of its places has been held
+ *       {@code slowAfter} or longer, or the last such place was given back less than {@code 10 × slowAfter} ago. A
+ *       slow group alone holds at most {@code perKey} over all its keys, so a key arriving beside it finds places
+ *       free. Slowness is wall time, and says nothing of why: a run held long because it waited for a core behind
+ *       another binding's guest is slow too. It therefore only caps a group alone.</li>
+ *   <li>Beside others a key's group holds at most {@code perKey} places, and a key that <em>burns</em> what the places stand for (the owner's judgement, {@code burns}: a
+ *       leader's bindings whose runs burn a core by their CPU time, a coordinator's whose requests ran to their
+ *       deadline) at most one. A guest spinning to its deadline thus queues behind itself while the other keys keep
+ *       the rest of the pool, and a binding starved of CPU by it is not mistaken for it. Places are never taken
+ *       back: a place held when the limits tightened is held until its work ends (at the latest its deadline).</li>
  *   <li>A free place goes to the waiting key that may take one whose group holds the fewest places (the one served longest
  *       ago among equals; first come first served within a key): no key waits behind another key's queue.</li>
  *   <li>A waiter gives up at the time it names and is told so ({@code null}): the caller answers busy or
@@ -31,12 +35,13 @@ import java.util.function.LongSupplier;
  * </ul>
  */
 public final class FairPlaces {
-    /** How often a waiter whose key is at its cap looks again (a slow key's cap rises with time, not with a release). */
+    /** How often a waiter whose key is at its cap looks again (a slow or burning key's cap rises with time too). */
     private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final int places;
     private final int perKey;
     private final long slowAfterNanos;
+    private final Predicate<String> burns;
     private final LongSupplier clock;
     private final ReentrantLock lock = new ReentrantLock();
     /** Keys with places held, waiters or a remembered slow run; iteration order is the turn order. */
@@ -65,10 +70,10 @@ public final class FairPlaces {
                 key.held.remove(this);
                 long now = clock.getAsLong();
                 if (now - since >= slowAfterNanos) {
+                    // remembered ten times as long; a quick one after it does not clear it (a slow key's refused or
+                    // queued work is quick too)
                     key.slowUntil = now + 10 * slowAfterNanos;
                     key.everSlow = true;
-                } else {
-                    key.everSlow = false; // a quick one: the key is not slow any more
                 }
                 free++;
                 grant(now);
@@ -107,18 +112,21 @@ public final class FairPlaces {
         /** Whether this key may take one more place now. */
         boolean mayTake(long now) {
             int groupHeld = 0;
+            boolean groupSlow = false;
             boolean othersActive = false;
             for (Key o : keys.values()) {
                 if (o.group.equals(group)) {
                     groupHeld += o.held.size();
+                    groupSlow |= o.slow(now);
                 } else if (!o.held.isEmpty() || !o.waiters.isEmpty()) {
                     othersActive = true;
                 }
             }
             if (!othersActive) {
-                return held.size() < perKey || !slow(now);
+                // a slow group (a binding slow toward any host) holds its share over all its keys, not one per key
+                return groupHeld < perKey || !groupSlow;
             }
-            return groupHeld < perKey && (held.isEmpty() || !slow(now));
+            return groupHeld < perKey && (held.isEmpty() || !burns.test(name));
         }
     }
 
@@ -130,25 +138,28 @@ public final class FairPlaces {
     /**
      * @param places the pool's places
      * @param perKey places one key may hold at once (at most {@code places})
-     * @param slowAfterMs how long a place must be held for its key to count as slow
+     * @param slowAfterMs how long a place must be held for its key to count as slow (alone, its share at most)
+     * @param burns whether a key burns what the places stand for now (beside others, one place at most); asked
+     *        with the pool's lock held, so it must be quick and take no lock that is held while acquiring a place
      */
-    public FairPlaces(int places, int perKey, long slowAfterMs) {
-        this(places, perKey, slowAfterMs, System::nanoTime);
+    public FairPlaces(int places, int perKey, long slowAfterMs, Predicate<String> burns) {
+        this(places, perKey, slowAfterMs, burns, System::nanoTime);
     }
 
-    FairPlaces(int places, int perKey, long slowAfterMs, LongSupplier clock) {
+    FairPlaces(int places, int perKey, long slowAfterMs, Predicate<String> burns, LongSupplier clock) {
         if (places <= 0 || perKey <= 0 || slowAfterMs <= 0) {
             throw new IllegalArgumentException("places, perKey and slowAfterMs must be positive");
         }
         this.places = places;
         this.perKey = Math.min(perKey, places);
         this.slowAfterNanos = TimeUnit.MILLISECONDS.toNanos(slowAfterMs);
+        this.burns = java.util.Objects.requireNonNull(burns, "burns");
         this.clock = clock;
         this.free = places;
     }
 
     /**
-     * The process's cores for the guest runs of bindings that burn a core (a leader's {@code CpuHogs}): half of them
+     * The process's cores for the guest runs of bindings that burn a core (a leader's {@code Burners}): half of them
      * (at least one), one per binding beside another, shared by every node of the process (the dev cluster runs three).
      * A node's pools bound how many runs of a binding are in flight, not how much CPU they take: one spinning run per
      * node, three nodes on two cores, left the other bindings' runs a third of the machine. A run of such a binding
@@ -156,12 +167,15 @@ public final class FairPlaces {
      * the others always have the rest. A place is never taken back: its run holds it until it ends.
      */
     public static final FairPlaces SLOW_RUN_CORES = new FairPlaces(
-            Math.max(1, Runtime.getRuntime().availableProcessors() / 2), 1, Long.MAX_VALUE / 2_000_000);
+            Math.max(1, Runtime.getRuntime().availableProcessors() / 2), 1, Long.MAX_VALUE / 2_000_000, k -> false);
 
-    /** The pool of a node's {@code limits.shardConcurrency} places, {@code limits.bindingSharePercent} per binding. */
-    public static FairPlaces of(Limits limits) {
+    /**
+     * The pool of a node's {@code limits.shardConcurrency} places, {@code limits.bindingSharePercent} per binding,
+     * slow after {@code limits.slowRunMs}, one place beside others for a binding that {@code burns}.
+     */
+    public static FairPlaces of(Limits limits, Predicate<String> burns) {
         return new FairPlaces(limits.shardConcurrency(), limits.placesPerBinding(limits.shardConcurrency()),
-                limits.slowRunMs());
+                limits.slowRunMs(), burns);
     }
 
     /**
@@ -327,7 +341,7 @@ public final class FairPlaces {
             Key k = keys.get(key);
             return "holds " + held + " of " + places + " places, " + waiting + " waiting; " + others.size()
                     + (others.size() == 1 ? " other holds " : " others hold ") + othersHeld
-                    + (k != null && k.slow(now) ? "; slow, so one place at most beside others" : "");
+                    + (k != null && burns.test(k.name) ? "; burns its places, so one at most beside others" : "");
         } finally {
             lock.unlock();
         }
@@ -358,7 +372,7 @@ public final class FairPlaces {
         }
     }
 
-    /** Whether {@code key} counts as slow now (one place at most). */
+    /** Whether {@code key} counts as slow now (alone, its share at most). */
     public boolean slow(String key) {
         lock.lock();
         try {

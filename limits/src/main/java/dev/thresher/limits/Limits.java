@@ -47,9 +47,10 @@ import java.util.function.Function;
  *        and a cell that still does not fit is refused ({@code CELL_UNAVAILABLE}, retryable)
  * @param bindingSharePercent the share of a node's places (a coordinator's host requests out, a leader's shard
  *        runs) one binding may hold at once, in percent, at least one place
- * @param slowRunMs a binding one of whose host requests or shard runs held a place this long counts as slow: it
- *        may hold one place of each pool beside other bindings, and its share alone, until {@code 10 × slowRunMs}
- *        after its last slow run ended
+ * @param slowRunMs a binding one of whose shard runs took this long of its thread's CPU time, or one of whose host
+ *        requests ran to its deadline, burns: beside other bindings it holds one place of that pool until
+ *        {@code 10 × slowRunMs} after, and its runs wait for one of the process's cores for slow runs; one of whose
+ *        places was held this long is slow: alone it holds at most its share
  * @param admissionWaitMs the longest a shard run waits for a place of the leader's shard pool before the node
  *        answers busy ({@code CELL_UNAVAILABLE}, retryable, before any guest code) instead of queueing to its
  *        deadline

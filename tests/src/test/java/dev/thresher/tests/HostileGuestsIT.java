@@ -234,6 +234,12 @@ class HostileGuestsIT {
         sampleBesideASpinner("spinner", "SELECT region, amount FROM orders WHERE order_id = " + anOrderOnShard(1));
     }
 
+    @Test
+    void aGuestSpinningOnEveryNodeAtOnceSlowsItselfNotAnotherBinding() throws Exception {
+        // every partition: a run on every node at once, more spinning runs than the machine has cores
+        sampleBesideASpinner("spinner_everywhere", "SELECT region, amount FROM orders");
+    }
+
     private void sampleBesideASpinner(String spinner, String selector) throws Exception {
         deploy(spinner, 1, selector, ContractGuests.wasm("spin_rows"));
         sampleLatencies(20); // warm: the sample's cells on every node, its code compiled
