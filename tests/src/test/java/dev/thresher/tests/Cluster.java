@@ -54,13 +54,18 @@ final class Cluster {
 
     /** Deploys and rolls back on the cluster as its admin commands do; one control-database pool shared by the tests. */
     static synchronized dev.thresher.server.admin.BindingAdmin bindings() throws Exception {
+        return new dev.thresher.server.admin.BindingAdmin(tables(), dev.thresher.limits.Limits.DEFAULTS);
+    }
+
+    /** The tests' table admin of the shared cluster (its pools), opened once. */
+    static synchronized dev.thresher.server.admin.TableAdmin tables() throws Exception {
         if (admin == null) {
             DevCluster c = get();
             admin = new dev.thresher.server.admin.TableAdmin(c.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
                     new java.io.PrintStream(java.io.PrintStream.nullOutputStream()));
             Runtime.getRuntime().addShutdownHook(new Thread(admin::close, "it-admin-close"));
         }
-        return new dev.thresher.server.admin.BindingAdmin(admin, dev.thresher.limits.Limits.DEFAULTS);
+        return admin;
     }
 
     static Connection connect(int nodeIndex) throws Exception {

@@ -169,6 +169,41 @@ class DeployIT {
     }
 
     @Test
+    void aDeployHasADeadlineLikeACallAndEndsTypedWhenTheControlDatabaseHoldsIt() throws Exception {
+        // kills: a deploy's database waits bounded only by the pool's own timeouts (a deploy behind a lock waited as
+        // long as the lock was held), a deadline reported as STORE_UNAVAILABLE, anything written by the failed deploy
+        Limits shortDeadline = Limits.fromProperties(Map.of("limits.callDeadlineMs", "1500"));
+        BindingAdmin bounded = new BindingAdmin(Cluster.tables(), shortDeadline);
+        byte[] sample = ExampleComponents.revenueByRegionWasm();
+        byte[] manifest = withBudgets("deploy_deadline", "{}").getBytes(StandardCharsets.UTF_8);
+        try (Connection lock = java.sql.DriverManager.getConnection(cluster.controlUrl(), DevCluster.USER, DevCluster.PASSWORD);
+             Statement s = lock.createStatement()) {
+            lock.setAutoCommit(false);
+            s.execute("LOCK TABLE bindings IN ACCESS EXCLUSIVE MODE");
+            long t0 = System.nanoTime();
+            // on a thread of its own: a deploy that waited for the lock would hold this test until it ends
+            java.util.concurrent.CompletableFuture<BindingAdmin.Deployed> deploying = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> bounded.deploy(DevCluster.TENANT, "test", manifest, sample));
+            assertThatThrownBy(() -> deploying.get(10, TimeUnit.SECONDS))
+                    .as("ended, typed, within 10 s").isInstanceOf(java.util.concurrent.ExecutionException.class)
+                    .cause().isInstanceOfSatisfying(ThresherException.class, e -> {
+                        assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED);
+                        assertThat(e.getMessage()).contains("deploy: its deadline of 1500 ms", "again is safe");
+                    });
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            assertThat(millis).as("answered at its deadline, not when the lock ends").isLessThan(1500 + 1000);
+            assertThatThrownBy(() -> bounded.rollback(DevCluster.TENANT, "revenue_by_region", 1, "test"))
+                    .isInstanceOfSatisfying(ThresherException.class,
+                            e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+            lock.rollback();
+        }
+        assertThatThrownBy(() -> bindings.show(DevCluster.TENANT, "deploy_deadline"))
+                .as("nothing deployed by the deploy that ran out of time").isInstanceOf(ThresherException.class);
+        BindingAdmin.Deployed later = bounded.deploy(DevCluster.TENANT, "test", manifest, sample);
+        assertThat(later.version()).as("the same deploy, once the database answers").isEqualTo(1);
+    }
+
+    @Test
     void budgetsAreCheckedAtDeployAgainstTheNodesLimitsAndPinnedByEachVersion() throws Exception {
         byte[] sample = ExampleComponents.revenueByRegionWasm(); // memory of at most 256 pages (16 MiB)
         refused(withBudgets("bad_budget", "{\"cpu\": 1, \"runMs\": 0, \"emits\": 1.5}"), sample,

@@ -7,7 +7,9 @@ import dev.thresher.bindings.Selector;
 import dev.thresher.cellhost.GuestModuleCheck;
 import dev.thresher.errors.ErrorCode;
 import dev.thresher.errors.ThresherException;
+import dev.thresher.limits.Deadline;
 import dev.thresher.limits.Limits;
+import dev.thresher.store.DbDeadline;
 import dev.thresher.store.control.BindingCatalog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -128,16 +130,23 @@ public final class BindingAdmin implements BindingService {
      */
     @Override
     public Deployed deploy(String tenant, String deployedBy, byte[] manifestBytes, byte[] module) {
-        Checked checked = check(manifestBytes, module, limits);
-        Manifest m = checked.manifest();
-        byte[] wasm = checked.wasm();
-        String selectorSql = m.handler() ? null : checkSelector(tenant, m.selector()).sql();
-        String packageDigest = sha256(wasm);
-        // the manifest's digest is taken by the catalog, of its canonical form
-        BindingCatalog.Pins pins = new BindingCatalog.Pins(packageDigest, null, m.handler() ? null : m.abiVersion(),
-                selectorSql, m.budgets());
-        return catalog().deploy(tenant, m.binding(), pins, wasm, new String(manifestBytes, StandardCharsets.UTF_8),
-                deployedBy);
+        Deadline deadline = deadline();
+        try (DbDeadline scope = DbDeadline.enter(deadline)) {
+            Checked checked = check(manifestBytes, module, limits);
+            Manifest m = checked.manifest();
+            byte[] wasm = checked.wasm();
+            within(deadline, "checking the package");
+            String selectorSql = m.handler() ? null : checkSelector(tenant, m.selector()).sql();
+            within(deadline, "checking the selector against its table");
+            String packageDigest = sha256(wasm);
+            // the manifest's digest is taken by the catalog, of its canonical form
+            BindingCatalog.Pins pins = new BindingCatalog.Pins(packageDigest, null, m.handler() ? null : m.abiVersion(),
+                    selectorSql, m.budgets());
+            return catalog().deploy(tenant, m.binding(), pins, wasm, new String(manifestBytes, StandardCharsets.UTF_8),
+                    deployedBy);
+        } catch (RuntimeException e) {
+            throw timedOut(deadline, e, "deploy");
+        }
     }
 
     /**
@@ -148,11 +157,64 @@ public final class BindingAdmin implements BindingService {
      */
     @Override
     public Deployed rollback(String tenant, String name, int to, String deployedBy) {
-        return catalog().rollback(tenant, name, to, deployedBy, target -> {
-            if (target.selector() != null) { // an HTTP handler has none
-                checkSelector(tenant, target.selector());
+        Deadline deadline = deadline();
+        try (DbDeadline scope = DbDeadline.enter(deadline)) {
+            return catalog().rollback(tenant, name, to, deployedBy, target -> {
+                if (target.selector() != null) { // an HTTP handler has none
+                    checkSelector(tenant, target.selector());
+                }
+            });
+        } catch (RuntimeException e) {
+            throw timedOut(deadline, e, "rollback");
+        }
+    }
+
+    /**
+     * A deploy's or rollback's deadline, {@code limits.callDeadlineMs} from now, like a call's: every wait of it (the
+     * control and shard databases' connections, sockets and statements, the selector's probe) ends by then.
+     */
+    private Deadline deadline() {
+        return Deadline.after(java.time.Duration.ofMillis(limits.callDeadlineMs()));
+    }
+
+    /** Throws {@code DEADLINE_EXCEEDED} when {@code deadline} passed before the step after {@code step}. */
+    private void within(Deadline deadline, String step) {
+        if (deadline.passed()) {
+            throw new ThresherException(ErrorCode.DEADLINE_EXCEEDED, "deploy: its deadline of " + limits.callDeadlineMs()
+                    + " ms (limits.callDeadlineMs) passed while " + step + "; nothing was deployed");
+        }
+    }
+
+    /**
+     * {@code e}, or {@code DEADLINE_EXCEEDED} when it came of the deadline passing (a database wait it bounded): a
+     * deploy or rollback whose commit may have been sent says so, and that the same one again is safe (identical
+     * content deploys as unchanged).
+     */
+    private RuntimeException timedOut(Deadline deadline, RuntimeException e, String what) {
+        boolean deadlineError = e instanceof ThresherException te && te.code() == ErrorCode.DEADLINE_EXCEEDED;
+        if (deadlineError && String.valueOf(e.getMessage()).startsWith(what + ": ")) {
+            return e; // this deploy's own (within)
+        }
+        if (!deadlineError && (!deadline.passed() || !causedByTimeout(e))) {
+            return e;
+        }
+        return new ThresherException(ErrorCode.DEADLINE_EXCEEDED, what + ": its deadline of " + limits.callDeadlineMs()
+                + " ms (limits.callDeadlineMs) passed (" + e.getMessage() + "); whether it took effect shows in thresher"
+                + " binding history (or GET /admin/bindings), and running the same " + what + " again is safe (identical"
+                + " content leaves the binding unchanged)", e);
+    }
+
+    private static boolean causedByTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.sql.SQLTimeoutException
+                    || t instanceof SQLException se && "57014".equals(se.getSQLState())) {
+                return true;
             }
-        });
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
     }
 
     /** The current version of every binding of a tenant, by name. */

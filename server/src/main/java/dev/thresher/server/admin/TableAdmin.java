@@ -78,8 +78,9 @@ public final class TableAdmin implements AutoCloseable {
 
     public TableAdmin(String controlUrl, String user, String password, PrintStream out) {
         this.controlDb = Pools.open("thresher-table-admin", controlUrl, user, password, CONTROL_POOL_SIZE);
-        this.control = new ControlStore(controlDb);
-        this.catalog = new TableCatalog(controlDb);
+        // bounded: within a deploy's or a load's DbDeadline scope every wait ends at its deadline; outside, the pool
+        this.control = new ControlStore(Pools.bounded(controlDb));
+        this.catalog = new TableCatalog(Pools.bounded(controlDb));
         this.user = user;
         this.password = password;
         this.out = out;
@@ -455,9 +456,10 @@ public final class TableAdmin implements AutoCloseable {
         return control.readTopology().partitionsOf(tenant, table).stream().map(Partition::shardId).distinct().sorted().toList();
     }
 
-    /** A connection to a shard database, from its {@link #shardPool}. */
+    /** A connection to a shard database, from its {@link #shardPool}, its waits bounded by the thread's {@code DbDeadline}. */
     public Connection shardConnection(String url) throws SQLException {
-        return shardPool(url).getConnection();
+        shardPool(url);
+        return Pools.bounded(shardPools.get(url)).getConnection();
     }
 
     /** A shard database's pool of at most {@value #SHARD_POOL_SIZE}, kept as long as this admin (a node's, for its life). */
