@@ -47,8 +47,12 @@ final class FaultCalls implements AutoCloseable {
         }
     }
 
-    private final NodeProcesses nodes;
-    private final int node;
+    /** Opens a client's connection to the node the calls go through, with the driver properties given. */
+    interface Connector {
+        Connection connect(Properties driverProperties) throws Exception;
+    }
+
+    private final Connector connector;
     private final long deadlineMs;
     private final Map<String, double[]> reference;
     private final ExecutorService clients;
@@ -58,8 +62,11 @@ final class FaultCalls implements AutoCloseable {
     private final List<Future<?>> futures = new ArrayList<>();
 
     FaultCalls(NodeProcesses nodes, int node, int clientCount, long deadlineMs, Map<String, double[]> reference) {
-        this.nodes = nodes;
-        this.node = node;
+        this(p -> nodes.connect(node, p), clientCount, deadlineMs, reference);
+    }
+
+    FaultCalls(Connector connector, int clientCount, long deadlineMs, Map<String, double[]> reference) {
+        this.connector = connector;
         this.deadlineMs = deadlineMs;
         this.reference = reference;
         this.clients = Executors.newFixedThreadPool(clientCount, Thread.ofPlatform().name("fault-client-", 0).factory());
@@ -83,7 +90,7 @@ final class FaultCalls implements AutoCloseable {
         while (running.get()) {
             if (c == null) {
                 try {
-                    c = nodes.connect(node, driverProperties());
+                    c = connector.connect(driverProperties());
                     try (Statement s = c.createStatement()) {
                         s.execute("SET thresher.call_deadline_ms = " + deadlineMs);
                     }

@@ -69,12 +69,15 @@ public final class DevCluster implements AutoCloseable {
      * @param standbys whether each node stands by for the next node's shard (without: one candidate per partition)
      * @param controlApart whether the control database runs in an embedded PostgreSQL of its own, apart from the
      *     shard databases' (as docs/deployment.md advises for production), rather than beside them in one
+     * @param controlStandby whether that PostgreSQL has a synchronous streaming standby, the nodes reaching both through
+     *     a multi-host URL ({@link #failOverControl}; implies {@code controlApart})
      */
     public record Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
-                          boolean failpoints, boolean startNodes, boolean standbys, boolean controlApart) {
+                          boolean failpoints, boolean startNodes, boolean standbys, boolean controlApart,
+                          boolean controlStandby) {
         public Options(Path workDir, int pgwirePort, int rows, int partitions, int shards, long seed, Limits limits,
                        boolean failpoints) {
-            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true, true, false);
+            this(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, true, true, false, false);
         }
 
         /**
@@ -84,12 +87,21 @@ public final class DevCluster implements AutoCloseable {
          */
         public Options withControlApart() {
             return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys,
-                    true);
+                    true, controlStandby);
+        }
+
+        /**
+         * The control database apart, with a synchronous streaming standby: as production runs it (docs/deployment.md,
+         * "The control database, highly available"); {@link DevCluster#failOverControl} promotes the standby.
+         */
+        public Options withControlStandby() {
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys,
+                    true, true);
         }
 
         /** One candidate per partition, its home node: what tests of the fences under a single leader want. */
         public Options withoutStandbys() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, false, controlApart);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, startNodes, false, controlApart, controlStandby);
         }
 
         public static Options defaults(Path workDir) {
@@ -98,23 +110,23 @@ public final class DevCluster implements AutoCloseable {
 
         /** The databases only: control and shard databases seeded, no node started. */
         public Options withoutNodes() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false, standbys, controlApart);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, failpoints, false, standbys, controlApart, controlStandby);
         }
 
         public Options withPgwirePort(int port) {
-            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys, controlApart);
+            return new Options(workDir, port, rows, partitions, shards, seed, limits, failpoints, startNodes, standbys, controlApart, controlStandby);
         }
 
         public Options withRows(int n) {
-            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes, standbys, controlApart);
+            return new Options(workDir, pgwirePort, n, partitions, shards, seed, limits, failpoints, startNodes, standbys, controlApart, controlStandby);
         }
 
         public Options withLimits(Limits l) {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes, standbys, controlApart);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, l, failpoints, startNodes, standbys, controlApart, controlStandby);
         }
 
         public Options withPartitions(int n) {
-            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes, standbys, controlApart);
+            return new Options(workDir, pgwirePort, rows, n, shards, seed, limits, failpoints, startNodes, standbys, controlApart, controlStandby);
         }
 
         /**
@@ -126,7 +138,7 @@ public final class DevCluster implements AutoCloseable {
 
         /** Nodes whose failpoints tests can arm. */
         public Options withFailpoints() {
-            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes, standbys, controlApart);
+            return new Options(workDir, pgwirePort, rows, partitions, shards, seed, limits, true, startNodes, standbys, controlApart, controlStandby);
         }
     }
 
@@ -136,6 +148,8 @@ public final class DevCluster implements AutoCloseable {
     private EmbeddedPostgres postgres;
     /** The control database's own PostgreSQL ({@link Options#controlApart}), or null: then it is in {@link #postgres}. */
     private EmbeddedPostgres controlPostgres;
+    /** The control database's standby ({@link Options#controlStandby}), or null. */
+    private ControlStandby controlStandby;
     private final List<Node> nodes = new ArrayList<>();
     /** The nodes' pgwire certificate, {@code tls/} under the work directory; kept across starts while valid. */
     private SelfSignedCertificate certificate;
@@ -184,6 +198,10 @@ public final class DevCluster implements AutoCloseable {
         createRoleAndDatabases(postgres, databases);
         if (controlPostgres != null) {
             createRoleAndDatabases(controlPostgres, List.of("thresher_control"));
+        }
+        if (options.controlStandby()) {
+            controlStandby = ControlStandby.start(controlPostgres, "thresher_control",
+                    DevRecovery.controlStandbyDirectory(options.workDir()));
         }
         try (HikariDataSource controlDb = Pools.open("dev-setup", controlUrl(), USER, PASSWORD, 2)) {
             ControlStore.migrate(controlDb);
@@ -424,8 +442,28 @@ public final class DevCluster implements AutoCloseable {
         return options;
     }
 
+    /**
+     * The control database's JDBC URL; with a standby, a multi-host URL naming the primary and the standby, for the
+     * primary whichever it is ({@code targetServerType=primary}), each host's role looked at again after 2 s.
+     */
     public String controlUrl() {
-        return (controlPostgres != null ? controlPostgres : postgres).getJdbcUrl(USER, "thresher_control");
+        String url = (controlPostgres != null ? controlPostgres : postgres).getJdbcUrl(USER, "thresher_control");
+        if (controlStandby == null) {
+            return url;
+        }
+        return url.replaceFirst("(//[^/:]+:\\d+)/", "$1,127.0.0.1:" + controlStandby.port() + "/")
+                + (url.contains("?") ? "&" : "?") + "targetServerType=primary&hostRecheckSeconds=2";
+    }
+
+    /**
+     * Fails the control database over to its standby ({@link Options#controlStandby}): the primary stopped as a crash
+     * would stop it, the standby promoted; returns once it takes writes.
+     */
+    public void failOverControl() throws Exception {
+        if (controlStandby == null) {
+            throw new IllegalStateException("this dev cluster's control database has no standby");
+        }
+        controlStandby.failOver();
     }
 
     public String shardUrl(int shard) {
@@ -536,6 +574,10 @@ public final class DevCluster implements AutoCloseable {
         postgres = null;
         stop(controlPostgres, "the control database's embedded PostgreSQL");
         controlPostgres = null;
+        if (controlStandby != null) {
+            controlStandby.close();
+            controlStandby = null;
+        }
     }
 
     private static void stop(EmbeddedPostgres server, String what) {

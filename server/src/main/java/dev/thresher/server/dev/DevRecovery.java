@@ -66,6 +66,11 @@ public final class DevRecovery {
         return workDir.resolve("postgres-control");
     }
 
+    /** The data directory of the control database's standby ({@link DevCluster.Options#controlStandby}). */
+    public static Path controlStandbyDirectory(Path workDir) {
+        return workDir.resolve("postgres-control-standby");
+    }
+
     /**
      * Clears the leftovers of an unclean stop in {@code workDir}: see the type's description.
      *
@@ -74,7 +79,7 @@ public final class DevRecovery {
      *     leftover could not be stopped or removed
      */
     public static List<String> recover(Path workDir) {
-        List<Path> data = List.of(dataDirectory(workDir), controlDataDirectory(workDir));
+        List<Path> data = List.of(dataDirectory(workDir), controlDataDirectory(workDir), controlStandbyDirectory(workDir));
         List<String> done = new ArrayList<>();
         for (Path d : data) {
             if (Files.isDirectory(d)) {
@@ -85,7 +90,7 @@ public final class DevRecovery {
         for (Path d : data) {
             if (Files.isDirectory(d)) {
                 done.add(clearDataDirectory(workDir, d, d.equals(dataDirectory(workDir)) ? "shard databases'"
-                        : "control database's"));
+                        : d.equals(controlDataDirectory(workDir)) ? "control database's" : "control database standby's"));
             }
         }
         done.forEach(log::warn);
