@@ -45,6 +45,11 @@ import org.junit.jupiter.api.TestFactory;
  * fault names), {@code faults.afterHealSeconds} (calls kept flowing after the heal: 0 in the short variant, 30 when a
  * fault lasts a minute or more), {@code faults.writeDoc} (write the results into docs/reliability.md; default true when
  * a fault lasts a minute or more). The results always go to {@code tests/target/fault-suite-results.md}.
+ *
+ * <p>The campaign ({@code faults.campaignMinutes} above 0, {@code scripts/fault-campaign}): every fault, and combined
+ * faults (a leader killed while the control database is slow, a node frozen during deploys, a partition moved during
+ * a network cut), one after another until the time is up. Each run is checked as in the suite; a summary by fault
+ * goes to {@code tests/target/fault-campaign-results.md}.
  */
 class FaultSuiteIT {
     private static final long SECONDS_PER_FAULT = Long.getLong("faults.secondsPerFault", 4);
@@ -55,6 +60,9 @@ class FaultSuiteIT {
     private static final long AFTER_HEAL_SECONDS = Long.getLong("faults.afterHealSeconds", SECONDS_PER_FAULT >= 60 ? 30 : 0);
     private static final boolean WRITE_DOC = Boolean.parseBoolean(
             System.getProperty("faults.writeDoc", Boolean.toString(SECONDS_PER_FAULT >= 60)));
+    /** How long the campaign runs; 0: the suite (each fault once). */
+    private static final long CAMPAIGN_MINUTES = Long.getLong("faults.campaignMinutes", 0);
+    private static dev.thresher.server.admin.TableAdmin admin;
     private static final Set<String> ONLY = Arrays.stream(System.getProperty("faults.only", "").split(","))
             .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
     /** The wire-delay fault's latency, each way. */
@@ -91,6 +99,7 @@ class FaultSuiteIT {
         }
         controlProxy.target(Integer.parseInt(port.group(1)));
         cluster = new Faults.Cluster(nodes, proxies, postgres, controlProxy, databases.controlUrl());
+
         ExecutorService starting = Executors.newFixedThreadPool(3);
         try {
             List<Future<Object>> started = new ArrayList<>();
@@ -138,12 +147,35 @@ class FaultSuiteIT {
                 controlProxy.close();
             }
             controlProxy = null;
+            if (admin != null) {
+                admin.close();
+                admin = null;
+            }
             if (databases != null) {
                 databases.close();
             }
             databases = null;
             nodes = null;
         }
+    }
+
+    /** The campaign's faults: each of the suite's, then the combined ones. */
+    static List<Fault> campaignFaults() {
+        if (admin == null) {
+            admin = new dev.thresher.server.admin.TableAdmin(databases.controlUrl(), DevCluster.USER, DevCluster.PASSWORD,
+                    new java.io.PrintStream(java.io.PrintStream.nullOutputStream()));
+        }
+        dev.thresher.server.admin.BindingAdmin bindings = new dev.thresher.server.admin.BindingAdmin(admin,
+                dev.thresher.limits.Limits.DEFAULTS);
+        dev.thresher.server.admin.TopologyAdmin topology = new dev.thresher.server.admin.TopologyAdmin(admin,
+                dev.thresher.limits.Limits.DEFAULTS, new java.io.PrintStream(java.io.PrintStream.nullOutputStream()));
+        List<Fault> all = new ArrayList<>(faults());
+        all.add(Faults.both(Faults.controlSlow(cluster, 100), Faults.kill(cluster, 2, "leader")));
+        all.add(Faults.both(Faults.deploying(cluster, bindings), Faults.freeze(cluster, 2, "leader")));
+        all.add(Faults.both(Faults.wireBlackhole(cluster, 3, List.of(TcpProxy.Direction.TO_NODE,
+                TcpProxy.Direction.FROM_NODE)), Faults.moving(cluster, topology)));
+        all.add(Faults.both(Faults.postgresFrozen(cluster), Faults.kill(cluster, 3, "leader")));
+        return all.stream().filter(f -> ONLY.isEmpty() || ONLY.contains(f.name())).toList();
     }
 
     static List<Fault> faults() {
@@ -163,9 +195,20 @@ class FaultSuiteIT {
 
     @TestFactory
     Stream<DynamicTest> everyFaultHealsWithoutAWrongLateOrLostAnswer() {
-        return faults().stream().map(f -> DynamicTest.dynamicTest(f.name(), () -> {
+        Stream<Fault> faults = faults().stream();
+        if (CAMPAIGN_MINUTES > 0) {
+            List<Fault> cycle = campaignFaults();
+            long end = suiteStarted + TimeUnit.MINUTES.toNanos(CAMPAIGN_MINUTES);
+            java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+            faults = Stream.generate(() -> cycle.get(next.getAndIncrement() % cycle.size()))
+                    .takeWhile(f -> System.nanoTime() - end < 0);
+        }
+        return faults.map(f -> DynamicTest.dynamicTest(f.name(), () -> {
             Result r = run(f);
             results.add(r);
+            if (CAMPAIGN_MINUTES > 0) {
+                writeCampaign();
+            }
             assertThat(r.error()).as("%s could not run", f.name()).isNull();
             List<String> failed = r.checks().stream().filter(c -> !c.passed())
                     .map(c -> c.number() + ". " + c.name() + ": " + c.detail()).toList();
@@ -199,13 +242,13 @@ class FaultSuiteIT {
                     f.during();
                     Thread.sleep(Math.max(1, Math.min(250, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()))));
                 }
-            } catch (Exception e) {
+            } catch (Exception | AssertionError e) { // an Await's bound passed is an AssertionError
                 error = "injecting: " + e;
             } finally {
                 held = System.nanoTime();
                 try {
                     f.heal();
-                } catch (Exception e) {
+                } catch (Exception | AssertionError e) {
                     error = (error == null ? "" : error + "; ") + "healing: " + e;
                 }
             }
@@ -252,6 +295,50 @@ class FaultSuiteIT {
 
     static final String BEGIN = "<!-- fault-suite results: begin (written by FaultSuiteIT) -->";
     static final String END = "<!-- fault-suite results: end -->";
+
+    /** The campaign's summary so far, by fault, to {@code tests/target/fault-campaign-results.md} (after every run). */
+    private static void writeCampaign() throws Exception {
+        List<Result> all;
+        synchronized (results) {
+            all = new ArrayList<>(results);
+        }
+        long calls = all.stream().mapToLong(r -> r.run().calls().size()).sum();
+        long ok = all.stream().mapToLong(r -> r.run().successes()).sum();
+        List<String> failed = new ArrayList<>();
+        for (Result r : all) {
+            if (r.error() != null) {
+                failed.add("`" + r.run().fault() + "` could not run: " + r.error());
+            }
+            r.checks().stream().filter(c -> !c.passed()).forEach(c -> failed.add("`" + r.run().fault() + "` checker "
+                    + c.number() + " (" + c.name() + "): " + c.detail()));
+        }
+        StringBuilder m = new StringBuilder("\n### Campaign of ").append(Instant.now().truncatedTo(ChronoUnit.MINUTES))
+                .append("\n\n").append(TimeUnit.NANOSECONDS.toMinutes(System.nanoTime() - suiteStarted))
+                .append(" minutes, ").append(all.size()).append(" fault runs of ").append(SECONDS_PER_FAULT)
+                .append(" s each, ").append(calls).append(" calls (").append(ok).append(" succeeded), deadline ")
+                .append(DEADLINE_MS).append(" ms, ").append(CLIENTS).append(" clients; checker failures: ")
+                .append(failed.size()).append(".\n\n");
+        m.append("| fault | runs | calls | ok | max answer | slowest first success after the heal | checkers failed |\n");
+        m.append("|---|---|---|---|---|---|---|\n");
+        Map<String, List<Result>> byFault = all.stream().collect(Collectors.groupingBy(r -> r.run().fault(),
+                java.util.LinkedHashMap::new, Collectors.toList()));
+        byFault.forEach((name, runs) -> m.append("| `").append(name).append("` | ").append(runs.size()).append(" | ")
+                .append(runs.stream().mapToLong(r -> r.run().calls().size()).sum()).append(" | ")
+                .append(runs.stream().mapToLong(r -> r.run().successes()).sum()).append(" | ")
+                .append(runs.stream().mapToLong(r -> r.run().maxLatencyMs()).max().orElse(0)).append(" ms | ")
+                .append(runs.stream().mapToLong(r -> r.run().recoveryMs()).anyMatch(x -> x < 0) ? "none in a run"
+                        : runs.stream().mapToLong(r -> r.run().recoveryMs()).max().orElse(0) + " ms").append(" | ")
+                .append(runs.stream().flatMap(r -> r.checks().stream()).filter(c -> !c.passed())
+                        .map(c -> Integer.toString(c.number())).distinct().sorted().collect(Collectors.joining(", ",
+                                "", ""))).append(" |\n"));
+        if (!failed.isEmpty()) {
+            m.append("\nWhat failed:\n\n");
+            failed.forEach(f -> m.append("- ").append(f.replace("|", "\\|")).append('\n'));
+        }
+        Path target = Path.of(System.getProperty("thresher.repo", ".")).resolve("tests/target/fault-campaign-results.md");
+        Files.createDirectories(target.getParent());
+        Files.writeString(target, m.toString(), StandardCharsets.UTF_8);
+    }
 
     private static void writeReport() throws Exception {
         if (results.isEmpty()) {

@@ -353,6 +353,189 @@ final class Faults {
         };
     }
 
+    /** Latency added, both ways, to every node's traffic with the control database (a slow control server). */
+    static Fault controlSlow(Cluster c, long ms) {
+        return new Fault() {
+            public String name() {
+                return "control-slow";
+            }
+
+            public String what() {
+                return ms + " ms added each way to every node's traffic with the control database (its proxy holds each"
+                        + " chunk that long)";
+            }
+
+            public void inject() {
+                c.control().delay(TcpProxy.Direction.TO_NODE, ms);
+                c.control().delay(TcpProxy.Direction.FROM_NODE, ms);
+            }
+
+            public void heal() {
+                c.control().heal();
+            }
+
+            public boolean keepsLeaders() {
+                return true;
+            }
+        };
+    }
+
+    /**
+     * Deploys, one after another while the fault is held, new versions of a binding of its own (the sample's module,
+     * its budgets alternating so each deploy is a new version), through the admin path (the control and shard
+     * databases); the note says how many succeeded and how the others failed. A deploy may fail typed under another
+     * fault; none may hang (each has its deadline) or break the calls.
+     */
+    static Fault deploying(Cluster c, dev.thresher.server.admin.BindingAdmin admin) {
+        return new Fault() {
+            private final java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+            private final Map<String, Integer> failed = new java.util.concurrent.ConcurrentHashMap<>();
+            private volatile Thread deployer;
+            private volatile boolean running;
+
+            public String name() {
+                return "deploying";
+            }
+
+            public String what() {
+                return "new versions of the binding `campaign_deploy` deployed one after another while the fault is held";
+            }
+
+            public void inject() {
+                running = true;
+                byte[] wasm = dev.thresher.examples.ExampleComponents.revenueByRegionWasm();
+                deployer = Thread.ofPlatform().name("campaign-deployer").start(() -> {
+                    int n = 0;
+                    while (running) {
+                        String manifest = """
+                                {"manifestVersion": 1, "binding": "campaign_deploy", "module": "m.wasm", "abiVersion": 2,
+                                 "selector": "SELECT region, amount FROM orders", "budgets": {"runMs": %d}}"""
+                                .formatted(10_000 + (n++ % 2));
+                        try {
+                            admin.deploy(DevCluster.TENANT, "campaign", manifest.getBytes(StandardCharsets.UTF_8), wasm);
+                            done.incrementAndGet();
+                        } catch (RuntimeException e) {
+                            failed.merge(e instanceof dev.thresher.errors.ThresherException te ? te.code().name()
+                                    : e.getClass().getSimpleName(), 1, Integer::sum);
+                        }
+                    }
+                });
+            }
+
+            public void heal() throws Exception {
+                running = false;
+                Thread t = deployer;
+                if (t != null) {
+                    t.join(TimeUnit.SECONDS.toMillis(60));
+                }
+            }
+
+            public String note() {
+                return done.get() + " deploys, failed: " + failed;
+            }
+        };
+    }
+
+    /**
+     * Moves a partition of the sample to the next shard while the fault is held (the move's copy, fence and switch over
+     * run against the databases, as {@code thresher partition move} runs them); healed once the move has ended. The
+     * note says how it ended.
+     */
+    static Fault moving(Cluster c, dev.thresher.server.admin.TopologyAdmin topology) {
+        return new Fault() {
+            private volatile java.util.concurrent.CompletableFuture<String> move;
+
+            public String name() {
+                return "partition-move";
+            }
+
+            public String what() {
+                return "a partition of the sample moved to the next shard database (copy, fence, switch over)";
+            }
+
+            public void inject() throws Exception {
+                int partition;
+                int shard;
+                try (Connection conn = c.postgres().admin(); Statement s = conn.createStatement();
+                     ResultSet rs = s.executeQuery("SELECT partition_id, shard_id FROM partitions ORDER BY random() LIMIT 1")) {
+                    rs.next();
+                    partition = rs.getInt(1);
+                    shard = rs.getInt(2);
+                }
+                String to = Integer.toString(shard % 3 + 1);
+                move = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        topology.movePartition("campaign", partition, to, false);
+                        return "partition " + partition + " moved from shard " + shard + " to " + to;
+                    } catch (RuntimeException e) {
+                        return "the move of partition " + partition + " to shard " + to + " failed: " + e.getMessage();
+                    }
+                });
+            }
+
+            public void heal() throws Exception {
+                if (move != null) {
+                    try {
+                        move.get(90, TimeUnit.SECONDS); // its waits are bounded (three leases and 5 s each)
+                    } catch (java.util.concurrent.TimeoutException e) {
+                        // noted: "the move had not ended"
+                    }
+                }
+            }
+
+            public String note() {
+                return move == null ? "" : move.getNow("the move had not ended");
+            }
+        };
+    }
+
+    /**
+     * Two faults at once: {@code first} injected, then {@code second}; healed in the reverse order. Named
+     * {@code first+second}.
+     */
+    static Fault both(Fault first, Fault second) {
+        return new Fault() {
+            public String name() {
+                return first.name() + "+" + second.name();
+            }
+
+            public String what() {
+                return first.what() + "; meanwhile " + second.what();
+            }
+
+            public void inject() throws Exception {
+                first.inject();
+                second.inject();
+            }
+
+            public void during() throws Exception {
+                first.during();
+                second.during();
+            }
+
+            public void heal() throws Exception {
+                try {
+                    second.heal();
+                } finally {
+                    first.heal();
+                }
+            }
+
+            public boolean hitsCoordinator() {
+                return first.hitsCoordinator() || second.hitsCoordinator();
+            }
+
+            public String note() {
+                return java.util.stream.Stream.of(first.note(), second.note()).filter(n -> !n.isEmpty())
+                        .collect(java.util.stream.Collectors.joining("; "));
+            }
+
+            public boolean keepsLeaders() {
+                return first.keepsLeaders() && second.keepsLeaders();
+            }
+        };
+    }
+
     /**
      * The embedded PostgreSQL of a {@link DevCluster}: its data directory, its binaries (those of the running
      * postmaster) and its processes, for faults. The cluster's own {@code close} stops it by its data directory,
