@@ -490,7 +490,8 @@ final class Faults {
     }
 
     /**
-     * Two faults at once: {@code first} injected, then {@code second}; healed in the reverse order. Named
+     * Two faults at once: {@code first} injected, then {@code second}; healed in the same order, the surroundings
+     * first (a node is started again once PostgreSQL or the network it needs is back, as an operator would). Named
      * {@code first+second}.
      */
     static Fault both(Fault first, Fault second) {
@@ -515,9 +516,9 @@ final class Faults {
 
             public void heal() throws Exception {
                 try {
-                    second.heal();
-                } finally {
                     first.heal();
+                } finally {
+                    second.heal();
                 }
             }
 
